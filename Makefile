@@ -1,0 +1,39 @@
+# Thin wrapper over CMake (as neovim's Makefile is).
+#   make demo   build and run the main job
+#   make test   install missing packages, build, run every test (ctest)
+#   make sanitize  the same tests in an ASan+UBSan build
+#   make bench  benchmark programs (results go into NOTES by hand)
+BUILD_DIR ?= build
+SAN_DIR   ?= build-asan
+JOBS      ?= $(shell nproc)
+CTEST_ARGS ?=
+
+.PHONY: all deps build test demo sanitize bench clean
+
+all: build
+
+deps:
+	@cmake/install-deps.sh
+
+$(BUILD_DIR)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD_DIR)
+
+build: deps $(BUILD_DIR)/CMakeCache.txt
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure $(CTEST_ARGS)
+
+demo: build
+	$(BUILD_DIR)/tests/demo/procd-demo
+
+sanitize: deps
+	cmake -S . -B $(SAN_DIR) -DPROCD_SANITIZE=ON
+	cmake --build $(SAN_DIR) -j $(JOBS)
+	cd $(SAN_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure $(CTEST_ARGS)
+
+bench: build
+	$(BUILD_DIR)/tests/bench/bench-trackers
+
+clean:
+	rm -rf $(BUILD_DIR) $(SAN_DIR)

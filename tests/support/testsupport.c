@@ -1,0 +1,243 @@
+#include "testsupport.h"
+
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trackers/util.h"
+
+static tr_hierarchies hs;
+static bool hs_ok;
+static char base[64];
+static bool base_made;
+
+const tr_hierarchies *ts_hierarchies(void)
+{
+        if (!hs_ok) {
+                tr_error err = { 0 };
+                if (tr_hierarchies_discover(&hs, &err) < 0) {
+                        fprintf(stderr, "cannot discover cgroup hierarchies: %s\n", err.msg);
+                        exit(2);
+                }
+                hs_ok = true;
+        }
+        return &hs;
+}
+
+bool ts_need_root(const char *what)
+{
+        if (geteuid() == 0)
+                return true;
+        printf("SKIP %s: needs root (cgroups and other users' processes)\n", what);
+        return false;
+}
+
+static void kill_procs_in(const char *dir)
+{
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return;
+        long pid;
+        while (fscanf(f, "%ld", &pid) == 1)
+                if (pid > 1 && pid != getpid())
+                        kill((pid_t) pid, SIGKILL);
+        fclose(f);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void) st;
+        (void) ftw;
+        if (flag == FTW_DP) {
+                /* thaw first: a frozen cgroup's processes cannot die */
+                char f[PATH_MAX];
+                snprintf(f, sizeof f, "%s/cgroup.freeze", path);
+                if (access(f, F_OK) == 0)
+                        tr_write_file_at(AT_FDCWD, f, "0", NULL);
+                snprintf(f, sizeof f, "%s/freezer.state", path);
+                if (access(f, F_OK) == 0)
+                        tr_write_file_at(AT_FDCWD, f, "THAWED", NULL);
+                kill_procs_in(path);
+        }
+        return 0;
+}
+
+static int rmdir_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void) st;
+        (void) ftw;
+        if (flag == FTW_DP)
+                for (int i = 0; i < 50 && rmdir(path) < 0 && errno == EBUSY; i++)
+                        usleep(20000);
+        return 0;
+}
+
+int ts_cleanup_base(void)
+{
+        if (!base_made)
+                return 0;
+        int left = 0;
+        for (int i = 0; i < hs.n; i++) {
+                char dir[PATH_MAX];
+                if (tr_hierarchy_fs_path(&hs.h[i], base, dir, sizeof dir, NULL) < 0)
+                        continue;
+                if (access(dir, F_OK) != 0)
+                        continue;
+                nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+                nftw(dir, rmdir_one, 16, FTW_DEPTH | FTW_PHYS);
+                if (access(dir, F_OK) == 0) {
+                        fprintf(stderr, "test cleanup: could not remove %s\n", dir);
+                        left++;
+                }
+        }
+        base_made = false;
+        return left;
+}
+
+static void cleanup_at_exit(void) { ts_cleanup_base(); }
+
+const char *ts_cgroup_base(void)
+{
+        if (base_made)
+                return base;
+        if (!ts_need_root("cgroup base"))
+                return NULL;
+        const tr_hierarchies *h = ts_hierarchies();
+        snprintf(base, sizeof base, "/procd-test.%d", (int) getpid());
+        for (int i = 0; i < h->n; i++) {
+                char dir[PATH_MAX];
+                if (tr_hierarchy_fs_path(&h->h[i], base, dir, sizeof dir, NULL) < 0)
+                        continue;
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                        fprintf(stderr, "cannot create test base %s: %s\n", dir, strerror(errno));
+                        continue;
+                }
+                /* v1 cpuset: a new cgroup has empty cpus/mems; copy the parent's so that
+                 * processes can be placed in it. */
+                if (!h->h[i].is_v2 && (h->h[i].controllers & (1u << TR_CTRL_CPUSET))) {
+                        char val[256];
+                        int fd = open(h->h[i].mount_point, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        int d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (tr_read_file_at(fd, "cpuset.cpus", val, sizeof val, NULL) >= 0)
+                                tr_write_file_at(d, "cpuset.cpus", val, NULL);
+                        if (tr_read_file_at(fd, "cpuset.mems", val, sizeof val, NULL) >= 0)
+                                tr_write_file_at(d, "cpuset.mems", val, NULL);
+                        close(fd);
+                        close(d);
+                }
+        }
+        base_made = true;
+        atexit(cleanup_at_exit);
+        return base;
+}
+
+const char *ts_cgroup_path(char *buf, size_t size, const char *name)
+{
+        const char *b = ts_cgroup_base();
+        snprintf(buf, size, "%s/%s", b ? b : "/procd-test.none", name);
+        return buf;
+}
+
+const char *ts_fixture_path(char *buf, size_t size, const char *rel)
+{
+        const char *dir = getenv("PROCD_FIXTURES");
+        snprintf(buf, size, "%s/%s", dir ? dir : "tests/fixtures", rel);
+        return buf;
+}
+
+char *ts_read_fixture(const char *rel)
+{
+        char path[PATH_MAX];
+        char *text = NULL;
+        tr_error err = { 0 };
+        if (tr_read_file_alloc_at(AT_FDCWD, ts_fixture_path(path, sizeof path, rel), &text, NULL, &err) < 0) {
+                fprintf(stderr, "missing fixture: %s (set PROCD_FIXTURES)\n", err.msg);
+                exit(2);
+        }
+        return text;
+}
+
+const char *ts_build_dir(void)
+{
+        const char *d = getenv("PROCD_BUILD_DIR");
+        return d ? d : ".";
+}
+
+int ts_run(CU_SuiteInfo *suites)
+{
+        if (CU_initialize_registry() != CUE_SUCCESS)
+                return 2;
+        if (CU_register_suites(suites) != CUE_SUCCESS) {
+                fprintf(stderr, "CUnit: %s\n", CU_get_error_msg());
+                CU_cleanup_registry();
+                return 2;
+        }
+        CU_basic_set_mode(CU_BRM_VERBOSE);
+        CU_basic_run_tests();
+        /* read failures before cleanup: CU_cleanup_registry resets them (FACTS) */
+        unsigned fails = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+        CU_cleanup_registry();
+        int left = ts_cleanup_base();
+        if (left)
+                fprintf(stderr, "FAIL: %d test cgroup(s) left behind\n", left);
+        return (fails || left) ? 1 : 0;
+}
+
+pid_t ts_fork(int (*fn)(void *arg), void *arg)
+{
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                _exit(fn(arg));
+        return pid;
+}
+
+int ts_wait(pid_t pid, int timeout_ms)
+{
+        if (pid <= 1)
+                return -EINVAL;
+        for (int waited = 0;; waited += 5) {
+                int st;
+                pid_t r = waitpid(pid, &st, WNOHANG);
+                if (r == pid)
+                        return st;
+                if (r < 0)
+                        return -errno;
+                if (waited >= timeout_ms)
+                        return -ETIMEDOUT;
+                usleep(5000);
+        }
+}
+
+void ts_kill_reap(pid_t pid)
+{
+        if (pid <= 1)
+                return;
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+}
+
+bool ts_alive(pid_t pid)
+{
+        if (pid <= 0)
+                return false;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
+                return false;
+        const char *p = strrchr(buf, ')');
+        return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}

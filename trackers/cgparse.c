@@ -1,0 +1,1 @@
+/* cgparse.c: being written */

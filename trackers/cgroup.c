@@ -1,0 +1,1 @@
+/* cgroup.c: being written */

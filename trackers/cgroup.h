@@ -1,0 +1,124 @@
+/* cgroup.h - a family's cgroup handle: one O_PATH|O_DIRECTORY|O_NOFOLLOW dirfd per
+ * hierarchy where the cgroup exists, hot counter files kept open and pread().
+ *
+ * On hybrid hosts a family lives in the v2 tree (membership, kill, freeze, cpu.stat, PSI)
+ * and in v1 trees (memory, pids, cpuacct, freezer, blkio) at once; each field comes from the
+ * best place.  ENOENT/ENODEV from a cgroup that vanished is reported, never fatal.
+ *
+ * Safety: every destructive operation (signal, kill, freeze, destroy) refuses a handle
+ * without TR_CG_MAY_ACT, a hierarchy root, and a cgroup that holds the caller (-EPERM).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "hierarchy.h"
+#include "pidset.h"
+#include "usage.h"
+
+typedef struct tr_cgroup tr_cgroup;
+
+enum {
+        TR_CG_MAY_ACT = 1u << 0, /* we created it or were handed it: may signal/kill/freeze */
+        TR_CG_OWNED = 1u << 1,   /* we created it: destroy may rmdir it */
+};
+
+/* Open the cgroup `path` (as /proc/PID/cgroup names it, e.g. "/jobs/job_42") in every
+ * hierarchy where it exists.  -ENOENT when it exists in none; -EINVAL for a path that is
+ * not absolute or holds "..". */
+int tr_cgroup_open(const tr_hierarchies *hs, const char *path, unsigned flags, tr_cgroup **out,
+                   tr_error *err);
+
+/* Open pid's most-specific cgroup in every hierarchy (paths may differ per hierarchy). */
+int tr_cgroup_open_pid(const tr_hierarchies *hs, pid_t pid, unsigned flags, tr_cgroup **out,
+                       tr_error *err);
+
+/* Like tr_cgroup_open, but where `path` is missing in some hierarchy and pid sits deeper
+ * there (pid's cgroup is `path` or below it), use pid's most-specific cgroup; where the
+ * hierarchy holds neither, leave it out.  (TrackFamilyViaCgroup's lookup rule.) */
+int tr_cgroup_open_for_pid(const tr_hierarchies *hs, const char *path, pid_t pid, unsigned flags,
+                           tr_cgroup **out, tr_error *err);
+
+/* mkdir -p `path` in the v2 hierarchy and in every v1 hierarchy with controllers (and
+ * name=systemd), enabling in each v2 parent's cgroup.subtree_control the controllers its
+ * cgroup.controllers offers (v2 rule: top-down, as far as offered).  Already existing is
+ * fine.  The handle gets TR_CG_MAY_ACT|TR_CG_OWNED. */
+int tr_cgroup_create(const tr_hierarchies *hs, const char *path, tr_cgroup **out, tr_error *err);
+
+void tr_cgroup_free(tr_cgroup *cg);
+static inline void tr_cgroup_freep(tr_cgroup **cg)
+{
+        if (*cg)
+                tr_cgroup_free(*cg);
+}
+#define _cleanup_cgroup_ __attribute__((cleanup(tr_cgroup_freep)))
+
+const tr_hierarchies *tr_cgroup_hierarchies(const tr_cgroup *cg);
+/* Path in hierarchy i ("/jobs/job_42"), NULL when the cgroup is not in that hierarchy. */
+const char *tr_cgroup_path(const tr_cgroup *cg, int i);
+/* The O_PATH dirfd in hierarchy i, or -1.  Owned by the handle. */
+int tr_cgroup_dirfd(const tr_cgroup *cg, int i);
+/* An O_RDONLY|O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1 when
+ * there is no v2 cgroup.  Owned by the handle. */
+int tr_cgroup_v2_fd(tr_cgroup *cg);
+
+/* Write pid into cgroup.procs of every hierarchy of the handle. */
+int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err);
+
+/* Write value to file in hierarchy i of the handle (limits: "memory.max", "pids.max"...). */
+int tr_cgroup_write(tr_cgroup *cg, int i, const char *file, const char *value, tr_error *err);
+/* Read file in hierarchy i into buf (NUL-terminated).  Returns length or -errno. */
+int tr_cgroup_read(tr_cgroup *cg, int i, const char *file, char *buf, size_t size, tr_error *err);
+/* Whether hierarchy i of the handle has file (e.g. "memory.max"). */
+bool tr_cgroup_has_file(tr_cgroup *cg, int i, const char *file);
+
+/* Every pid in the cgroup and its descendants, deduplicated (normalized).  The v2 tree is
+ * the membership source when present, else the union of the v1 hierarchies.  A child
+ * cgroup vanishing mid-walk is not an error. */
+int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err);
+
+/* Usage from cgroup files; fields it cannot give stay unavailable.  Fails (-ENOENT/-ENODEV)
+ * only when the cgroup itself is gone in every hierarchy it had. */
+int tr_cgroup_usage(tr_cgroup *cg, tr_usage *out, tr_error *err);
+
+typedef enum tr_freeze_state {
+        TR_THAWED = 0,
+        TR_FREEZING, /* asked, not confirmed within the bound (a member in D state) */
+        TR_FROZEN,
+} tr_freeze_state;
+
+const char *tr_freeze_state_name(tr_freeze_state s);
+
+/* Freeze: v2 cgroup.freeze=1 confirmed by "frozen 1" in cgroup.events; else v1
+ * freezer.state FROZEN.  Waits up to timeout_usec; *reached says what was reached.
+ * -EOPNOTSUPP when no freezer exists for this cgroup. */
+int tr_cgroup_freeze(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reached, tr_error *err);
+int tr_cgroup_thaw(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reached, tr_error *err);
+
+/* Signal every member: freeze first where a freezer exists (no fork escapes between
+ * listing and signalling), signal, thaw.  SIGSTOP/SIGCONT keep their meaning. */
+int tr_cgroup_signal(tr_cgroup *cg, int sig, tr_error *err);
+
+typedef struct tr_kill_result {
+        bool empty;             /* nothing left in the family */
+        unsigned rounds;        /* freeze/kill/thaw rounds (0 with cgroup.kill alone) */
+        uint64_t elapsed_usec;
+        const char *method;     /* "cgroup.kill", "freeze+kill", "proc spree" (static) */
+        tr_pidset survivors;    /* pids still there at the bound (D state...) */
+} tr_kill_result;
+
+void tr_kill_result_free(tr_kill_result *r);
+
+/* Kill every member: v2 cgroup.kill when present; otherwise freeze, SIGKILL all, thaw,
+ * repeated until empty.  Bounded by timeout_usec; survivors reported, not waited on. */
+int tr_cgroup_kill(tr_cgroup *cg, uint64_t timeout_usec, tr_kill_result *res, tr_error *err);
+
+/* populated: v2 cgroup.events, else no pid in cgroup.procs of it and its descendants. */
+int tr_cgroup_populated(tr_cgroup *cg, bool *populated, tr_error *err);
+
+/* rmdir the cgroup and its descendants deepest-first in every hierarchy; EBUSY retried with
+ * backoff up to timeout_usec; ENOENT is fine.  Needs TR_CG_OWNED or TR_CG_MAY_ACT. */
+int tr_cgroup_destroy(tr_cgroup *cg, uint64_t timeout_usec, tr_error *err);

@@ -1,0 +1,99 @@
+/* hierarchy.h - cgroup mounts and mode (pure v2 / hybrid / pure v1), and pid -> cgroup.
+ *
+ * All knowledge of "which hierarchy holds what" lives here (hybrid handled in one place,
+ * as in systemd's cgroup-util).  Discovery reads /proc/self/mountinfo; the parsers take
+ * text so that unit tests run on fixture files captured from real hosts.
+ */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+typedef enum tr_controller {
+        TR_CTRL_CPU,
+        TR_CTRL_CPUACCT,
+        TR_CTRL_CPUSET,
+        TR_CTRL_MEMORY,
+        TR_CTRL_DEVICES,
+        TR_CTRL_FREEZER,
+        TR_CTRL_BLKIO, /* v1 */
+        TR_CTRL_IO,    /* v2 */
+        TR_CTRL_PIDS,
+        TR_CTRL_HUGETLB,
+        TR_CTRL_NET_CLS,
+        TR_CTRL_NET_PRIO,
+        TR_CTRL_PERF_EVENT,
+        TR_CTRL_RDMA,
+        TR_CTRL_MISC,
+        TR_CTRL_COUNT
+} tr_controller;
+
+const char *tr_controller_name(tr_controller c);  /* "cpu", "memory", ... */
+int tr_controller_from_name(const char *name);     /* tr_controller or -1 */
+
+typedef enum tr_cgroup_mode {
+        TR_MODE_NONE = 0, /* no cgroup filesystem mounted */
+        TR_MODE_V1,       /* only v1 hierarchies */
+        TR_MODE_HYBRID,   /* v1 controller hierarchies plus a cgroup2 mount (often .../unified) */
+        TR_MODE_V2,       /* only cgroup2 (v1 named hierarchies without controllers allowed) */
+} tr_cgroup_mode;
+
+const char *tr_cgroup_mode_name(tr_cgroup_mode m); /* "v2", "hybrid", "v1", "none" */
+
+#define TR_MAX_HIER 16
+
+typedef struct tr_hierarchy {
+        bool is_v2;
+        char mount_point[PATH_MAX]; /* e.g. /sys/fs/cgroup/memory */
+        char mount_root[PATH_MAX];  /* mountinfo field 4, "/" unless a namespace/bind mount */
+        char key[256];      /* how /proc/PID/cgroup names it: "" (v2), "cpu,cpuacct", "name=systemd" */
+        uint32_t controllers; /* bit (1u << tr_controller); v2: from the mount root's
+                                 cgroup.controllers when discovered live, else 0 */
+} tr_hierarchy;
+
+typedef struct tr_hierarchies {
+        tr_cgroup_mode mode;
+        int n;
+        tr_hierarchy h[TR_MAX_HIER];
+        int v2;                    /* index of the cgroup2 mount, or -1 */
+        int v1_of[TR_CTRL_COUNT];  /* index of the v1 hierarchy holding each controller, or -1 */
+} tr_hierarchies;
+
+/* Parse mountinfo text.  Duplicate mounts of one hierarchy keep the first.  Fails only on
+ * unparsable text; a host without cgroups yields TR_MODE_NONE. */
+int tr_hierarchies_parse(tr_hierarchies *out, const char *mountinfo, tr_error *err);
+
+/* Set controllers of the v2 hierarchy from the text of its root cgroup.controllers. */
+void tr_hierarchies_set_v2_controllers(tr_hierarchies *hs, const char *controllers_text);
+
+/* Read /proc/self/mountinfo and the v2 root's cgroup.controllers. */
+int tr_hierarchies_discover(tr_hierarchies *out, tr_error *err);
+
+/* Index of the hierarchy to use for controller c: on v2 (or hybrid when the v2 mount lists
+ * c) the v2 index, else the v1 hierarchy holding c, else -1.  "Each field from the best
+ * place": callers still check whether the wanted file exists in the cgroup. */
+int tr_hierarchies_best(const tr_hierarchies *hs, tr_controller c);
+
+/* A pid's cgroup path in each hierarchy, as /proc/PID/cgroup names it ("/jobs/job_42").
+ * paths[i] is NULL for a hierarchy the file does not list. */
+typedef struct tr_pid_cgroups {
+        char *paths[TR_MAX_HIER];
+} tr_pid_cgroups;
+
+int tr_pid_cgroups_parse(const tr_hierarchies *hs, const char *text, tr_pid_cgroups *out, tr_error *err);
+int tr_pid_cgroups_read(const tr_hierarchies *hs, pid_t pid, tr_pid_cgroups *out, tr_error *err);
+void tr_pid_cgroups_clear(tr_pid_cgroups *pc);
+
+/* Filesystem path of cgroup path `cg_path` (as /proc/PID/cgroup names it) in hierarchy h:
+ * mount_point + (cg_path relative to mount_root).  -ENOENT when cg_path lies outside what
+ * this mount shows. */
+int tr_hierarchy_fs_path(const tr_hierarchy *h, const char *cg_path, char *buf, size_t size, tr_error *err);
+
+/* True when cgroup `cg_path` of hierarchy i is the hierarchy root, or equals or is an
+ * ancestor of the calling process's cgroup there (so freezing/killing it would hit us).
+ * Reads /proc/self/cgroup. */
+bool tr_cgroup_holds_self(const tr_hierarchies *hs, int i, const char *cg_path);

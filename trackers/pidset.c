@@ -1,0 +1,50 @@
+#include "pidset.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int tr_pidset_add(tr_pidset *s, pid_t pid)
+{
+        if (s->n == s->cap) {
+                size_t cap = s->cap ? s->cap * 2 : 64;
+                pid_t *p = realloc(s->pids, cap * sizeof *p);
+                if (!p)
+                        return -ENOMEM;
+                s->pids = p;
+                s->cap = cap;
+        }
+        s->pids[s->n++] = pid;
+        return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+        return (x > y) - (x < y);
+}
+
+void tr_pidset_normalize(tr_pidset *s)
+{
+        if (s->n < 2)
+                return;
+        qsort(s->pids, s->n, sizeof *s->pids, cmp_pid);
+        size_t w = 1;
+        for (size_t r = 1; r < s->n; r++)
+                if (s->pids[r] != s->pids[w - 1])
+                        s->pids[w++] = s->pids[r];
+        s->n = w;
+}
+
+bool tr_pidset_contains(const tr_pidset *s, pid_t pid)
+{
+        return s->n && bsearch(&pid, s->pids, s->n, sizeof *s->pids, cmp_pid) != NULL;
+}
+
+void tr_pidset_clear(tr_pidset *s) { s->n = 0; }
+
+void tr_pidset_free(tr_pidset *s)
+{
+        free(s->pids);
+        s->pids = NULL;
+        s->n = s->cap = 0;
+}

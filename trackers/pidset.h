@@ -1,0 +1,24 @@
+/* pidset.h - a growable set of pids (members of a family). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct tr_pidset {
+        pid_t *pids;
+        size_t n, cap;
+} tr_pidset;
+
+#define TR_PIDSET_INIT { NULL, 0, 0 }
+
+/* Append (duplicates allowed until tr_pidset_normalize).  0 or -ENOMEM. */
+int tr_pidset_add(tr_pidset *s, pid_t pid);
+/* Sort and drop duplicates; afterwards tr_pidset_contains is a binary search. */
+void tr_pidset_normalize(tr_pidset *s);
+bool tr_pidset_contains(const tr_pidset *s, pid_t pid); /* s must be normalized */
+void tr_pidset_clear(tr_pidset *s);                       /* n = 0, keeps memory */
+void tr_pidset_free(tr_pidset *s);                        /* releases memory */
+
+static inline void tr_pidset_freep(tr_pidset *s) { tr_pidset_free(s); }
+#define _cleanup_pidset_ __attribute__((cleanup(tr_pidset_freep)))

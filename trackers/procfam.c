@@ -1,0 +1,1 @@
+/* procfam.c: being written */

@@ -1,0 +1,1 @@
+/* procscan.c: being written */

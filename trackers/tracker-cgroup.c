@@ -1,0 +1,1 @@
+/* tracker-cgroup.c: being written */

@@ -1,0 +1,1 @@
+/* tracker-proc.c: being written */

@@ -1,0 +1,90 @@
+#include "usage.h"
+
+#include <stddef.h>
+#include <string.h>
+
+static const struct {
+        const char *name;
+        size_t offset;
+        bool json;
+} fields[] = {
+#define TR_USAGE_ROW(n, j) { #n, offsetof(tr_usage, n), j },
+        TR_USAGE_FIELDS(TR_USAGE_ROW)
+#undef TR_USAGE_ROW
+};
+
+size_t tr_usage_field_count(void) { return sizeof fields / sizeof fields[0]; }
+const char *tr_usage_field_name(size_t i) { return i < tr_usage_field_count() ? fields[i].name : NULL; }
+bool tr_usage_field_is_json(size_t i) { return i < tr_usage_field_count() && fields[i].json; }
+
+const tr_u64 *tr_usage_field(const tr_usage *u, size_t i)
+{
+        return i < tr_usage_field_count() ? (const tr_u64 *) ((const char *) u + fields[i].offset) : NULL;
+}
+
+void tr_usage_init(tr_usage *u) { memset(u, 0, sizeof *u); }
+
+void tr_u64_set(tr_usage *u, tr_u64 *field, uint64_t value, tr_source src)
+{
+        field->value = value;
+        field->available = true;
+        field->source = (uint8_t) src;
+        u->sources |= src;
+}
+
+void tr_usage_fill_missing(tr_usage *dst, const tr_usage *src)
+{
+        for (size_t i = 0; i < tr_usage_field_count(); i++) {
+                tr_u64 *d = (tr_u64 *) ((char *) dst + fields[i].offset);
+                const tr_u64 *s = tr_usage_field(src, i);
+                if (!d->available && s->available)
+                        tr_u64_set(dst, d, s->value, (tr_source) s->source);
+        }
+}
+
+const char *tr_usage_source_name(const tr_usage *u, char *buf, size_t size)
+{
+        static const struct {
+                unsigned bit;
+                const char *name;
+        } names[] = { { TR_SRC_CGROUP_V2, "cgroup" }, { TR_SRC_CGROUP_V1, "cgroup-v1" }, { TR_SRC_PROC, "proc" } };
+        size_t off = 0;
+        if (size)
+                buf[0] = '\0';
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+                if (!(u->sources & names[i].bit))
+                        continue;
+                int n = snprintf(buf + off, size > off ? size - off : 0, "%s%s", off ? "+" : "", names[i].name);
+                if (n > 0)
+                        off += (size_t) n;
+        }
+        if (off == 0 && size)
+                snprintf(buf, size, "none");
+        return buf;
+}
+
+int tr_usage_write_json_members(const tr_usage *u, FILE *f, bool all_fields)
+{
+        char src[64];
+        fprintf(f, "\"source\": \"%s\"", tr_usage_source_name(u, src, sizeof src));
+        int keys = 1;
+        if (u->fallback) {
+                fputs(", \"fallback_reason\": \"", f);
+                for (const char *p = u->fallback_reason; *p; p++) {
+                        if (*p == '"' || *p == '\\')
+                                fputc('\\', f);
+                        if ((unsigned char) *p >= 0x20)
+                                fputc(*p, f);
+                }
+                fputc('"', f);
+                keys++;
+        }
+        for (size_t i = 0; i < tr_usage_field_count(); i++) {
+                const tr_u64 *v = tr_usage_field(u, i);
+                if (!v->available || !(all_fields || fields[i].json))
+                        continue;
+                fprintf(f, ", \"%s\": %llu", fields[i].name, (unsigned long long) v->value);
+                keys++;
+        }
+        return keys;
+}

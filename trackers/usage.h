@@ -1,0 +1,83 @@
+/* usage.h - a family's usage record.
+ *
+ * Unknown is not zero: every field carries `available`; a field the kernel cannot give
+ * (controller missing, file absent, process gone) stays unavailable.  Every field also
+ * says which source answered it, and the record says whether the /proc fallback was used
+ * and why.
+ *
+ * The field list is one X-macro so that the struct, JSON output and tests cannot drift.
+ * X(name, json): json = 1 for the keys of `procctl usage --json` / starter reports.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum tr_source {
+        TR_SRC_NONE = 0,
+        TR_SRC_CGROUP_V2 = 1u << 0, /* a v2 cgroup file */
+        TR_SRC_CGROUP_V1 = 1u << 1, /* a v1 hierarchy file */
+        TR_SRC_PROC = 1u << 2,      /* a /proc scan */
+} tr_source;
+
+typedef struct tr_u64 {
+        uint64_t value;
+        bool available;
+        uint8_t source; /* one tr_source bit */
+} tr_u64;
+
+#define TR_USAGE_FIELDS(X)                                                                    \
+        X(num_procs, 1)            /* processes in the family now */                          \
+        X(cpu_user_usec, 1)        /* CPU in user mode, lifetime of the family */             \
+        X(cpu_system_usec, 1)      /* CPU in kernel mode */                                   \
+        X(cpu_usec, 1)             /* total CPU (v2 usage_usec, v1 cpuacct.usage) */          \
+        X(memory_current_bytes, 1) /* charged memory now, page cache included */              \
+        X(memory_peak_bytes, 1)    /* high-water mark of memory_current */                    \
+        X(memory_anon_bytes, 0)                                                              \
+        X(memory_file_bytes, 0)    /* page cache, reported apart from rss */                  \
+        X(memory_shmem_bytes, 0)                                                             \
+        X(rss_bytes, 1)            /* anon + shmem (cgroup); sum of VmRSS (/proc) */          \
+        X(image_size_bytes, 0)     /* sum of virtual sizes (/proc only) */                    \
+        X(pids_current, 0)                                                                   \
+        X(pids_peak, 1)                                                                      \
+        X(oom_kills, 1)            /* processes killed by the OOM killer in the family */     \
+        X(oom_group_kills, 0)                                                                \
+        X(io_read_bytes, 1)                                                                  \
+        X(io_write_bytes, 1)                                                                 \
+        X(psi_cpu_some_usec, 0)    /* pressure stall totals */                                \
+        X(psi_cpu_full_usec, 0)                                                              \
+        X(psi_memory_some_usec, 0)                                                           \
+        X(psi_memory_full_usec, 0)                                                           \
+        X(psi_io_some_usec, 0)                                                               \
+        X(psi_io_full_usec, 0)
+
+typedef struct tr_usage {
+#define TR_USAGE_MEMBER(name, json) tr_u64 name;
+        TR_USAGE_FIELDS(TR_USAGE_MEMBER)
+#undef TR_USAGE_MEMBER
+        unsigned sources;          /* OR of the tr_source bits that answered some field */
+        bool fallback;             /* the /proc tracker answered where the cgroup failed */
+        char fallback_reason[160]; /* why, when fallback */
+} tr_usage;
+
+void tr_usage_init(tr_usage *u); /* every field unavailable */
+
+/* Set a field: value, available, source; also ORs source into u->sources. */
+void tr_u64_set(tr_usage *u, tr_u64 *field, uint64_t value, tr_source src);
+
+/* For each field unavailable in dst but available in src, copy it (with its source). */
+void tr_usage_fill_missing(tr_usage *dst, const tr_usage *src);
+
+/* "cgroup", "cgroup-v1", "cgroup+cgroup-v1", "proc", "cgroup+proc", ... from u->sources */
+const char *tr_usage_source_name(const tr_usage *u, char *buf, size_t size);
+
+/* Write `"source": "...", "key": value, ...` for the json=1 fields that are available
+ * (all fields when all_fields), without braces, to f.  Returns the number of keys. */
+int tr_usage_write_json_members(const tr_usage *u, FILE *f, bool all_fields);
+
+/* Name of each field in X-macro order, and a pointer to it; for iteration in tests/output. */
+size_t tr_usage_field_count(void);
+const char *tr_usage_field_name(size_t i);
+bool tr_usage_field_is_json(size_t i);
+const tr_u64 *tr_usage_field(const tr_usage *u, size_t i);

@@ -1,0 +1,222 @@
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+int tr_pread_all(int fd, char *buf, size_t size)
+{
+        if (size == 0)
+                return -EINVAL;
+        size_t off = 0;
+        for (;;) {
+                ssize_t n = pread(fd, buf + off, size - 1 - off, (off_t) off);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                off += (size_t) n;
+                if (off == size - 1) {
+                        char c;
+                        ssize_t more = pread(fd, &c, 1, (off_t) off);
+                        if (more > 0)
+                                return -EFBIG;
+                        break;
+                }
+        }
+        buf[off] = '\0';
+        return (int) off;
+}
+
+int tr_read_file_at(int dirfd, const char *name, char *buf, size_t size, tr_error *err)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return tr_error_setx(err, errno, "open %s", name);
+        int r = tr_pread_all(fd, buf, size);
+        if (r < 0)
+                return tr_error_setx(err, -r, "read %s", name);
+        return r;
+}
+
+int tr_read_file_alloc_at(int dirfd, const char *name, char **out, size_t *len, tr_error *err)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return tr_error_setx(err, errno, "open %s", name);
+        size_t cap = 4096, off = 0;
+        _cleanup_free_ char *buf = malloc(cap);
+        if (!buf)
+                return tr_error_set(err, ENOMEM, "out of memory reading %s", name);
+        for (;;) {
+                if (cap - off < 2) {
+                        char *nb = realloc(buf, cap * 2);
+                        if (!nb)
+                                return tr_error_set(err, ENOMEM, "out of memory reading %s", name);
+                        buf = nb;
+                        cap *= 2;
+                }
+                ssize_t n = read(fd, buf + off, cap - 1 - off);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return tr_error_setx(err, errno, "read %s", name);
+                }
+                if (n == 0)
+                        break;
+                off += (size_t) n;
+        }
+        buf[off] = '\0';
+        if (len)
+                *len = off;
+        *out = TR_TAKE_PTR(buf);
+        return off > INT32_MAX ? INT32_MAX : (int) off;
+}
+
+int tr_write_file_at(int dirfd, const char *name, const char *value, tr_error *err)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return tr_error_setx(err, errno, "open %s for writing", name);
+        size_t len = strlen(value);
+        ssize_t n;
+        do
+                n = write(fd, value, len);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return tr_error_setx(err, errno, "write '%s' to %s", value, name);
+        if ((size_t) n != len)
+                return tr_error_set(err, EIO, "short write of '%s' to %s", value, name);
+        return 0;
+}
+
+int tr_parse_u64(const char *s, uint64_t *out)
+{
+        if (!s || *s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (*end == '\n')
+                end++;
+        if (*end != '\0')
+                return -EINVAL;
+        *out = v;
+        return 0;
+}
+
+int tr_parse_size(const char *s, uint64_t *out)
+{
+        if (!s)
+                return -EINVAL;
+        if (strcmp(s, "max") == 0 || strcmp(s, "max\n") == 0) {
+                *out = UINT64_MAX;
+                return 0;
+        }
+        if (*s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        unsigned shift = 0;
+        switch (*end) {
+        case 'k': case 'K': shift = 10; end++; break;
+        case 'm': case 'M': shift = 20; end++; break;
+        case 'g': case 'G': shift = 30; end++; break;
+        case 't': case 'T': shift = 40; end++; break;
+        default: break;
+        }
+        if (shift && (*end == 'b' || *end == 'B'))
+                end++;
+        if (*end == '\n')
+                end++;
+        if (*end != '\0')
+                return -EINVAL;
+        if (shift && v > (UINT64_MAX >> shift))
+                return -ERANGE;
+        *out = (uint64_t) v << shift;
+        return 0;
+}
+
+int tr_parse_pid(const char *s, pid_t *out)
+{
+        uint64_t v;
+        if (tr_parse_u64(s, &v) < 0 || v == 0 || v > INT32_MAX)
+                return -EINVAL;
+        *out = (pid_t) v;
+        return 0;
+}
+
+uint64_t tr_now_usec(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+int tr_pid_start_ticks(pid_t pid, uint64_t *out)
+{
+        if (pid <= 0)
+                return -EINVAL;
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
+        if (r < 0)
+                return r == -ENOENT ? -ESRCH : r;
+        /* comm may hold spaces and parentheses: fields restart after the last ')'. */
+        const char *p = strrchr(buf, ')');
+        if (!p)
+                return -EINVAL;
+        p++;
+        /* after ')' come fields 3.. ; start time is field 22 -> the 20th after ')' */
+        for (int field = 3; field < 22; field++) {
+                p = strchr(p + 1, ' ');
+                if (!p)
+                        return -EINVAL;
+        }
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(p + 1, &end, 10);
+        if (errno || end == p + 1)
+                return -EINVAL;
+        *out = v;
+        return 0;
+}
+
+int tr_safe_kill(pid_t pid, uint64_t start_ticks, int sig)
+{
+        if (pid <= 1)
+                return -EPERM;
+        /* Open a pidfd first, then check the start time: if it still matches, the pidfd
+         * names that very process and a reuse of the pid after this point cannot hit a
+         * stranger.  Without pidfd support, fall back to check-then-kill. */
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0 && errno == ESRCH)
+                return -ESRCH;
+        if (start_ticks != 0) {
+                uint64_t now;
+                int r = tr_pid_start_ticks(pid, &now);
+                if (r < 0)
+                        return r;
+                if (now != start_ticks)
+                        return -ESRCH; /* the pid was reused */
+        }
+        if (pidfd >= 0) {
+                if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+                        return -errno;
+                return 0;
+        }
+        if (kill(pid, sig) < 0)
+                return -errno;
+        return 0;
+}

@@ -1,0 +1,91 @@
+/* util.h - ownership helpers (cleanup attributes) and small file I/O on dirfds.
+ *
+ * Ownership shows in the declaration: `_cleanup_close_ int fd = -1;` closes on scope exit,
+ * `_cleanup_free_ char *s = NULL;` frees.  Hand ownership on with TR_TAKE_FD / TR_TAKE_PTR.
+ */
+#pragma once
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "error.h"
+
+static inline void tr_closep(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+}
+static inline void tr_freep(void *p) { free(*(void **) p); }
+static inline void tr_fclosep(FILE **f)
+{
+        if (*f)
+                fclose(*f);
+}
+static inline void tr_closedirp(DIR **d)
+{
+        if (*d)
+                closedir(*d);
+}
+
+#define _cleanup_close_ __attribute__((cleanup(tr_closep)))
+#define _cleanup_free_ __attribute__((cleanup(tr_freep)))
+#define _cleanup_fclose_ __attribute__((cleanup(tr_fclosep)))
+#define _cleanup_closedir_ __attribute__((cleanup(tr_closedirp)))
+
+static inline int tr_take_fd(int *fd)
+{
+        int r = *fd;
+        *fd = -1;
+        return r;
+}
+static inline void *tr_take_ptr(void *pp)
+{
+        void *r = *(void **) pp;
+        *(void **) pp = NULL;
+        return r;
+}
+#define TR_TAKE_FD(fd) tr_take_fd(&(fd))
+#define TR_TAKE_PTR(p) tr_take_ptr(&(p))
+
+#define TR_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Read a whole small file at dirfd/name (dirfd may be AT_FDCWD) into buf, NUL-terminated.
+ * Returns bytes read (>= 0) or -errno.  Truncation (file larger than size-1) is -EFBIG. */
+int tr_read_file_at(int dirfd, const char *name, char *buf, size_t size, tr_error *err);
+
+/* Read a whole file of any size into a malloc'd, NUL-terminated buffer (*out).  Returns the
+ * length or -errno. */
+int tr_read_file_alloc_at(int dirfd, const char *name, char **out, size_t *len, tr_error *err);
+
+/* pread() from offset 0 of an fd kept open (cgroup counter files); NUL-terminated.
+ * Returns bytes read or -errno.  -EFBIG when the value does not fit. */
+int tr_pread_all(int fd, char *buf, size_t size);
+
+/* Write value to dirfd/name (O_WRONLY|O_CLOEXEC, single write).  Returns 0 or -errno. */
+int tr_write_file_at(int dirfd, const char *name, const char *value, tr_error *err);
+
+/* Parse an unsigned decimal (whole string, optional trailing newline).  0 or -EINVAL/-ERANGE. */
+int tr_parse_u64(const char *s, uint64_t *out);
+
+/* Parse a size with optional K/M/G/T suffix (powers of 1024; "max" -> UINT64_MAX).
+ * 0 or -EINVAL/-ERANGE. */
+int tr_parse_size(const char *s, uint64_t *out);
+
+/* Parse a pid: decimal, > 0.  0 or -EINVAL. (pid <= 1 is the caller's to refuse.) */
+int tr_parse_pid(const char *s, pid_t *out);
+
+/* Monotonic clock in microseconds. */
+uint64_t tr_now_usec(void);
+
+/* Start time of pid in clock ticks since boot (field 22 of /proc/PID/stat); 0 or -errno
+ * (-ESRCH when gone).  Pid identity everywhere is pid + start time. */
+int tr_pid_start_ticks(pid_t pid, uint64_t *out);
+
+/* Safety gate for every kill(): refuses pid <= 1 with -EPERM, never calls kill() with
+ * pid <= 0.  When start_ticks != 0 the pid must still have that start time (-ESRCH if not). */
+int tr_safe_kill(pid_t pid, uint64_t start_ticks, int sig);
