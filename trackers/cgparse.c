@@ -1,1 +1,298 @@
-/* cgparse.c: being written */
+/* cgparse.c - pure parsers of cgroup file formats (kernel Documentation/admin-guide/
+ * cgroup-v2.rst, cgroup-v1/{memory,cpuacct,blkio-controller}.rst, accounting/psi.rst). */
+#include "cgparse.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Parse an unsigned decimal at *p, advancing *p; -EINVAL when there is none. */
+static int take_u64(const char **p, uint64_t *out)
+{
+        const char *s = *p;
+        if (*s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        *out = v;
+        *p = end;
+        return 0;
+}
+
+static const char *next_line(const char *p)
+{
+        p += strcspn(p, "\n");
+        return *p ? p + 1 : p;
+}
+
+int tr_keyed_u64(const char *text, const char *key, uint64_t *out)
+{
+        if (!text || !key)
+                return -EINVAL;
+        size_t klen = strlen(key);
+        for (const char *p = text; *p; p = next_line(p)) {
+                if (strncmp(p, key, klen) != 0 || (p[klen] != ' ' && p[klen] != '\t'))
+                        continue;
+                const char *v = p + klen;
+                v += strspn(v, " \t");
+                uint64_t x;
+                if (take_u64(&v, &x) < 0)
+                        return -EINVAL;
+                if (*v != '\n' && *v != '\0' && *v != ' ')
+                        return -EINVAL;
+                *out = x;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+/* Set field from key when present; -EINVAL only when present and malformed. */
+static int set_keyed(tr_usage *u, tr_u64 *field, const char *text, const char *key, tr_source src)
+{
+        uint64_t v;
+        int r = tr_keyed_u64(text, key, &v);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return -EINVAL;
+        tr_u64_set(u, field, v, src);
+        return 0;
+}
+
+int tr_parse_cpu_stat(const char *text, tr_usage *u)
+{
+        if (!text)
+                return -EINVAL;
+        int r = 0;
+        r |= set_keyed(u, &u->cpu_usec, text, "usage_usec", TR_SRC_CGROUP_V2);
+        r |= set_keyed(u, &u->cpu_user_usec, text, "user_usec", TR_SRC_CGROUP_V2);
+        r |= set_keyed(u, &u->cpu_system_usec, text, "system_usec", TR_SRC_CGROUP_V2);
+        return r ? -EINVAL : 0;
+}
+
+int tr_parse_cpuacct_stat(const char *text, long user_hz, tr_usage *u)
+{
+        if (!text || user_hz <= 0)
+                return -EINVAL;
+        uint64_t ticks;
+        int r = tr_keyed_u64(text, "user", &ticks);
+        if (r == -EINVAL)
+                return r;
+        if (r == 0)
+                tr_u64_set(u, &u->cpu_user_usec, ticks * 1000000u / (uint64_t) user_hz, TR_SRC_CGROUP_V1);
+        r = tr_keyed_u64(text, "system", &ticks);
+        if (r == -EINVAL)
+                return r;
+        if (r == 0)
+                tr_u64_set(u, &u->cpu_system_usec, ticks * 1000000u / (uint64_t) user_hz, TR_SRC_CGROUP_V1);
+        return 0;
+}
+
+int tr_parse_cpuacct_usage(const char *text, tr_usage *u)
+{
+        uint64_t ns;
+        if (!text || tr_parse_u64(text, &ns) < 0)
+                return -EINVAL;
+        tr_u64_set(u, &u->cpu_usec, ns / 1000u, TR_SRC_CGROUP_V1);
+        return 0;
+}
+
+/* Shared tail of both memory.stat parsers.  shmem is counted in the kernel's page cache
+ * ("file" in v2, "cache" in v1) but cannot be dropped like cache: it belongs with rss. */
+static void set_memory(tr_usage *u, tr_source src, bool has_anon, uint64_t anon, bool has_file, uint64_t file,
+                       bool has_shmem, uint64_t shmem)
+{
+        if (has_anon)
+                tr_u64_set(u, &u->memory_anon_bytes, anon, src);
+        if (has_shmem)
+                tr_u64_set(u, &u->memory_shmem_bytes, shmem, src);
+        if (has_file)
+                tr_u64_set(u, &u->memory_file_bytes, file - (has_shmem && shmem <= file ? shmem : 0), src);
+        if (has_anon)
+                tr_u64_set(u, &u->rss_bytes, anon + (has_shmem ? shmem : 0), src);
+}
+
+/* -EINVAL when present and malformed; *has says whether it was there. */
+static int opt_keyed(const char *text, const char *key, uint64_t *v, bool *has)
+{
+        int r = tr_keyed_u64(text, key, v);
+        *has = r == 0;
+        return r == -ENOENT ? 0 : r;
+}
+
+int tr_parse_memory_stat_v2(const char *text, tr_usage *u)
+{
+        if (!text)
+                return -EINVAL;
+        uint64_t anon = 0, file = 0, shmem = 0;
+        bool ha, hf, hs;
+        if (opt_keyed(text, "anon", &anon, &ha) < 0 || opt_keyed(text, "file", &file, &hf) < 0 ||
+            opt_keyed(text, "shmem", &shmem, &hs) < 0)
+                return -EINVAL;
+        set_memory(u, TR_SRC_CGROUP_V2, ha, anon, hf, file, hs, shmem);
+        return 0;
+}
+
+int tr_parse_memory_stat_v1(const char *text, tr_usage *u)
+{
+        if (!text)
+                return -EINVAL;
+        uint64_t rss = 0, cache = 0, shmem = 0;
+        bool hr, hc, hs;
+        /* total_* are hierarchical (this cgroup and its descendants); the plain keys count
+         * only this cgroup's own pages.  Take the plain ones only if total_* are missing. */
+        if (opt_keyed(text, "total_rss", &rss, &hr) < 0 || opt_keyed(text, "total_cache", &cache, &hc) < 0 ||
+            opt_keyed(text, "total_shmem", &shmem, &hs) < 0)
+                return -EINVAL;
+        if (!hr && !hc && !hs &&
+            (opt_keyed(text, "rss", &rss, &hr) < 0 || opt_keyed(text, "cache", &cache, &hc) < 0 ||
+             opt_keyed(text, "shmem", &shmem, &hs) < 0))
+                return -EINVAL;
+        /* v1 "rss" is anonymous memory (rss_huge is already included in it). */
+        set_memory(u, TR_SRC_CGROUP_V1, hr, rss, hc, cache, hs, shmem);
+        return 0;
+}
+
+int tr_parse_memory_events(const char *text, tr_usage *u)
+{
+        if (!text)
+                return -EINVAL;
+        int r = set_keyed(u, &u->oom_kills, text, "oom_kill", TR_SRC_CGROUP_V2);
+        r |= set_keyed(u, &u->oom_group_kills, text, "oom_group_kill", TR_SRC_CGROUP_V2);
+        return r ? -EINVAL : 0;
+}
+
+int tr_parse_oom_control_v1(const char *text, uint64_t *oom_kill)
+{
+        if (!text)
+                return -EINVAL;
+        /* "oom_kill" appeared in 4.13; older kernels have only oom_kill_disable/under_oom. */
+        int r = tr_keyed_u64(text, "oom_kill", oom_kill);
+        return r == -ENOENT ? -EINVAL : r;
+}
+
+int tr_parse_io_stat(const char *text, tr_usage *u)
+{
+        if (!text)
+                return -EINVAL;
+        uint64_t rd = 0, wr = 0;
+        /* "MAJ:MIN rbytes=N wbytes=N rios=N wios=N dbytes=N dios=N", one line per device;
+         * no line at all when the cgroup did no I/O. */
+        for (const char *p = text; *p; p = next_line(p)) {
+                size_t len = strcspn(p, "\n");
+                if (len == 0)
+                        continue;
+                const char *end = p + len;
+                const char *q = p + strcspn(p, " \n");
+                if (!memchr(p, ':', (size_t) (q - p)))
+                        return -EINVAL;
+                while (q < end) {
+                        q += strspn(q, " ");
+                        if (q >= end)
+                                break;
+                        const char *eq = memchr(q, '=', (size_t) (end - q));
+                        if (!eq)
+                                return -EINVAL;
+                        const char *v = eq + 1;
+                        uint64_t x;
+                        if (take_u64(&v, &x) < 0)
+                                return -EINVAL;
+                        if (eq - q == 6 && memcmp(q, "rbytes", 6) == 0)
+                                rd += x;
+                        else if (eq - q == 6 && memcmp(q, "wbytes", 6) == 0)
+                                wr += x;
+                        q = v;
+                }
+        }
+        tr_u64_set(u, &u->io_read_bytes, rd, TR_SRC_CGROUP_V2);
+        tr_u64_set(u, &u->io_write_bytes, wr, TR_SRC_CGROUP_V2);
+        return 0;
+}
+
+int tr_parse_blkio_bytes(const char *text, tr_usage *u)
+{
+        if (!text)
+                return -EINVAL;
+        uint64_t rd = 0, wr = 0;
+        /* "MAJ:MIN Read N" / Write / Sync / Async / Discard / Total per device, then a last
+         * "Total N" line for all devices. */
+        for (const char *p = text; *p; p = next_line(p)) {
+                char dev[32], op[16];
+                unsigned long long v;
+                if (*p == '\n')
+                        continue;
+                if (sscanf(p, "%31s %15s %llu", dev, op, &v) == 3) {
+                        if (!strchr(dev, ':'))
+                                return -EINVAL;
+                        if (strcmp(op, "Read") == 0)
+                                rd += v;
+                        else if (strcmp(op, "Write") == 0)
+                                wr += v;
+                } else if (sscanf(p, "%15s %llu", op, &v) == 2 && strcmp(op, "Total") == 0) {
+                        continue;
+                } else {
+                        return -EINVAL;
+                }
+        }
+        tr_u64_set(u, &u->io_read_bytes, rd, TR_SRC_CGROUP_V1);
+        tr_u64_set(u, &u->io_write_bytes, wr, TR_SRC_CGROUP_V1);
+        return 0;
+}
+
+static int pressure_total(const char *line, uint64_t *out)
+{
+        const char *t = strstr(line, "total=");
+        const char *nl = strchr(line, '\n');
+        if (!t || (nl && t > nl))
+                return -EINVAL;
+        t += 6;
+        return take_u64(&t, out) < 0 ? -EINVAL : 0;
+}
+
+int tr_parse_pressure(const char *text, uint64_t *some_usec, uint64_t *full_usec, bool *has_full)
+{
+        if (!text)
+                return -EINVAL;
+        bool has_some = false;
+        *has_full = false;
+        /* "some avg10=0.00 avg60=0.00 avg300=0.00 total=N" and "full ..." (cpu "full" only
+         * since 5.13; at the system level it is all zeros). */
+        for (const char *p = text; *p; p = next_line(p)) {
+                if (strncmp(p, "some ", 5) == 0) {
+                        if (pressure_total(p, some_usec) < 0)
+                                return -EINVAL;
+                        has_some = true;
+                } else if (strncmp(p, "full ", 5) == 0) {
+                        if (pressure_total(p, full_usec) < 0)
+                                return -EINVAL;
+                        *has_full = true;
+                }
+        }
+        return has_some ? 0 : -EINVAL;
+}
+
+int tr_parse_cgroup_events(const char *text, int *populated, int *frozen)
+{
+        if (!text)
+                return -EINVAL;
+        uint64_t v;
+        *populated = -1;
+        *frozen = -1;
+        int r = tr_keyed_u64(text, "populated", &v);
+        if (r == -EINVAL)
+                return r;
+        if (r == 0)
+                *populated = v != 0;
+        r = tr_keyed_u64(text, "frozen", &v);
+        if (r == -EINVAL)
+                return r;
+        if (r == 0)
+                *frozen = v != 0;
+        return 0;
+}

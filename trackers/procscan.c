@@ -1,1 +1,434 @@
-/* procscan.c: being written */
+/* procscan.c - one pass over /proc through a dirfd.
+ *
+ * For every numeric entry: stat always (one openat "PID/stat" relative to the /proc dirfd
+ * when nothing else is wanted); when status/environ/io are wanted the process directory is
+ * opened once (O_PATH) and the files are read relative to it, so that all of one process's
+ * fields come from that process even if its pid is reused mid-scan (reads on a dead
+ * process's directory fail with ENOENT/ESRCH instead of reading the new one).
+ *
+ * Vanishing processes (ENOENT/ESRCH) are skipped; EACCES/EPERM on environ or io of another
+ * user's process (when not root) leaves that field absent.  The procs array is reused across
+ * scans and sorted by pid (readdir order is the kernel's, fixture directories are not
+ * sorted), so tr_scan_find is a binary search.
+ */
+#include "procscan.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* ---- parsers ------------------------------------------------------------------------ */
+
+/* Next space-separated field as signed / unsigned; *p advances past it. */
+static int next_i64(const char **p, long long *out)
+{
+        const char *s = *p;
+        while (*s == ' ')
+                s++;
+        if (*s == '\0' || *s == '\n')
+                return -EINVAL;
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno || end == s || (*end != ' ' && *end != '\n' && *end != '\0'))
+                return -EINVAL;
+        *out = v;
+        *p = end;
+        return 0;
+}
+
+static int next_u64(const char **p, uint64_t *out)
+{
+        const char *s = *p;
+        while (*s == ' ')
+                s++;
+        if (*s < '0' || *s > '9')
+                return -EINVAL;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno || (*end != ' ' && *end != '\n' && *end != '\0'))
+                return -EINVAL;
+        *out = v;
+        *p = end;
+        return 0;
+}
+
+int tr_parse_proc_stat(const char *text, long page_size, tr_proc *out)
+{
+        /* "pid (comm) S ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+         *  utime stime cutime cstime priority nice threads itreal starttime vsize rss ..."
+         * comm may hold spaces and ')': the fixed fields restart after the LAST ')'. */
+        const char *p = text;
+        long long v;
+        if (next_i64(&p, &v) < 0 || v <= 0 || v > INT32_MAX)
+                return -EINVAL;
+        pid_t pid = (pid_t) v;
+        if (strncmp(p, " (", 2) != 0)
+                return -EINVAL;
+        const char *close = strrchr(p, ')');
+        if (!close || close[1] != ' ' || close[2] == '\0')
+                return -EINVAL;
+        p = close + 2;
+        char state = *p++;
+        if (!isalpha((unsigned char) state) || *p != ' ')
+                return -EINVAL;
+
+        long long f[22]; /* fields 4..21 (signed), then 22.. unsigned below */
+        for (int field = 4; field <= 21; field++)
+                if (next_i64(&p, &f[field]) < 0)
+                        return -EINVAL;
+        uint64_t start, vsize;
+        long long rss;
+        if (next_u64(&p, &start) < 0 || next_u64(&p, &vsize) < 0 || next_i64(&p, &rss) < 0)
+                return -EINVAL;
+        if (f[14] < 0 || f[15] < 0)
+                return -EINVAL;
+
+        out->pid = pid;
+        out->state = state;
+        out->ppid = (pid_t) f[4];
+        out->pgrp = (pid_t) f[5];
+        out->session = (pid_t) f[6];
+        out->utime_ticks = (uint64_t) f[14];
+        out->stime_ticks = (uint64_t) f[15];
+        out->start_ticks = start;
+        out->vsize_bytes = vsize;
+        out->rss_bytes = rss > 0 ? (uint64_t) rss * (uint64_t) (page_size > 0 ? page_size : 4096) : 0;
+        return 0;
+}
+
+/* The line starting with key (at a line start) or NULL; returns a pointer after the key. */
+static const char *find_key(const char *text, const char *key)
+{
+        size_t klen = strlen(key);
+        const char *line = text;
+        while (line && *line) {
+                if (strncmp(line, key, klen) == 0)
+                        return line + klen;
+                line = strchr(line, '\n');
+                if (line)
+                        line++;
+        }
+        return NULL;
+}
+
+int tr_parse_proc_status(const char *text, tr_proc *out)
+{
+        const char *u = find_key(text, "Uid:");
+        if (!u)
+                return -EINVAL;
+        char *end;
+        errno = 0;
+        unsigned long uid = strtoul(u, &end, 10);
+        if (errno || end == u)
+                return -EINVAL;
+
+        int n = 0;
+        const char *g = find_key(text, "Groups:");
+        if (g) {
+                for (;;) {
+                        while (*g == ' ' || *g == '\t')
+                                g++;
+                        if (*g < '0' || *g > '9')
+                                break;
+                        errno = 0;
+                        unsigned long gid = strtoul(g, &end, 10);
+                        if (errno)
+                                return -EINVAL;
+                        /* more than TR_SCAN_MAX_GROUPS: the rest is not recorded */
+                        if (n < TR_SCAN_MAX_GROUPS)
+                                out->groups[n++] = (gid_t) gid;
+                        g = end;
+                }
+        }
+        out->uid = (uid_t) uid;
+        out->ngroups = n;
+        out->has_status = true;
+        return 0;
+}
+
+static int key_u64(const char *text, const char *key, uint64_t *out)
+{
+        const char *v = find_key(text, key);
+        if (!v)
+                return -EINVAL;
+        while (*v == ' ' || *v == '\t')
+                v++;
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (errno || end == v)
+                return -EINVAL;
+        *out = x;
+        return 0;
+}
+
+int tr_parse_proc_io(const char *text, tr_proc *out)
+{
+        uint64_t r, w;
+        if (key_u64(text, "read_bytes:", &r) < 0 || key_u64(text, "write_bytes:", &w) < 0)
+                return -EINVAL;
+        out->io_read_bytes = r;
+        out->io_write_bytes = w;
+        out->has_io = true;
+        return 0;
+}
+
+bool tr_environ_has(const char *env, size_t len, const char *marker)
+{
+        if (!env || !marker)
+                return false;
+        size_t mlen = strlen(marker);
+        const char *p = env, *end = env + len;
+        while (p < end) {
+                size_t elen = strnlen(p, (size_t) (end - p));
+                if (elen == mlen && memcmp(p, marker, mlen) == 0)
+                        return true;
+                p += elen + 1;
+        }
+        return false;
+}
+
+/* ---- the scan ----------------------------------------------------------------------- */
+
+typedef struct scratch {
+        char *buf; /* environ, grown as needed */
+        size_t cap;
+} scratch;
+
+static bool vanished(int r) { return r == -ENOENT || r == -ESRCH; }
+
+/* Whole file at dirfd/name into s->buf (grown); returns length or -errno. */
+static int read_grow(int dirfd, const char *name, scratch *s)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        size_t off = 0;
+        for (;;) {
+                if (s->cap - off < 2) {
+                        size_t cap = s->cap ? s->cap * 2 : 16384;
+                        char *nb = realloc(s->buf, cap);
+                        if (!nb)
+                                return -ENOMEM;
+                        s->buf = nb;
+                        s->cap = cap;
+                }
+                ssize_t n = read(fd, s->buf + off, s->cap - 1 - off);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                off += (size_t) n;
+        }
+        s->buf[off] = '\0';
+        return off > INT32_MAX ? INT32_MAX : (int) off;
+}
+
+static bool is_pid_name(const char *s)
+{
+        if (*s < '1' || *s > '9')
+                return false;
+        for (; *s; s++)
+                if (*s < '0' || *s > '9')
+                        return false;
+        return true;
+}
+
+static tr_proc *grow_one(tr_scan *scan)
+{
+        if (scan->n == scan->cap) {
+                size_t cap = scan->cap ? scan->cap * 2 : 512;
+                tr_proc *p = realloc(scan->procs, cap * sizeof *p);
+                if (!p)
+                        return NULL;
+                scan->procs = p;
+                scan->cap = cap;
+        }
+        return &scan->procs[scan->n];
+}
+
+/* The optional files of one process, relative to its directory fd.  0, 1 (vanished:
+ * skip the process) or -errno. */
+static int read_extras(int piddir, const char *name, tr_proc *p, const tr_scan_opts *opts, scratch *s,
+                       tr_error *err)
+{
+        if (opts->want & TR_SCAN_STATUS) {
+                char buf[8192];
+                int r = tr_read_file_at(piddir, "status", buf, sizeof buf, NULL);
+                if (vanished(r))
+                        return 1;
+                if (r >= 0 && tr_parse_proc_status(buf, p) < 0)
+                        return tr_error_set(err, EINVAL, "cannot parse %s/status", name);
+                /* other read errors (EFBIG...) leave has_status false */
+        }
+        if ((opts->want & TR_SCAN_ENVIRON) && opts->n_markers) {
+                int r = read_grow(piddir, "environ", s);
+                if (vanished(r))
+                        return 1;
+                if (r == -ENOMEM)
+                        return tr_error_set(err, ENOMEM, "out of memory reading %s/environ", name);
+                if (r > 0) {
+                        size_t nm = opts->n_markers < TR_SCAN_MAX_MARKERS ? opts->n_markers : TR_SCAN_MAX_MARKERS;
+                        for (size_t i = 0; i < nm; i++)
+                                if (opts->env_markers[i] && tr_environ_has(s->buf, (size_t) r, opts->env_markers[i]))
+                                        p->env_match |= UINT64_C(1) << i;
+                }
+                /* r < 0 with EACCES/EPERM (or anything else): environ absent, no match */
+        }
+        if (opts->want & TR_SCAN_IO) {
+                char buf[1024];
+                int r = tr_read_file_at(piddir, "io", buf, sizeof buf, NULL);
+                if (vanished(r))
+                        return 1;
+                if (r >= 0 && tr_parse_proc_io(buf, p) < 0)
+                        return tr_error_set(err, EINVAL, "cannot parse %s/io", name);
+                /* EACCES/EPERM (another user's process, not root): has_io stays false */
+        }
+        return 0;
+}
+
+/* One process.  0 (recorded or skipped) or -errno. */
+static int scan_one(int proc_dirfd, const char *name, tr_scan *scan, const tr_scan_opts *opts, scratch *s,
+                    tr_error *err)
+{
+        tr_proc *p = grow_one(scan);
+        if (!p)
+                return tr_error_set(err, ENOMEM, "out of memory scanning /proc");
+        memset(p, 0, sizeof *p);
+
+        unsigned extra = opts ? opts->want & (TR_SCAN_STATUS | TR_SCAN_ENVIRON | TR_SCAN_IO) : 0;
+        char buf[4096];
+        int r;
+        _cleanup_close_ int piddir = -1;
+        if (!extra) {
+                char path[32];
+                snprintf(path, sizeof path, "%s/stat", name);
+                r = tr_read_file_at(proc_dirfd, path, buf, sizeof buf, NULL);
+        } else {
+                piddir = openat(proc_dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (piddir < 0)
+                        return vanished(-errno) ? 0 : tr_error_setx(err, errno, "open /proc/%s", name);
+                r = tr_read_file_at(piddir, "stat", buf, sizeof buf, NULL);
+        }
+        if (vanished(r))
+                return 0;
+        if (r < 0)
+                return tr_error_setx(err, -r, "read %s/stat", name);
+        if (tr_parse_proc_stat(buf, scan->page_size, p) < 0)
+                return tr_error_set(err, EINVAL, "cannot parse %s/stat", name);
+        if (extra) {
+                r = read_extras(piddir, name, p, opts, s, err);
+                if (r < 0)
+                        return r;
+                if (r == 1)
+                        return 0;
+        }
+        scan->n++;
+        return 0;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+        pid_t x = ((const tr_proc *) a)->pid, y = ((const tr_proc *) b)->pid;
+        return (x > y) - (x < y);
+}
+
+static void sort_procs(tr_scan *scan)
+{
+        for (size_t i = 1; i < scan->n; i++)
+                if (scan->procs[i - 1].pid >= scan->procs[i].pid) {
+                        qsort(scan->procs, scan->n, sizeof *scan->procs, cmp_proc);
+                        return;
+                }
+}
+
+int tr_scan_take_at(int proc_dirfd, tr_scan *scan, const tr_scan_opts *opts, tr_error *err)
+{
+        uint64_t t0 = tr_now_usec();
+        scan->n = 0;
+        if (scan->clk_tck <= 0)
+                scan->clk_tck = sysconf(_SC_CLK_TCK);
+        if (scan->page_size <= 0)
+                scan->page_size = sysconf(_SC_PAGESIZE);
+
+        /* a fresh open file description: its own readdir position */
+        int dfd = openat(proc_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return tr_error_setx(err, errno, "open proc directory");
+        _cleanup_closedir_ DIR *d = fdopendir(dfd);
+        if (!d) {
+                int e = errno;
+                close(dfd);
+                return tr_error_setx(err, e, "fdopendir proc directory");
+        }
+        scratch s = { NULL, 0 };
+        int r = 0;
+        for (;;) {
+                errno = 0;
+                struct dirent *de = readdir(d);
+                if (!de) {
+                        if (errno)
+                                r = tr_error_setx(err, errno, "readdir proc directory");
+                        break;
+                }
+                if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+                        continue;
+                if (!is_pid_name(de->d_name))
+                        continue;
+                r = scan_one(proc_dirfd, de->d_name, scan, opts, &s, err);
+                if (r < 0)
+                        break;
+        }
+        free(s.buf);
+        if (r < 0) {
+                scan->n = 0;
+                return r;
+        }
+        sort_procs(scan);
+        scan->taken_usec = tr_now_usec();
+        scan->cost_usec = scan->taken_usec - t0;
+        return 0;
+}
+
+int tr_scan_take(tr_scan *scan, const tr_scan_opts *opts, tr_error *err)
+{
+        _cleanup_close_ int fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return tr_error_setx(err, errno, "open /proc");
+        return tr_scan_take_at(fd, scan, opts, err);
+}
+
+const tr_proc *tr_scan_find(const tr_scan *scan, pid_t pid)
+{
+        size_t lo = 0, hi = scan->n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                pid_t m = scan->procs[mid].pid;
+                if (m == pid)
+                        return &scan->procs[mid];
+                if (m < pid)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
+void tr_scan_free(tr_scan *scan)
+{
+        free(scan->procs);
+        scan->procs = NULL;
+        scan->n = scan->cap = 0;
+}

@@ -220,3 +220,15 @@ int tr_safe_kill(pid_t pid, uint64_t start_ticks, int sig)
                 return -errno;
         return 0;
 }
+
+bool tr_pid_alive(pid_t pid)
+{
+        if (pid <= 0)
+                return false;
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
+                return false;
+        const char *p = strrchr(buf, ')');
+        return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}

@@ -89,3 +89,7 @@ int tr_pid_start_ticks(pid_t pid, uint64_t *out);
 /* Safety gate for every kill(): refuses pid <= 1 with -EPERM, never calls kill() with
  * pid <= 0.  When start_ticks != 0 the pid must still have that start time (-ESRCH if not). */
 int tr_safe_kill(pid_t pid, uint64_t start_ticks, int sig);
+
+/* Whether pid exists and is not a zombie (a killed process its parent has not reaped yet
+ * counts as dead). */
+bool tr_pid_alive(pid_t pid);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -174,8 +175,19 @@ const char *ts_build_dir(void)
         return d ? d : ".";
 }
 
+void ts_reap_orphans(void)
+{
+        /* only this test program's own descendants can be reparented to it */
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+}
+
 int ts_run(CU_SuiteInfo *suites)
 {
+        /* PID 1 on some hosts (this one included) never reaps orphans: become the
+         * subreaper of everything the tests start, and reap it, so killed double-forked
+         * escapers do not stay zombies for ever. */
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
         if (CU_initialize_registry() != CUE_SUCCESS)
                 return 2;
         if (CU_register_suites(suites) != CUE_SUCCESS) {
@@ -189,6 +201,7 @@ int ts_run(CU_SuiteInfo *suites)
         unsigned fails = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
         CU_cleanup_registry();
         int left = ts_cleanup_base();
+        ts_reap_orphans();
         if (left)
                 fprintf(stderr, "FAIL: %d test cgroup(s) left behind\n", left);
         return (fails || left) ? 1 : 0;
@@ -230,14 +243,4 @@ void ts_kill_reap(pid_t pid)
         waitpid(pid, NULL, 0);
 }
 
-bool ts_alive(pid_t pid)
-{
-        if (pid <= 0)
-                return false;
-        char path[64], buf[512];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
-                return false;
-        const char *p = strrchr(buf, ')');
-        return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
+bool ts_alive(pid_t pid) { return tr_pid_alive(pid); }

@@ -34,7 +34,10 @@ char *ts_read_fixture(const char *rel);
 /* Directory of the build tree (for programs the tests run: procd, procctl, starter). */
 const char *ts_build_dir(void);
 
-/* Run the suites; prints the CUnit summary; returns the exit code for ctest (non-zero on
+/* Reap every exited descendant (the program is their subreaper, set by ts_run). */
+void ts_reap_orphans(void);
+
+/* Run the suites (as child subreaper); prints the CUnit summary; returns the exit code for ctest (non-zero on
  * any failure, or when the registry could not be built). */
 int ts_run(CU_SuiteInfo *suites);
 

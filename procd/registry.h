@@ -1,0 +1,119 @@
+/* registry.h - the daemon's tree of families.
+ *
+ * The root family is procd's parent (or --root-pid); every registered subfamily has a root
+ * process (pid + start time), an optional watcher (a pidfd in the GLib main loop: its exit
+ * unregisters the family), a max snapshot interval, a parent family and its tracking
+ * methods.  Each family owns a tr_family (trackers/tracker.h) doing the real work.
+ *
+ * /proc snapshots: one shared tr_scan feeds every /proc-tracked family
+ * (tr_procfam_update, exclude = the members of its subfamilies).  The periodic snapshot
+ * timer runs only while some registered subfamily is tracked by /proc, at the smallest
+ * interval asked; cgroup-tracked families need none (their usage is read fresh per call).
+ * A /proc family whose data is older than its interval is refreshed by a shared snapshot
+ * on demand before it answers.
+ *
+ * Placement: a new subfamily's parent is the nearest registered family whose root is an
+ * ancestor of the new root (parent tree), else the root family.  The new family takes the
+ * root's descendants along: they leave the parent at the next snapshot (the classic procd
+ * moved only the root process itself).  Unregistering folds members and subfamilies into
+ * the parent.
+ *
+ * Single-threaded: everything runs in the GLib main loop.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trackers/hierarchy.h"
+#include "trackers/pidset.h"
+#include "trackers/procscan.h"
+#include "trackers/tracker.h"
+
+typedef struct pd_family pd_family;
+typedef struct pd_registry pd_registry;
+
+/* Read-only for everything but registry.c. */
+struct pd_family {
+        pid_t root_pid;           /* 0 never; the root family's root may be 1 (no tracker) */
+        uint64_t root_start_ticks;
+        uid_t root_uid;           /* last seen real uid of the root process */
+        pid_t watcher_pid;        /* 0: no watcher */
+        int watcher_pidfd;
+        guint watcher_source;
+        uint32_t interval_sec;    /* max snapshot interval */
+        pd_family *parent;        /* NULL for the root family */
+        GPtrArray *children;      /* pd_family *, not owned */
+
+        /* tracking methods (the /proc spec; the cgroup when attached) */
+        char *cgroup_path;        /* NULL: not cgroup-tracked */
+        char *env_marker;         /* "NAME=VALUE" or NULL */
+        bool by_login;
+        uid_t login_uid;
+        char *login_name;
+        bool by_gid;
+        gid_t gid;
+        bool gid_allocated;       /* gid came from --gid-range (released on unregister) */
+
+        tr_family *tf;            /* NULL only for a root family whose root is pid 1 */
+        bool proc_tracked;        /* answered by the /proc tracker (no cgroup) */
+        uint64_t updated_usec;    /* last shared-snapshot update (proc_tracked), 0: never */
+        tr_pidset last_members;   /* from the last snapshot (normalized) */
+};
+
+typedef void (*pd_registry_log_fn)(void *userdata, const char *message);
+
+/* root_pid: the root family's root (procd's parent by default). */
+int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_interval_sec,
+                    pd_registry **out, tr_error *err);
+void pd_registry_free(pd_registry *r);
+
+pd_family *pd_registry_root(pd_registry *r);
+/* The family whose root is pid (0: the root family); NULL when none. */
+pd_family *pd_registry_find(pd_registry *r, pid_t root_pid);
+size_t pd_registry_count(const pd_registry *r); /* registered subfamilies */
+
+/* Register a subfamily (checks done by the caller: pid > 1, not registered, not procd or
+ * its ancestor).  watcher_pid 0: no watcher.  -ESRCH when root or watcher is gone
+ * (*bad_watcher says which). */
+int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint32_t interval_sec,
+                         pd_family **out, bool *bad_watcher, tr_error *err);
+/* Fold f's members and subfamilies into its parent and free it.  -EINVAL for the root. */
+int pd_registry_unregister(pd_registry *r, pd_family *f);
+
+/* Tracking methods: rebuild f's tr_family with the new method added. */
+int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, tr_error *err);
+int pd_registry_track_environment(pd_registry *r, pd_family *f, const char *marker, tr_error *err);
+int pd_registry_track_login(pd_registry *r, pd_family *f, const char *login, uid_t uid, tr_error *err);
+int pd_registry_track_gid(pd_registry *r, pd_family *f, gid_t gid, bool allocated, tr_error *err);
+/* Whether some family tracks gid. */
+bool pd_registry_gid_in_use(pd_registry *r, gid_t gid);
+
+/* One shared /proc scan, every /proc-tracked family updated (subfamilies first). */
+int pd_registry_snapshot(pd_registry *r, tr_error *err);
+/* Snapshot when f is /proc-tracked and its data is older than its interval. */
+int pd_registry_ensure_fresh(pd_registry *r, pd_family *f, tr_error *err);
+
+/* Current members of f (cgroup: read now; /proc: the last snapshot). */
+int pd_registry_members(pd_registry *r, pd_family *f, tr_pidset *out, tr_error *err);
+/* The most specific family holding pid, or NULL. */
+pd_family *pd_registry_family_of(pd_registry *r, pid_t pid);
+
+/* f and its subfamilies, subfamilies first (post-order). */
+void pd_registry_subtree(pd_family *f, GPtrArray *out);
+/* Every family, the root first (pre-order). */
+void pd_registry_all(pd_registry *r, GPtrArray *out);
+
+/* "cgroup:/jobs/job_42", "environment:K=V", "login:alice", "gid:5012", "parent";
+ * several methods joined by ','. */
+const char *pd_family_tracking(const pd_family *f, char *buf, size_t size);
+/* Which tracker answers: "cgroup", "proc", "none". */
+const char *pd_family_source(const pd_family *f);
+
+/* Where registry events (watcher exits, fallback reasons) are logged. */
+void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata);
+
+/* The interval the snapshot timer runs at now (0: not running). */
+uint32_t pd_registry_timer_interval(const pd_registry *r);

@@ -1,0 +1,61 @@
+/* jobcg.h - the job's cgroup: one strategy per file behind a small ops table (as crun's
+ * cgroup managers): jobcg-cgroupfs.c (mkdir under --cgroup-base) and jobcg-systemd.c (a
+ * transient scope with Delegate=yes from the systemd manager over libdbus-1).
+ *
+ * Layout either way (v2 "processes only in leaves"; as Slurm splits user/ and slurm/):
+ *     <top>/job       the job's processes; limits are written here
+ *     <top>/starter   anything of the starter's (systemd mode: the parked helper)
+ * In hybrid/v1, the same paths exist in each v1 controller hierarchy (tr_cgroup_create).
+ */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "options.h"
+#include "trackers/cgroup.h"
+#include "trackers/error.h"
+#include "trackers/hierarchy.h"
+
+typedef struct st_jobcg st_jobcg;
+
+typedef struct st_jobcg_ops {
+        const char *name; /* "cgroupfs", "systemd" */
+        /* Decide (and for systemd create) <top>; fill jc->top.  Called once. */
+        int (*setup)(st_jobcg *jc, const st_options *o, tr_error *err);
+        /* After the job subtree is built: move the strategy's own processes (the systemd
+         * helper) into jc->starter. */
+        int (*adopt)(st_jobcg *jc, tr_error *err);
+        /* After the job leaf is destroyed: release what setup made (helper, scope). */
+        void (*teardown)(st_jobcg *jc);
+} st_jobcg_ops;
+
+extern const st_jobcg_ops st_jobcg_cgroupfs_ops;
+extern const st_jobcg_ops st_jobcg_systemd_ops;
+
+struct st_jobcg {
+        const st_jobcg_ops *ops;
+        const tr_hierarchies *hs;
+        bool verbose;
+        char top[PATH_MAX];       /* "/procd/job.1234" or the scope's ControlGroup */
+        char job_path[PATH_MAX];  /* <top>/job */
+        char starter_path[PATH_MAX];
+        tr_cgroup *job;           /* handle of <top>/job (MAY_ACT|OWNED) */
+        tr_cgroup *starter;       /* handle of <top>/starter, or NULL */
+        bool top_created[TR_MAX_HIER]; /* <top> did not exist before in hierarchy i */
+        bool want_starter_leaf;
+        void *priv;               /* strategy state */
+};
+
+/* Pick the strategy (systemd per o->systemd, falling back to cgroupfs with a warning),
+ * build <top>/job (and <top>/starter), make v1 cpusets usable. */
+int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o, tr_error *err);
+
+/* Destroy the job leaf, then the rest (starter leaf, <top> where we made it, strategy
+ * state).  Returns the number of cgroup directories that could not be removed. */
+int st_jobcg_destroy(st_jobcg *jc, uint64_t timeout_usec);
+
+/* Fill empty cpuset.cpus/cpuset.mems along `path` in the v1 cpuset hierarchy from each
+ * parent (a new v1 cpuset cgroup is unusable until both are set). */
+int st_cpuset_fill(const tr_hierarchies *hs, const char *path, tr_error *err);

@@ -1,0 +1,282 @@
+/* options.c - procd-starter command line (getopt_long). */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trackers/util.h"
+
+enum {
+        OPT_SYSTEMD = 1000,
+        OPT_SYSTEMD_ADDRESS,
+        OPT_SYSTEMD_TIMEOUT,
+        OPT_CGROUP_BASE,
+        OPT_NAME,
+        OPT_USER,
+        OPT_GROUP,
+        OPT_CWD,
+        OPT_ENV,
+        OPT_STDIN,
+        OPT_STDOUT,
+        OPT_STDERR,
+        OPT_MEMORY_MAX,
+        OPT_MEMORY_HIGH,
+        OPT_MEMORY_SWAP_MAX,
+        OPT_CPUS,
+        OPT_CPU_WEIGHT,
+        OPT_CPUSET_CPUS,
+        OPT_CPUSET_MEMS,
+        OPT_PIDS_MAX,
+        OPT_IO_MAX,
+        OPT_NO_OOM_GROUP,
+        OPT_BEST_EFFORT,
+        OPT_SOCKET,
+        OPT_NO_PROCD,
+        OPT_KILL_GRACE,
+        OPT_REPORT,
+        OPT_QUIET,
+        OPT_LAUNCH,
+        OPT_HELP,
+};
+
+static const struct option long_options[] = {
+        { "systemd", required_argument, NULL, OPT_SYSTEMD },
+        { "systemd-address", required_argument, NULL, OPT_SYSTEMD_ADDRESS },
+        { "systemd-timeout", required_argument, NULL, OPT_SYSTEMD_TIMEOUT },
+        { "cgroup-base", required_argument, NULL, OPT_CGROUP_BASE },
+        { "name", required_argument, NULL, OPT_NAME },
+        { "user", required_argument, NULL, OPT_USER },
+        { "group", required_argument, NULL, OPT_GROUP },
+        { "cwd", required_argument, NULL, OPT_CWD },
+        { "env", required_argument, NULL, OPT_ENV },
+        { "stdin", required_argument, NULL, OPT_STDIN },
+        { "stdout", required_argument, NULL, OPT_STDOUT },
+        { "stderr", required_argument, NULL, OPT_STDERR },
+        { "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
+        { "memory-high", required_argument, NULL, OPT_MEMORY_HIGH },
+        { "memory-swap-max", required_argument, NULL, OPT_MEMORY_SWAP_MAX },
+        { "cpus", required_argument, NULL, OPT_CPUS },
+        { "cpu-weight", required_argument, NULL, OPT_CPU_WEIGHT },
+        { "cpuset-cpus", required_argument, NULL, OPT_CPUSET_CPUS },
+        { "cpuset-mems", required_argument, NULL, OPT_CPUSET_MEMS },
+        { "pids-max", required_argument, NULL, OPT_PIDS_MAX },
+        { "io-max", required_argument, NULL, OPT_IO_MAX },
+        { "no-oom-group", no_argument, NULL, OPT_NO_OOM_GROUP },
+        { "best-effort", no_argument, NULL, OPT_BEST_EFFORT },
+        { "socket", required_argument, NULL, OPT_SOCKET },
+        { "no-procd", no_argument, NULL, OPT_NO_PROCD },
+        { "kill-grace", required_argument, NULL, OPT_KILL_GRACE },
+        { "report", required_argument, NULL, OPT_REPORT },
+        { "quiet", no_argument, NULL, OPT_QUIET },
+        { "launch", required_argument, NULL, OPT_LAUNCH },
+        { "help", no_argument, NULL, OPT_HELP },
+        { NULL, 0, NULL, 0 },
+};
+
+void st_usage(FILE *f)
+{
+        fputs("usage: procd-starter [options] -- CMD [ARGS...]\n"
+              "\n"
+              "Runs CMD in its own cgroup, applies limits, tracks the whole family, kills what\n"
+              "is left when CMD exits, prints a usage report and removes the cgroup.\n"
+              "\n"
+              "cgroup:\n"
+              "  --systemd=auto|yes|no     job cgroup in a delegated systemd scope (auto: when\n"
+              "                            /run/systemd/system exists); falls back to cgroupfs\n"
+              "  --systemd-address ADDR    D-Bus address of the manager (default: the system\n"
+              "                            manager's unix:path=/run/systemd/private)\n"
+              "  --systemd-timeout MS      wait for the scope at most MS (default 5000)\n"
+              "  --cgroup-base PATH        cgroupfs mode: parent of job cgroups (default /procd)\n"
+              "  --name NAME               job cgroup name (default job.<starter pid>)\n"
+              "process:\n"
+              "  --user USER --group GROUP drop privileges (supplementary groups of USER)\n"
+              "  --cwd DIR  --env K=V (repeatable)  --stdin/--stdout/--stderr FILE\n"
+              "limits (sizes take K/M/G suffixes or \"max\"):\n"
+              "  --memory-max SIZE  --memory-high SIZE (v2 only)  --memory-swap-max SIZE\n"
+              "  --cpus N (quota, fractional)  --cpu-weight 1..10000  --cpuset-cpus LIST\n"
+              "  --cpuset-mems LIST  --pids-max N  --io-max \"MAJ:MIN rbps=N wbps=N riops=N wiops=N\"\n"
+              "  --no-oom-group            do not set memory.oom.group=1 (v2)\n"
+              "  --best-effort             a limit whose controller is missing is a warning\n"
+              "tracking and end of job:\n"
+              "  --socket PATH             procd socket (default " "/run/procd/procd.sock" ")\n"
+              "  --no-procd                track in-process (embedded tracker)\n"
+              "  --kill-grace SECONDS      SIGTERM, then kill after this (default 5)\n"
+              "  --report FILE             write the final report as JSON\n"
+              "  --quiet                   no report on stderr\n"
+              "  --launch=auto|clone3|fork how to place the job (fork: fallback path, for tests)\n"
+              "\n"
+              "exit status: the job's; 128+N when killed by signal N; 122 when the OOM killer\n"
+              "killed a member and the job failed; 125 starter failure; 126/127 cannot execute.\n",
+              f);
+}
+
+static int bad(tr_error *err, const char *opt, const char *arg)
+{
+        return tr_error_set(err, EINVAL, "invalid value for --%s: '%s'", opt, arg);
+}
+
+static int parse_size_opt(const char *opt, const char *arg, bool *has, uint64_t *out, tr_error *err)
+{
+        if (tr_parse_size(arg, out) < 0)
+                return bad(err, opt, arg);
+        *has = true;
+        return 0;
+}
+
+int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
+{
+        memset(o, 0, sizeof *o);
+        o->cgroup_base = "/procd";
+        o->kill_grace_usec = 5000000;
+        o->systemd_timeout_ms = 5000;
+        o->limits.oom_group = true;
+        o->limits.cpu_period_usec = 100000;
+        o->env = calloc((size_t) argc + 1, sizeof *o->env);
+        if (!o->env)
+                return tr_error_set(err, ENOMEM, "out of memory");
+
+        optind = 1;
+        opterr = 0;
+        int c;
+        while ((c = getopt_long(argc, argv, "+h", long_options, NULL)) != -1) {
+                const char *name = optind > 1 && optind - 1 < argc ? argv[optind - 1] : "?";
+                char *end;
+                int r = 0;
+                switch (c) {
+                case OPT_SYSTEMD:
+                        if (strcmp(optarg, "auto") == 0)
+                                o->systemd = ST_SYSTEMD_AUTO;
+                        else if (strcmp(optarg, "yes") == 0)
+                                o->systemd = ST_SYSTEMD_YES;
+                        else if (strcmp(optarg, "no") == 0)
+                                o->systemd = ST_SYSTEMD_NO;
+                        else
+                                return bad(err, "systemd", optarg);
+                        break;
+                case OPT_SYSTEMD_ADDRESS: o->systemd_address = optarg; break;
+                case OPT_SYSTEMD_TIMEOUT: {
+                        uint64_t v;
+                        if (tr_parse_u64(optarg, &v) < 0 || v == 0 || v > 600000)
+                                return bad(err, "systemd-timeout", optarg);
+                        o->systemd_timeout_ms = (int) v;
+                        break;
+                }
+                case OPT_CGROUP_BASE:
+                        if (optarg[0] != '/' || strstr(optarg, ".."))
+                                return bad(err, "cgroup-base", optarg);
+                        o->cgroup_base = optarg;
+                        break;
+                case OPT_NAME:
+                        if (!optarg[0] || strchr(optarg, '/') || strcmp(optarg, ".") == 0 ||
+                            strcmp(optarg, "..") == 0)
+                                return bad(err, "name", optarg);
+                        o->name = optarg;
+                        break;
+                case OPT_USER: o->user = optarg; break;
+                case OPT_GROUP: o->group = optarg; break;
+                case OPT_CWD: o->cwd = optarg; break;
+                case OPT_ENV:
+                        if (!strchr(optarg, '=') || optarg[0] == '=')
+                                return bad(err, "env", optarg);
+                        o->env[o->n_env++] = optarg;
+                        break;
+                case OPT_STDIN: o->stdin_path = optarg; break;
+                case OPT_STDOUT: o->stdout_path = optarg; break;
+                case OPT_STDERR: o->stderr_path = optarg; break;
+                case OPT_MEMORY_MAX:
+                        r = parse_size_opt("memory-max", optarg, &o->limits.has_memory_max, &o->limits.memory_max, err);
+                        break;
+                case OPT_MEMORY_HIGH:
+                        r = parse_size_opt("memory-high", optarg, &o->limits.has_memory_high, &o->limits.memory_high, err);
+                        break;
+                case OPT_MEMORY_SWAP_MAX:
+                        r = parse_size_opt("memory-swap-max", optarg, &o->limits.has_memory_swap_max,
+                                           &o->limits.memory_swap_max, err);
+                        break;
+                case OPT_CPUS:
+                        errno = 0;
+                        o->limits.cpus = strtod(optarg, &end);
+                        if (errno || end == optarg || *end || !(o->limits.cpus > 0) || o->limits.cpus > 4096 ||
+                            isnan(o->limits.cpus))
+                                return bad(err, "cpus", optarg);
+                        o->limits.has_cpus = true;
+                        break;
+                case OPT_CPU_WEIGHT:
+                        if (tr_parse_u64(optarg, &o->limits.cpu_weight) < 0 || o->limits.cpu_weight < 1 ||
+                            o->limits.cpu_weight > 10000)
+                                return bad(err, "cpu-weight", optarg);
+                        o->limits.has_cpu_weight = true;
+                        break;
+                case OPT_CPUSET_CPUS:
+                        if (!optarg[0] || strspn(optarg, "0123456789,-") != strlen(optarg))
+                                return bad(err, "cpuset-cpus", optarg);
+                        o->limits.cpuset_cpus = optarg;
+                        break;
+                case OPT_CPUSET_MEMS:
+                        if (!optarg[0] || strspn(optarg, "0123456789,-") != strlen(optarg))
+                                return bad(err, "cpuset-mems", optarg);
+                        o->limits.cpuset_mems = optarg;
+                        break;
+                case OPT_PIDS_MAX:
+                        if (strcmp(optarg, "max") == 0)
+                                o->limits.pids_max = UINT64_MAX;
+                        else if (tr_parse_u64(optarg, &o->limits.pids_max) < 0 || o->limits.pids_max == 0)
+                                return bad(err, "pids-max", optarg);
+                        o->limits.has_pids_max = true;
+                        break;
+                case OPT_IO_MAX:
+                        if (o->limits.n_io_max >= ST_MAX_IO)
+                                return tr_error_set(err, EINVAL, "too many --io-max (at most %d)", ST_MAX_IO);
+                        o->limits.io_max[o->limits.n_io_max++] = optarg;
+                        break;
+                case OPT_NO_OOM_GROUP: o->limits.oom_group = false; break;
+                case OPT_BEST_EFFORT: o->best_effort = true; break;
+                case OPT_SOCKET: o->socket_path = optarg; break;
+                case OPT_NO_PROCD: o->no_procd = true; break;
+                case OPT_KILL_GRACE: {
+                        errno = 0;
+                        double s = strtod(optarg, &end);
+                        if (errno || end == optarg || *end || !(s >= 0) || s > 86400)
+                                return bad(err, "kill-grace", optarg);
+                        o->kill_grace_usec = (uint64_t) (s * 1e6);
+                        break;
+                }
+                case OPT_REPORT: o->report_path = optarg; break;
+                case OPT_QUIET: o->quiet = true; break;
+                case OPT_LAUNCH:
+                        if (strcmp(optarg, "auto") == 0)
+                                o->launch = ST_LAUNCH_AUTO;
+                        else if (strcmp(optarg, "clone3") == 0)
+                                o->launch = ST_LAUNCH_CLONE3;
+                        else if (strcmp(optarg, "fork") == 0)
+                                o->launch = ST_LAUNCH_FORK;
+                        else
+                                return bad(err, "launch", optarg);
+                        break;
+                case 'h':
+                case OPT_HELP:
+                        st_usage(stdout);
+                        return 1;
+                case ':':
+                        return tr_error_set(err, EINVAL, "option %s needs a value", name);
+                default:
+                        return tr_error_set(err, EINVAL, "unknown option %s (see --help)", name);
+                }
+                if (r < 0)
+                        return r;
+        }
+        if (optind >= argc)
+                return tr_error_set(err, EINVAL, "no command given (procd-starter [options] -- CMD ARGS...)");
+        o->argv = argv + optind;
+        return 0;
+}
+
+void st_options_free(st_options *o)
+{
+        free(o->env);
+        o->env = NULL;
+}

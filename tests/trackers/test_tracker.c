@@ -1,0 +1,322 @@
+/* test_tracker.c - tr_family: the cgroup tracker and the /proc tracker side by side, and the
+ * fallback rule, with real processes in real cgroups under the run's base. */
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testsupport.h"
+#include "trackers/tracker.h"
+#include "trackers/util.h"
+
+#define SEC 1000000ull
+
+/* Burn `usec` of this process's own CPU time. */
+static void burn_cpu(uint64_t usec)
+{
+        struct timespec t;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        uint64_t start = (uint64_t) t.tv_sec * SEC + (uint64_t) t.tv_nsec / 1000;
+        volatile uint64_t x = 0;
+        for (;;) {
+                for (int i = 0; i < 10000; i++)
+                        x += (uint64_t) i;
+                clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+                if ((uint64_t) t.tv_sec * SEC + (uint64_t) t.tv_nsec / 1000 - start >= usec)
+                        break;
+        }
+}
+
+/* Start a child that waits until the parent placed it in cg, then runs fn(arg).
+ * Returns the pid; the child's first instruction after the handshake is in the cgroup. */
+static pid_t spawn_in(tr_cgroup *cg, int (*fn)(void *), void *arg)
+{
+        int go[2];
+        if (pipe2(go, O_CLOEXEC) < 0)
+                return -errno;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                char c;
+                close(go[1]);
+                if (read(go[0], &c, 1) != 1)
+                        _exit(99);
+                _exit(fn(arg));
+        }
+        close(go[0]);
+        tr_error err = { 0 };
+        int r = tr_cgroup_attach(cg, pid, &err);
+        if (r < 0)
+                fprintf(stderr, "attach %d: %s\n", (int) pid, err.msg);
+        if (write(go[1], "g", 1) != 1)
+                r = -EIO;
+        close(go[1]);
+        if (r < 0) {
+                ts_kill_reap(pid);
+                return r;
+        }
+        return pid;
+}
+
+/* --- CPU accuracy: 20 short-lived double-forked children, 100 ms of CPU each --- */
+
+static int double_fork_burner(void)
+{
+        pid_t mid = fork();
+        if (mid < 0)
+                return -1;
+        if (mid == 0) {
+                if (fork() == 0) { /* grandchild: detached from the tree, burns, exits */
+                        setsid();
+                        burn_cpu(100000);
+                        _exit(0);
+                }
+                _exit(0); /* the middle exits at once: the burner is reparented */
+        }
+        waitpid(mid, NULL, 0);
+        return 0;
+}
+
+static int job_twenty_burners(void *arg)
+{
+        (void) arg;
+        for (int i = 0; i < 20; i++) {
+                double_fork_burner();
+                usleep(60000); /* short-lived and staggered: at most ~2 burn at once */
+        }
+        sleep(1); /* let the last burners finish */
+        return 0;
+}
+
+static void test_cpu_accuracy(void)
+{
+        if (!ts_cgroup_base())
+                return;
+        char path[256];
+        tr_error err = { 0 };
+        tr_cgroup *cg = NULL;
+        CU_ASSERT_FATAL(tr_cgroup_create(ts_hierarchies(), ts_cgroup_path(path, sizeof path, "cpu"), &cg, &err) == 0);
+
+        pid_t root = spawn_in(cg, job_twenty_burners, NULL);
+        CU_ASSERT_FATAL(root > 1);
+
+        tr_procfam_spec spec = { .root_pid = root };
+        tr_family *cgfam = NULL, *procfam = NULL;
+        CU_ASSERT_FATAL(tr_family_new(&spec, cg, &cgfam, &err) == 0);
+        CU_ASSERT_FATAL(tr_family_new(&spec, NULL, &procfam, &err) == 0); /* scans on every call */
+
+        /* the /proc tracker only knows what its scans saw: poll it as a classic procd would */
+        tr_usage pu, cu;
+        while (ts_wait(root, 50) == -ETIMEDOUT)
+                tr_family_usage(procfam, &pu, NULL);
+        tr_family_usage(procfam, &pu, NULL);
+        CU_ASSERT_FATAL(tr_family_usage(cgfam, &cu, &err) == 0);
+        CU_ASSERT(cu.cpu_usec.available);
+        CU_ASSERT(cu.cpu_usec.source & (TR_SRC_CGROUP_V2 | TR_SRC_CGROUP_V1));
+        double cg_sec = (double) cu.cpu_usec.value / 1e6;
+        double proc_sec = pu.cpu_usec.available ? (double) pu.cpu_usec.value / 1e6 : -1;
+        printf("\n    CPU of 20 x 100 ms double-forked burners: cgroup %.3f s, /proc tracker %.3f s "
+               "(truth 2.000 s; /proc misses exited and escaped CPU)\n", cg_sec, proc_sec);
+        CU_ASSERT(cg_sec >= 1.9 && cg_sec <= 2.1);
+
+        tr_kill_result kr = { 0 };
+        tr_family_kill(cgfam, 5 * SEC, &kr, NULL);
+        tr_kill_result_free(&kr);
+        CU_ASSERT(tr_cgroup_destroy(tr_family_cgroup(cgfam), 5 * SEC, &err) == 0);
+        tr_family_free(cgfam);
+        tr_family_free(procfam);
+}
+
+/* --- Fallback: the family's cgroup disappears under it --- */
+
+static int job_sleepers(void *arg)
+{
+        int n = *(int *) arg;
+        for (int i = 0; i < n; i++)
+                if (fork() == 0) {
+                        for (;;)
+                                pause();
+                }
+        for (;;)
+                pause();
+}
+
+struct log_count {
+        int lines;
+        char last[300];
+};
+
+static void count_log(void *userdata, const char *message)
+{
+        struct log_count *lc = userdata;
+        lc->lines++;
+        snprintf(lc->last, sizeof lc->last, "%s", message);
+}
+
+/* Move every process of cgroup `from` (each hierarchy) to `to`, then rmdir `from`. */
+static int move_and_remove(const tr_hierarchies *hs, const char *from, const char *to)
+{
+        for (int i = 0; i < hs->n; i++) {
+                char src[PATH_MAX], dst[PATH_MAX], procs[PATH_MAX + 32], into[PATH_MAX + 32];
+                if (tr_hierarchy_fs_path(&hs->h[i], from, src, sizeof src, NULL) < 0 ||
+                    tr_hierarchy_fs_path(&hs->h[i], to, dst, sizeof dst, NULL) < 0)
+                        continue;
+                if (access(src, F_OK) != 0)
+                        continue;
+                if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                snprintf(procs, sizeof procs, "%s/cgroup.procs", src);
+                snprintf(into, sizeof into, "%s/cgroup.procs", dst);
+                if (!hs->h[i].is_v2 && (hs->h[i].controllers & (1u << TR_CTRL_CPUSET))) {
+                        char v[256], f[PATH_MAX + 32];
+                        snprintf(f, sizeof f, "%s/cpuset.cpus", src);
+                        if (tr_read_file_at(AT_FDCWD, f, v, sizeof v, NULL) >= 0) {
+                                snprintf(f, sizeof f, "%s/cpuset.cpus", dst);
+                                tr_write_file_at(AT_FDCWD, f, v, NULL);
+                        }
+                        snprintf(f, sizeof f, "%s/cpuset.mems", src);
+                        if (tr_read_file_at(AT_FDCWD, f, v, sizeof v, NULL) >= 0) {
+                                snprintf(f, sizeof f, "%s/cpuset.mems", dst);
+                                tr_write_file_at(AT_FDCWD, f, v, NULL);
+                        }
+                }
+                FILE *fp = fopen(procs, "re");
+                long pid;
+                while (fp && fscanf(fp, "%ld", &pid) == 1) {
+                        char num[32];
+                        snprintf(num, sizeof num, "%ld", pid);
+                        tr_write_file_at(AT_FDCWD, into, num, NULL);
+                }
+                if (fp)
+                        fclose(fp);
+                if (rmdir(src) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+static void test_fallback_when_cgroup_removed(void)
+{
+        if (!ts_cgroup_base())
+                return;
+        const tr_hierarchies *hs = ts_hierarchies();
+        char path[256], moved[256];
+        ts_cgroup_path(path, sizeof path, "fb");
+        ts_cgroup_path(moved, sizeof moved, "fb-moved");
+        tr_error err = { 0 };
+        tr_cgroup *cg = NULL;
+        CU_ASSERT_FATAL(tr_cgroup_create(hs, path, &cg, &err) == 0);
+        int kids = 5;
+        pid_t root = spawn_in(cg, job_sleepers, &kids);
+        CU_ASSERT_FATAL(root > 1);
+
+        tr_procfam_spec spec = { .root_pid = root };
+        tr_family *fam = NULL;
+        struct log_count lc = { 0 };
+        CU_ASSERT_FATAL(tr_family_new(&spec, cg, &fam, &err) == 0);
+        tr_family_set_log(fam, count_log, &lc);
+
+        /* wait for the tree to be complete, through the cgroup */
+        tr_pidset m = TR_PIDSET_INIT;
+        for (int i = 0; i < 200; i++) {
+                tr_pidset_clear(&m);
+                if (tr_family_members(fam, &m, &err) >= 0 && m.n == (size_t) kids + 1)
+                        break;
+                usleep(10000);
+        }
+        CU_ASSERT_EQUAL(m.n, (size_t) kids + 1);
+        tr_usage u;
+        CU_ASSERT(tr_family_usage(fam, &u, &err) == 0);
+        CU_ASSERT(u.sources & (TR_SRC_CGROUP_V2 | TR_SRC_CGROUP_V1));
+
+        /* take the cgroup away under the family */
+        CU_ASSERT_FATAL(move_and_remove(hs, path, moved) == 0);
+
+        CU_ASSERT(tr_family_usage(fam, &u, &err) == 0);
+        CU_ASSERT(u.fallback);
+        CU_ASSERT(u.sources == TR_SRC_PROC);
+        CU_ASSERT(u.num_procs.available && u.num_procs.value == (uint64_t) kids + 1);
+        printf("\n    after removal: usage source=proc, fallback reason: %s\n", u.fallback_reason);
+
+        tr_pidset_clear(&m);
+        CU_ASSERT(tr_family_members(fam, &m, &err) >= 0);
+        CU_ASSERT_EQUAL(m.n, (size_t) kids + 1);
+
+        tr_kill_result kr = { 0 };
+        CU_ASSERT(tr_family_kill(fam, 5 * SEC, &kr, &err) >= 0);
+        CU_ASSERT(kr.empty);
+        CU_ASSERT(kr.method && strcmp(kr.method, "proc spree") == 0);
+        tr_kill_result_free(&kr);
+        waitpid(root, NULL, 0);
+        for (size_t i = 0; i < m.n; i++)
+                CU_ASSERT(!ts_alive(m.pids[i]));
+
+        /* the reason was logged once per operation, not per call */
+        CU_ASSERT(lc.lines >= 1 && lc.lines <= 3);
+        printf("    logged %d line(s), last: %s\n", lc.lines, lc.last);
+        tr_family_usage(fam, &u, NULL);
+        tr_family_usage(fam, &u, NULL);
+        CU_ASSERT(lc.lines <= 3);
+
+        tr_pidset_free(&m);
+        tr_family_free(fam);
+}
+
+/* --- A /proc family alone: the classic way --- */
+
+static void test_proc_family_kill(void)
+{
+        if (!ts_need_root("proc family kill"))
+                return;
+        int kids = 4;
+        pid_t root = ts_fork(job_sleepers, &kids);
+        CU_ASSERT_FATAL(root > 1);
+        tr_procfam_spec spec = { .root_pid = root };
+        tr_family *fam = NULL;
+        tr_error err = { 0 };
+        CU_ASSERT_FATAL(tr_family_new(&spec, NULL, &fam, &err) == 0);
+        CU_ASSERT_STRING_EQUAL(tr_family_primary_name(fam), "proc");
+        tr_pidset m = TR_PIDSET_INIT;
+        for (int i = 0; i < 200; i++) {
+                tr_pidset_clear(&m);
+                if (tr_family_members(fam, &m, &err) >= 0 && m.n == (size_t) kids + 1)
+                        break;
+                usleep(10000);
+        }
+        CU_ASSERT_EQUAL(m.n, (size_t) kids + 1);
+        tr_usage u;
+        CU_ASSERT(tr_family_usage(fam, &u, &err) == 0);
+        CU_ASSERT(!u.fallback && u.sources == TR_SRC_PROC);
+        tr_kill_result kr = { 0 };
+        CU_ASSERT(tr_family_kill(fam, 5 * SEC, &kr, &err) >= 0);
+        CU_ASSERT(kr.empty);
+        tr_kill_result_free(&kr);
+        waitpid(root, NULL, 0);
+        for (size_t i = 0; i < m.n; i++)
+                CU_ASSERT(!ts_alive(m.pids[i]));
+        tr_pidset_free(&m);
+        tr_family_free(fam);
+}
+
+int main(void)
+{
+        CU_TestInfo tests[] = {
+                { "cpu accuracy: cgroup vs /proc", test_cpu_accuracy },
+                { "fallback when the cgroup is removed", test_fallback_when_cgroup_removed },
+                { "a /proc family kills its tree", test_proc_family_kill },
+                CU_TEST_INFO_NULL,
+        };
+        CU_SuiteInfo suites[] = {
+                { "tracker", NULL, NULL, NULL, NULL, tests },
+                CU_SUITE_INFO_NULL,
+        };
+        return ts_run(suites);
+}
