@@ -36,9 +36,9 @@ int tr_cgroup_open(const tr_hierarchies *hs, const char *path, unsigned flags, t
 int tr_cgroup_open_pid(const tr_hierarchies *hs, pid_t pid, unsigned flags, tr_cgroup **out,
                        tr_error *err);
 
-/* Like tr_cgroup_open, but where `path` is missing in some hierarchy and pid sits deeper
- * there (pid's cgroup is `path` or below it), use pid's most-specific cgroup; where the
- * hierarchy holds neither, leave it out.  (TrackFamilyViaCgroup's lookup rule.) */
+/* Like tr_cgroup_open, but in each hierarchy where pid's cgroup is `path` or below it, use
+ * pid's most-specific cgroup there; elsewhere `path` itself; where the hierarchy holds
+ * neither, leave it out.  (TrackFamilyViaCgroup's lookup rule.) */
 int tr_cgroup_open_for_pid(const tr_hierarchies *hs, const char *path, pid_t pid, unsigned flags,
                            tr_cgroup **out, tr_error *err);
 

@@ -19,8 +19,16 @@
  *
  * Known limits (inherent to scanning; the integration test measures the CPU loss):
  *  - usage is as fresh as the last scan (max_age_usec);
- *  - CPU (and I/O) a member used between its last scan and its exit is lost: an exited
- *    member contributes only its last seen utime+stime;
+ *  - CPU a member used between its last scan and its exit is lost, UNLESS a live member
+ *    reaps it with wait() (the usual shell/starter case): its full CPU then reaches that
+ *    member's cutime/cstime, which usage counts (growth since first seen).  Still lost: a
+ *    member reaped by a non-member (the root reaped by the starter; orphans reaped by
+ *    init/a subreaper), by a parent that exits before the next scan, or auto-reaped
+ *    (SIGCHLD ignored: detected via sigignore; SA_NOCLDWAIT alone is not visible in /proc
+ *    and then even its last seen CPU is lost); all of it while an exclude set is in force
+ *    (classic accounting, see usage).  I/O of exited members: last seen values only;
+ *  - a member first seen with a non-zero cutime (an adopted older process): that
+ *    baseline (children reaped before we knew it) is not the family's and is excluded;
  *  - a process forked and detached (double fork, parent exits) between two scans was never
  *    seen in the tree and escapes (unless env marker / login / gid tracking catches it);
  *  - membership by env marker/login/gid matches the spec at scan time; the exclude set is
@@ -32,6 +40,8 @@
 #include "procfam.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +51,14 @@
 #include "util.h"
 
 typedef struct member {
-        pid_t pid;
+        pid_t pid, ppid;
         char state;
         bool has_io;
+        bool ignores_sigchld;  /* its children are reaped by the kernel, not waited for */
         uint64_t start_ticks;
         uint64_t utime, stime; /* ticks */
+        uint64_t cutime, cstime;   /* reaped children's CPU now (ticks) */
+        uint64_t cutime0, cstime0; /* ... when first seen as a member */
         uint64_t rss, vsize;   /* bytes */
         uint64_t io_read, io_write;
 } member;
@@ -72,8 +85,16 @@ struct tr_procfam {
         size_t *path;    /* per-scan scratch: ancestor walk */
         size_t scratch_cap;
 
+        /* classic: exited members' last seen utime/stime */
         uint64_t exited_user_ticks, exited_sys_ticks;
-        uint64_t exited_io_read, exited_io_write;
+        /* reaped-children accounting (see usage): exited members not reaped by a live
+         * member (last seen utime/stime + cutime growth), and the baselines to take back
+         * for those that were */
+        uint64_t credit_user_ticks, credit_sys_ticks;
+        uint64_t uncount_user_ticks, uncount_sys_ticks;
+        uint64_t exited_io_read, exited_io_write; /* exited members no live member reaped */
+        /* lifetime counters as last reported: reports never go down (see usage) */
+        uint64_t rep_user_ticks, rep_sys_ticks, rep_io_read, rep_io_write;
 
         long clk_tck;
         bool updated;
@@ -286,6 +307,20 @@ static int copy_exclude(tr_procfam *f, const tr_pidset *exclude)
         return 0;
 }
 
+static uint64_t sub0(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+/* Whether an exited member o was reaped by a member: its parent (as last seen) was a
+ * member then and is still a live member in the new table (f->old, k entries), and does not
+ * ignore SIGCHLD (then the kernel reaps and nothing reaches the parent's cutime). */
+static bool reaped_by_member(const tr_procfam *f, const member *o, size_t k)
+{
+        const member *was = table_find(f->m, f->n, o->ppid);
+        if (!was)
+                return false;
+        const member *now = table_find(f->old, k, o->ppid);
+        return now && now->start_ticks == was->start_ticks && is_live(now) && !now->ignores_sigchld;
+}
+
 int tr_procfam_update(tr_procfam *f, const tr_scan *scan, int marker_index, const tr_pidset *exclude)
 {
         if (copy_exclude(f, exclude) < 0 || ensure_scratch(f, scan->n) < 0)
@@ -318,13 +353,21 @@ int tr_procfam_update(tr_procfam *f, const tr_scan *scan, int marker_index, cons
                 if (f->mark[i] != M_MEMBER)
                         continue;
                 const tr_proc *p = &scan->procs[i];
+                const member *was = table_find(f->m, f->n, p->pid);
+                bool known = was && was->start_ticks == p->start_ticks;
                 f->old[k++] = (member){
                         .pid = p->pid,
+                        .ppid = p->ppid,
                         .state = p->state,
                         .has_io = p->has_io,
+                        .ignores_sigchld = (p->sigignore >> (SIGCHLD - 1)) & 1u,
                         .start_ticks = p->start_ticks,
                         .utime = p->utime_ticks,
                         .stime = p->stime_ticks,
+                        .cutime = p->cutime_ticks,
+                        .cstime = p->cstime_ticks,
+                        .cutime0 = known ? was->cutime0 : p->cutime_ticks,
+                        .cstime0 = known ? was->cstime0 : p->cstime_ticks,
                         .rss = p->rss_bytes,
                         .vsize = p->vsize_bytes,
                         .io_read = p->io_read_bytes,
@@ -346,9 +389,22 @@ int tr_procfam_update(tr_procfam *f, const tr_scan *scan, int marker_index, cons
                         continue; /* still alive, excluded now: the subfamily's */
                 f->exited_user_ticks += o->utime;
                 f->exited_sys_ticks += o->stime;
-                if (o->has_io) {
+                bool covered = reaped_by_member(f, o, k);
+                /* /proc/PID/io counts a process's reaped children too: the reaper's io
+                 * now holds the exited member's final io, its last seen io would be a
+                 * second copy */
+                if (o->has_io && !covered) {
                         f->exited_io_read += o->io_read;
                         f->exited_io_write += o->io_write;
+                }
+                if (covered) {
+                        /* its whole CPU lands in the parent's cutime/cstime, including
+                         * the baseline we never counted: take that back */
+                        f->uncount_user_ticks += o->cutime0;
+                        f->uncount_sys_ticks += o->cstime0;
+                } else {
+                        f->credit_user_ticks += o->utime + sub0(o->cutime, o->cutime0);
+                        f->credit_sys_ticks += o->stime + sub0(o->cstime, o->cstime0);
                 }
         }
 
@@ -435,30 +491,67 @@ int tr_procfam_members(tr_procfam *f, tr_pidset *out, tr_error *err)
         return 0;
 }
 
+static uint64_t max_keep(uint64_t *kept, uint64_t v)
+{
+        if (v > *kept)
+                *kept = v;
+        return *kept;
+}
+
 int tr_procfam_usage(tr_procfam *f, tr_usage *out, tr_error *err)
 {
         int r = tr_procfam_refresh(f, err);
         if (r < 0)
                 return r;
-        uint64_t ut = f->exited_user_ticks, st = f->exited_sys_ticks;
+        /* I/O: members' /proc/PID/io (which includes what they reaped) + the last seen io of
+         * exited members no live member reaped.
+         * CPU.  Classic (what HTCondor's procd does): live members' utime+stime plus exited
+         * members' last seen values; everything an exited member used after its last scan
+         * is lost.  Better, used when no exclude set is in force: a member's reaped
+         * children's CPU reaches its cutime/cstime in full at wait() time, so
+         *   live members' utime+stime + their cutime/cstime growth since first seen
+         *   + exited members that no live member reaped: last seen utime+stime+growth
+         *   - the first-seen baselines of exited members a live member reaped.
+         * With an exclude set the growth could hold a subfamily's processes reaped by a
+         * member (counted again by the subfamily), so the classic sum is used there. */
+        bool reaped = f->exclude.n == 0;
+        uint64_t ut = reaped ? f->credit_user_ticks : f->exited_user_ticks;
+        uint64_t st = reaped ? f->credit_sys_ticks : f->exited_sys_ticks;
         uint64_t rss = 0, vsize = 0, ior = f->exited_io_read, iow = f->exited_io_write, nlive = 0;
         bool io_ok = true;
         for (size_t i = 0; i < f->n; i++) {
                 const member *x = &f->m[i];
-                /* zombies still hold their final CPU times until reaped */
+                /* zombies still hold their final CPU and io counters until reaped */
                 ut += x->utime;
                 st += x->stime;
-                if (!is_live(x))
-                        continue;
-                nlive++;
-                rss += x->rss;
-                vsize += x->vsize;
+                if (reaped) {
+                        ut += sub0(x->cutime, x->cutime0);
+                        st += sub0(x->cstime, x->cstime0);
+                }
                 if (x->has_io) {
                         ior += x->io_read;
                         iow += x->io_write;
                 } else {
                         io_ok = false;
                 }
+                if (!is_live(x))
+                        continue;
+                nlive++;
+                rss += x->rss;
+                vsize += x->vsize;
+        }
+        if (reaped) {
+                ut = sub0(ut, f->uncount_user_ticks);
+                st = sub0(st, f->uncount_sys_ticks);
+        }
+        /* Lifetime counters never go down: a child reaped between the reads of its parent
+         * and of itself within one scan is missing from both for that scan (or, when its
+         * pid is below the parent's after a pid wrap, counted twice); report the max. */
+        ut = max_keep(&f->rep_user_ticks, ut);
+        st = max_keep(&f->rep_sys_ticks, st);
+        if (io_ok) {
+                ior = max_keep(&f->rep_io_read, ior);
+                iow = max_keep(&f->rep_io_write, iow);
         }
         uint64_t hz = (uint64_t) f->clk_tck;
         uint64_t uu = ut * 1000000u / hz, su = st * 1000000u / hz;
@@ -612,6 +705,19 @@ int tr_procfam_thaw(tr_procfam *f, uint64_t timeout_usec, tr_freeze_state *reach
         }
 }
 
+/* Whether the member is still running now: /proc/PID/stat with its start time, not a zombie. */
+static bool alive_now(const member *x)
+{
+        char path[64], buf[4096];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) x->pid);
+        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
+                return false;
+        tr_proc p;
+        if (tr_parse_proc_stat(buf, 4096, &p) < 0)
+                return false;
+        return p.start_ticks == x->start_ticks && p.state != 'Z' && p.state != 'X';
+}
+
 int tr_procfam_populated(tr_procfam *f, bool *populated, tr_error *err)
 {
         int r = tr_procfam_refresh(f, err);
@@ -620,8 +726,7 @@ int tr_procfam_populated(tr_procfam *f, bool *populated, tr_error *err)
         /* cheap check first: a known member still alive (pid + start, not a zombie) */
         for (size_t i = 0; i < f->n; i++) {
                 const member *x = &f->m[i];
-                uint64_t st;
-                if (is_live(x) && tr_pid_start_ticks(x->pid, &st) == 0 && st == x->start_ticks) {
+                if (is_live(x) && alive_now(x)) {
                         *populated = true;
                         return 0;
                 }

@@ -10,7 +10,8 @@
  * Known limits, inherent to scanning (stated in the API docs and measured in NOTES):
  *  - usage is as fresh as the last scan (max_age_usec);
  *  - CPU a member used between its last scan and its exit is lost: an exited member's CPU
- *    is kept only from its last seen values;
+ *    is kept only from its last seen values -- except when a live member reaps it (wait()):
+ *    its full CPU then shows in the reaper's cutime/cstime, which usage counts (procfam.c);
  *  - a double-forked, setsid'd process that appears and leaves between scans escapes.
  */
 #pragma once
@@ -58,8 +59,11 @@ int tr_procfam_set_seeds(tr_procfam *f, const tr_pidset *pids);
 
 /* After tr_procfam_refresh (done inside when stale): */
 int tr_procfam_members(tr_procfam *f, tr_pidset *out, tr_error *err);
-/* CPU = live members' utime+stime + exited members' last seen values; rss/vsize/io summed
- * over live members; num_procs.  Fields marked TR_SRC_PROC. */
+/* CPU = live members' utime+stime + exited members' last seen values, plus (when no
+ * exclude set is in force) the CPU of members reaped by live members, taken from the
+ * reapers' cutime/cstime growth; rss/vsize summed over live members; io = members' io
+ * (which includes what they reaped) + last seen io of exited members no member reaped;
+ * num_procs = live members.  CPU and io reports never decrease.  Fields TR_SRC_PROC. */
 int tr_procfam_usage(tr_procfam *f, tr_usage *out, tr_error *err);
 /* Signal every member (pid + start time checked through a pidfd). */
 int tr_procfam_signal(tr_procfam *f, int sig, tr_error *err);
@@ -71,5 +75,6 @@ int tr_procfam_freeze(tr_procfam *f, uint64_t timeout_usec, tr_freeze_state *rea
 int tr_procfam_thaw(tr_procfam *f, uint64_t timeout_usec, tr_freeze_state *reached, tr_error *err);
 int tr_procfam_populated(tr_procfam *f, bool *populated, tr_error *err);
 
-/* CPU (usec) kept from members seen earlier that have since exited (for tests/NOTES). */
+/* CPU (usec) kept from members seen earlier that have since exited, by their last seen
+ * utime+stime only (the classic accounting; for tests/NOTES). */
 uint64_t tr_procfam_exited_cpu_usec(const tr_procfam *f);

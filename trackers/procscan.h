@@ -27,6 +27,8 @@ typedef struct tr_proc {
         char state;                 /* R S D Z T ... */
         uint64_t start_ticks;       /* since boot, clock ticks: identity with pid */
         uint64_t utime_ticks, stime_ticks;
+        uint64_t cutime_ticks, cstime_ticks; /* CPU of waited-for (reaped) children */
+        uint64_t sigignore;         /* ignored signals bitmap (bit sig-1); 0 when absent */
         uint64_t vsize_bytes, rss_bytes;
         bool has_status;            /* uid and groups are valid */
         uid_t uid;                  /* real uid */
@@ -59,8 +61,8 @@ int tr_scan_take_at(int proc_dirfd, tr_scan *scan, const tr_scan_opts *opts, tr_
 const tr_proc *tr_scan_find(const tr_scan *scan, pid_t pid); /* NULL when absent */
 void tr_scan_free(tr_scan *scan);
 
-/* /proc/PID/stat text -> pid, ppid, pgrp, session, state, utime, stime, start, vsize,
- * rss (pages * page_size).  comm may hold spaces and ')'. */
+/* /proc/PID/stat text -> pid, ppid, pgrp, session, state, utime, stime, cutime, cstime,
+ * start, vsize, rss (pages * page_size), sigignore.  comm may hold spaces and ')'. */
 int tr_parse_proc_stat(const char *text, long page_size, tr_proc *out);
 /* /proc/PID/status text -> uid (Uid: real), groups (Groups:); sets has_status. */
 int tr_parse_proc_status(const char *text, tr_proc *out);

@@ -39,9 +39,10 @@ static void job(void)
         if (fork() == 0) {
                 if (fork() == 0) {
                         setsid();
-                        char *big = malloc(64u << 20);
-                        if (big)
-                                memset(big, 1, 64u << 20); /* 64 MiB resident */
+                        /* 64 MiB resident; volatile, or the compiler drops the unused buffer */
+                        volatile char *big = malloc(64u << 20);
+                        for (size_t off = 0; big && off < (64u << 20); off += 4096)
+                                big[off] = 1;
                         worker(10);
                 }
                 _exit(0);

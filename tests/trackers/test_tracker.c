@@ -68,8 +68,9 @@ static pid_t spawn_in(tr_cgroup *cg, int (*fn)(void *), void *arg)
 
 /* --- CPU accuracy: 20 short-lived double-forked children, 100 ms of CPU each --- */
 
-static int double_fork_burner(void)
+static int double_fork_burner(int done_fd)
 {
+        (void) done_fd; /* inherited open by the burner: EOF on the pipe = every burner exited */
         pid_t mid = fork();
         if (mid < 0)
                 return -1;
@@ -88,11 +89,17 @@ static int double_fork_burner(void)
 static int job_twenty_burners(void *arg)
 {
         (void) arg;
+        int done[2];
+        if (pipe(done) < 0)
+                return 1;
         for (int i = 0; i < 20; i++) {
-                double_fork_burner();
+                double_fork_burner(done[1]);
                 usleep(60000); /* short-lived and staggered: at most ~2 burn at once */
         }
-        sleep(1); /* let the last burners finish */
+        close(done[1]);
+        char c;
+        while (read(done[0], &c, 1) > 0) /* returns 0 once the last burner has exited */
+                ;
         return 0;
 }
 
@@ -137,7 +144,7 @@ static void test_cpu_accuracy(void)
 
 /* --- Fallback: the family's cgroup disappears under it --- */
 
-static int job_sleepers(void *arg)
+__attribute__((noreturn)) static int job_sleepers(void *arg)
 {
         int n = *(int *) arg;
         for (int i = 0; i < n; i++)
@@ -254,11 +261,15 @@ static void test_fallback_when_cgroup_removed(void)
         CU_ASSERT(tr_family_kill(fam, 5 * SEC, &kr, &err) >= 0);
         CU_ASSERT(kr.empty);
         CU_ASSERT(kr.method && strcmp(kr.method, "proc spree") == 0);
-        tr_kill_result_free(&kr);
-        waitpid(root, NULL, 0);
+        if (ts_wait(root, 5000) < 0) {
+                CU_FAIL("the root survived the /proc kill");
+                printf("    kill said: method %s, empty %d, error %s\n", kr.method ? kr.method : "?", kr.empty, err.msg);
+                ts_kill_reap(root);
+        }
         for (size_t i = 0; i < m.n; i++)
                 CU_ASSERT(!ts_alive(m.pids[i]));
 
+        tr_kill_result_free(&kr);
         /* the reason was logged once per operation, not per call */
         CU_ASSERT(lc.lines >= 1 && lc.lines <= 3);
         printf("    logged %d line(s), last: %s\n", lc.lines, lc.last);
@@ -299,7 +310,10 @@ static void test_proc_family_kill(void)
         CU_ASSERT(tr_family_kill(fam, 5 * SEC, &kr, &err) >= 0);
         CU_ASSERT(kr.empty);
         tr_kill_result_free(&kr);
-        waitpid(root, NULL, 0);
+        if (ts_wait(root, 5000) < 0) {
+                CU_FAIL("the root survived the /proc kill");
+                ts_kill_reap(root);
+        }
         for (size_t i = 0; i < m.n; i++)
                 CU_ASSERT(!ts_alive(m.pids[i]));
         tr_pidset_free(&m);

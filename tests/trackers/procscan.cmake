@@ -1,0 +1,3 @@
+# /proc scanner and /proc families (trackers/procscan.c, trackers/procfam.c).
+procd_add_test(NAME test_procscan SOURCES test_procscan.c LIBS trackers LABELS unit)
+procd_add_test(NAME test_procfam SOURCES test_procfam.c LIBS trackers LABELS "unit;integration" TIMEOUT 180)

@@ -1,0 +1,293 @@
+/* test_cgparse.c - every parser of cgparse.h on the v2, hybrid and v1 fixture sets (unit). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testsupport.h"
+#include "trackers/cgparse.h"
+#include "trackers/util.h"
+
+#define ASSERT_FIELD(u, f, v, src)                                                            \
+        do {                                                                                  \
+                CU_ASSERT_TRUE((u).f.available);                                              \
+                CU_ASSERT_EQUAL((u).f.value, (uint64_t) (v));                                 \
+                CU_ASSERT_EQUAL((u).f.source, (src));                                         \
+        } while (0)
+
+static void test_keyed_u64(void)
+{
+        _cleanup_free_ char *ev = ts_read_fixture("v2/memory.events");
+        uint64_t v = 0;
+        CU_ASSERT_EQUAL(tr_keyed_u64(ev, "max", &v), 0);
+        CU_ASSERT_EQUAL(v, 41);
+        CU_ASSERT_EQUAL(tr_keyed_u64(ev, "oom", &v), 0); /* not confused with oom_kill */
+        CU_ASSERT_EQUAL(v, 3);
+        CU_ASSERT_EQUAL(tr_keyed_u64(ev, "oom_group_kill", &v), 0);
+        CU_ASSERT_EQUAL(v, 1);
+        CU_ASSERT_EQUAL(tr_keyed_u64(ev, "missing", &v), -ENOENT);
+        CU_ASSERT_EQUAL(tr_keyed_u64(ev, "oo", &v), -ENOENT);
+        CU_ASSERT_EQUAL(tr_keyed_u64("a x\n", "a", &v), -EINVAL);
+        CU_ASSERT_EQUAL(tr_keyed_u64("a 12x\n", "a", &v), -EINVAL);
+        CU_ASSERT_EQUAL(tr_keyed_u64("a 7", "a", &v), 0); /* no final newline */
+        CU_ASSERT_EQUAL(v, 7);
+        CU_ASSERT_EQUAL(tr_keyed_u64("", "a", &v), -ENOENT);
+        _cleanup_free_ char *pe = ts_read_fixture("hybrid/pids.events");
+        CU_ASSERT_EQUAL(tr_keyed_u64(pe, "max", &v), 0);
+        CU_ASSERT_EQUAL(v, 0);
+}
+
+/* ---- v2 ---- */
+
+static void test_v2_cpu_stat(void)
+{
+        _cleanup_free_ char *t = ts_read_fixture("v2/cpu.stat");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpu_stat(t, &u), 0);
+        ASSERT_FIELD(u, cpu_usec, 8123456, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, cpu_user_usec, 6100000, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, cpu_system_usec, 2023456, TR_SRC_CGROUP_V2);
+        CU_ASSERT_EQUAL(u.sources, TR_SRC_CGROUP_V2);
+        CU_ASSERT_FALSE(u.memory_current_bytes.available);
+        /* a missing key leaves the field unavailable */
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL(tr_parse_cpu_stat("nr_periods 0\n", &u), 0);
+        CU_ASSERT_FALSE(u.cpu_usec.available);
+        CU_ASSERT_EQUAL(tr_parse_cpu_stat("usage_usec abc\n", &u), -EINVAL);
+}
+
+static void test_v2_memory_stat(void)
+{
+        _cleanup_free_ char *t = ts_read_fixture("v2/memory.stat");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_stat_v2(t, &u), 0);
+        ASSERT_FIELD(u, memory_anon_bytes, 209715200, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, memory_shmem_bytes, 10485760, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, memory_file_bytes, 52428800 - 10485760, TR_SRC_CGROUP_V2); /* cache apart from shmem */
+        ASSERT_FIELD(u, rss_bytes, 209715200 + 10485760, TR_SRC_CGROUP_V2);
+        CU_ASSERT_FALSE(u.memory_current_bytes.available);
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL(tr_parse_memory_stat_v2("anon 10\n", &u), 0);
+        ASSERT_FIELD(u, rss_bytes, 10, TR_SRC_CGROUP_V2);
+        CU_ASSERT_FALSE(u.memory_file_bytes.available);
+        CU_ASSERT_EQUAL(tr_parse_memory_stat_v2("anon -1\n", &u), -EINVAL);
+}
+
+static void test_v2_memory_events(void)
+{
+        _cleanup_free_ char *t = ts_read_fixture("v2/memory.events");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_events(t, &u), 0);
+        ASSERT_FIELD(u, oom_kills, 2, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, oom_group_kills, 1, TR_SRC_CGROUP_V2);
+        tr_usage_init(&u);
+        /* before 5.x there is no oom_group_kill */
+        CU_ASSERT_EQUAL(tr_parse_memory_events("low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n", &u), 0);
+        ASSERT_FIELD(u, oom_kills, 0, TR_SRC_CGROUP_V2);
+        CU_ASSERT_FALSE(u.oom_group_kills.available);
+}
+
+static void test_v2_io_stat(void)
+{
+        _cleanup_free_ char *t = ts_read_fixture("v2/io.stat");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_io_stat(t, &u), 0);
+        ASSERT_FIELD(u, io_read_bytes, 1459200 + 40960, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, io_write_bytes, 314773504 + 4096, TR_SRC_CGROUP_V2);
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL(tr_parse_io_stat("", &u), 0); /* no I/O yet: no lines, zero */
+        ASSERT_FIELD(u, io_read_bytes, 0, TR_SRC_CGROUP_V2);
+        CU_ASSERT_EQUAL(tr_parse_io_stat("garbage\n", &u), -EINVAL);
+        CU_ASSERT_EQUAL(tr_parse_io_stat("8:0 rbytes=x\n", &u), -EINVAL);
+        CU_ASSERT_EQUAL(tr_parse_io_stat("8:0 rbytes\n", &u), -EINVAL);
+}
+
+static void check_pressure(const char *rel, uint64_t some, uint64_t full)
+{
+        _cleanup_free_ char *t = ts_read_fixture(rel);
+        uint64_t s = 1, f = 1;
+        bool has_full = false;
+        CU_ASSERT_EQUAL_FATAL(tr_parse_pressure(t, &s, &f, &has_full), 0);
+        CU_ASSERT_EQUAL(s, some);
+        CU_ASSERT_TRUE(has_full);
+        CU_ASSERT_EQUAL(f, full);
+}
+
+static void test_pressure(void)
+{
+        check_pressure("v2/cpu.pressure", 173504, 61201);
+        check_pressure("v2/memory.pressure", 2049, 1870);
+        check_pressure("v2/io.pressure", 90213, 88104);
+        check_pressure("hybrid/cpu.pressure", 239, 104);
+        check_pressure("hybrid/memory.pressure", 0, 0);
+        check_pressure("hybrid/io.pressure", 578, 511);
+        uint64_t s, f;
+        bool has_full = true;
+        /* cpu.pressure before 5.13 has no "full" line */
+        CU_ASSERT_EQUAL(tr_parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n", &s, &f, &has_full), 0);
+        CU_ASSERT_EQUAL(s, 5);
+        CU_ASSERT_FALSE(has_full);
+        CU_ASSERT_EQUAL(tr_parse_pressure("", &s, &f, &has_full), -EINVAL);
+        CU_ASSERT_EQUAL(tr_parse_pressure("some avg10=0.00\n", &s, &f, &has_full), -EINVAL);
+}
+
+static void test_cgroup_events(void)
+{
+        int p = 9, f = 9;
+        _cleanup_free_ char *v2 = ts_read_fixture("v2/cgroup.events");
+        CU_ASSERT_EQUAL(tr_parse_cgroup_events(v2, &p, &f), 0);
+        CU_ASSERT_EQUAL(p, 1);
+        CU_ASSERT_EQUAL(f, 0);
+        _cleanup_free_ char *hy = ts_read_fixture("hybrid/cgroup.events");
+        CU_ASSERT_EQUAL(tr_parse_cgroup_events(hy, &p, &f), 0);
+        CU_ASSERT_EQUAL(p, 1);
+        CU_ASSERT_EQUAL(f, 0);
+        CU_ASSERT_EQUAL(tr_parse_cgroup_events("populated 0\n", &p, &f), 0); /* before 5.2: no frozen */
+        CU_ASSERT_EQUAL(p, 0);
+        CU_ASSERT_EQUAL(f, -1);
+        CU_ASSERT_EQUAL(tr_parse_cgroup_events("populated 0\nfrozen 1\n", &p, &f), 0);
+        CU_ASSERT_EQUAL(f, 1);
+        CU_ASSERT_EQUAL(tr_parse_cgroup_events("", &p, &f), 0);
+        CU_ASSERT_EQUAL(p, -1);
+        CU_ASSERT_EQUAL(tr_parse_cgroup_events("populated x\n", &p, &f), -EINVAL);
+}
+
+/* ---- hybrid (captured) ---- */
+
+static void test_hybrid_cpu(void)
+{
+        _cleanup_free_ char *cs = ts_read_fixture("hybrid/cpu.stat");
+        _cleanup_free_ char *st = ts_read_fixture("hybrid/cpuacct.stat");
+        _cleanup_free_ char *us = ts_read_fixture("hybrid/cpuacct.usage");
+        tr_usage a, b;
+        tr_usage_init(&a);
+        tr_usage_init(&b);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpu_stat(cs, &a), 0);
+        ASSERT_FIELD(a, cpu_usec, 154978, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(a, cpu_user_usec, 127161, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(a, cpu_system_usec, 27816, TR_SRC_CGROUP_V2);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpuacct_stat(st, 100, &b), 0);
+        ASSERT_FIELD(b, cpu_user_usec, 120000, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(b, cpu_system_usec, 20000, TR_SRC_CGROUP_V1);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpuacct_usage(us, &b), 0);
+        ASSERT_FIELD(b, cpu_usec, 154978, TR_SRC_CGROUP_V1);
+        /* captured together: v2 core accounting and v1 cpuacct agree */
+        CU_ASSERT_EQUAL(a.cpu_usec.value, b.cpu_usec.value);
+        CU_ASSERT_EQUAL(tr_parse_cpuacct_stat(st, 0, &b), -EINVAL);
+        CU_ASSERT_EQUAL(tr_parse_cpuacct_usage("12a\n", &b), -EINVAL);
+}
+
+static void test_hybrid_memory(void)
+{
+        _cleanup_free_ char *t = ts_read_fixture("hybrid/memory.stat");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_stat_v1(t, &u), 0);
+        ASSERT_FIELD(u, memory_anon_bytes, 40443904, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, memory_shmem_bytes, 0, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, memory_file_bytes, 651264, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, rss_bytes, 40443904, TR_SRC_CGROUP_V1);
+        _cleanup_free_ char *oc = ts_read_fixture("hybrid/memory.oom_control");
+        uint64_t k = 9;
+        CU_ASSERT_EQUAL(tr_parse_oom_control_v1(oc, &k), 0);
+        CU_ASSERT_EQUAL(k, 0);
+        _cleanup_free_ char *cur = ts_read_fixture("hybrid/memory.usage_in_bytes");
+        uint64_t v;
+        CU_ASSERT_EQUAL(tr_parse_u64(cur, &v), 0);
+        CU_ASSERT(v >= 40443904); /* charged memory includes rss */
+}
+
+static void test_hybrid_blkio(void)
+{
+        _cleanup_free_ char *t = ts_read_fixture("hybrid/blkio.throttle.io_service_bytes_recursive");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_blkio_bytes(t, &u), 0);
+        ASSERT_FIELD(u, io_read_bytes, 0, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, io_write_bytes, 2097152, TR_SRC_CGROUP_V1);
+        /* "Total 0" alone: a cgroup without I/O */
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL(tr_parse_blkio_bytes("Total 0\n", &u), 0);
+        ASSERT_FIELD(u, io_read_bytes, 0, TR_SRC_CGROUP_V1);
+        CU_ASSERT_EQUAL(tr_parse_blkio_bytes("8:0 Read x\n", &u), -EINVAL);
+        CU_ASSERT_EQUAL(tr_parse_blkio_bytes("junk line here\n", &u), -EINVAL);
+}
+
+/* ---- v1 (from the docs) ---- */
+
+static void test_v1_cpuacct(void)
+{
+        _cleanup_free_ char *st = ts_read_fixture("v1/cpuacct.stat");
+        _cleanup_free_ char *us = ts_read_fixture("v1/cpuacct.usage");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpuacct_stat(st, 100, &u), 0);
+        ASSERT_FIELD(u, cpu_user_usec, 47210000, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, cpu_system_usec, 13080000, TR_SRC_CGROUP_V1);
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpuacct_stat(st, 250, &u), 0);
+        ASSERT_FIELD(u, cpu_user_usec, 18884000, TR_SRC_CGROUP_V1);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpuacct_usage(us, &u), 0);
+        ASSERT_FIELD(u, cpu_usec, 62310048, TR_SRC_CGROUP_V1);
+}
+
+static void test_v1_memory(void)
+{
+        _cleanup_free_ char *t = ts_read_fixture("v1/memory.stat");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_stat_v1(t, &u), 0);
+        /* total_* (hierarchical), not the cgroup's own rss 4096 / cache 1048576 */
+        ASSERT_FIELD(u, memory_anon_bytes, 524288000, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, memory_shmem_bytes, 16777216, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, memory_file_bytes, 115343360 - 16777216, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, rss_bytes, 524288000 + 16777216, TR_SRC_CGROUP_V1);
+        /* without total_* lines: the plain keys */
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL(tr_parse_memory_stat_v1("cache 100\nrss 50\nshmem 10\n", &u), 0);
+        ASSERT_FIELD(u, rss_bytes, 60, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, memory_file_bytes, 90, TR_SRC_CGROUP_V1);
+        _cleanup_free_ char *oc = ts_read_fixture("v1/memory.oom_control");
+        uint64_t k = 0;
+        CU_ASSERT_EQUAL(tr_parse_oom_control_v1(oc, &k), 0);
+        CU_ASSERT_EQUAL(k, 1);
+        CU_ASSERT_EQUAL(tr_parse_oom_control_v1("oom_kill_disable 0\nunder_oom 0\n", &k), -EINVAL);
+}
+
+static void test_v1_blkio(void)
+{
+        _cleanup_free_ char *t = ts_read_fixture("v1/blkio.throttle.io_service_bytes_recursive");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_blkio_bytes(t, &u), 0);
+        ASSERT_FIELD(u, io_read_bytes, 1048576 + 524288, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, io_write_bytes, 3145728, TR_SRC_CGROUP_V1);
+}
+
+int main(void)
+{
+        CU_TestInfo tests[] = {
+                { "keyed_u64", test_keyed_u64 },
+                { "v2_cpu_stat", test_v2_cpu_stat },
+                { "v2_memory_stat", test_v2_memory_stat },
+                { "v2_memory_events", test_v2_memory_events },
+                { "v2_io_stat", test_v2_io_stat },
+                { "pressure_v2_hybrid", test_pressure },
+                { "cgroup_events", test_cgroup_events },
+                { "hybrid_cpu", test_hybrid_cpu },
+                { "hybrid_memory", test_hybrid_memory },
+                { "hybrid_blkio", test_hybrid_blkio },
+                { "v1_cpuacct", test_v1_cpuacct },
+                { "v1_memory", test_v1_memory },
+                { "v1_blkio", test_v1_blkio },
+                CU_TEST_INFO_NULL,
+        };
+        CU_SuiteInfo suites[] = {
+                { "cgparse", NULL, NULL, NULL, NULL, tests },
+                CU_SUITE_INFO_NULL,
+        };
+        return ts_run(suites);
+}
