@@ -25,7 +25,7 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure $(CTEST_ARGS)
 
 demo: build
-	$(BUILD_DIR)/tests/demo/procd-demo
+	tests/demo/demo.sh $(BUILD_DIR)
 
 sanitize: deps
 	cmake -S . -B $(SAN_DIR) -DPROCD_SANITIZE=ON
@@ -34,6 +34,8 @@ sanitize: deps
 
 bench: build
 	$(BUILD_DIR)/tests/bench/bench-trackers
+	$(BUILD_DIR)/tests/bench/bench-starter
+	$(BUILD_DIR)/tests/bench/bench-procd --short
 
 clean:
 	rm -rf $(BUILD_DIR) $(SAN_DIR)

@@ -2,7 +2,8 @@
  *
  * The root family is procd's parent (or --root-pid); every registered subfamily has a root
  * process (pid + start time), an optional watcher (a pidfd in the GLib main loop: its exit
- * unregisters the family), a max snapshot interval, a parent family and its tracking
+ * unregisters the family; only where pidfd_open is missing - kernel < 5.3, valgrind - is
+ * it checked once a second by start time), a max snapshot interval, a parent family and its tracking
  * methods.  Each family owns a tr_family (trackers/tracker.h) doing the real work.
  *
  * /proc snapshots: one shared tr_scan feeds every /proc-tracked family
@@ -41,7 +42,8 @@ struct pd_family {
         uint64_t root_start_ticks;
         uid_t root_uid;           /* last seen real uid of the root process */
         pid_t watcher_pid;        /* 0: no watcher */
-        int watcher_pidfd;
+        int watcher_pidfd;        /* -1 without pidfd_open: then polled by start time */
+        uint64_t watcher_start_ticks;
         guint watcher_source;
         uint32_t interval_sec;    /* max snapshot interval */
         pd_family *parent;        /* NULL for the root family */
@@ -61,6 +63,8 @@ struct pd_family {
         bool proc_tracked;        /* answered by the /proc tracker (no cgroup) */
         uint64_t updated_usec;    /* last shared-snapshot update (proc_tracked), 0: never */
         tr_pidset last_members;   /* from the last snapshot (normalized) */
+        bool counted, counted_proc; /* registry bookkeeping for the timer rule */
+        uint32_t counted_interval;
 };
 
 typedef void (*pd_registry_log_fn)(void *userdata, const char *message);
@@ -98,7 +102,8 @@ int pd_registry_ensure_fresh(pd_registry *r, pd_family *f, tr_error *err);
 
 /* Current members of f (cgroup: read now; /proc: the last snapshot). */
 int pd_registry_members(pd_registry *r, pd_family *f, tr_pidset *out, tr_error *err);
-/* The most specific family holding pid, or NULL. */
+/* The most specific family holding pid (the root family included), or NULL.  cgroup
+ * families match by pid's cgroup path, /proc families by the last snapshot. */
 pd_family *pd_registry_family_of(pd_registry *r, pid_t pid);
 
 /* f and its subfamilies, subfamilies first (post-order). */
@@ -117,3 +122,7 @@ void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata);
 
 /* The interval the snapshot timer runs at now (0: not running). */
 uint32_t pd_registry_timer_interval(const pd_registry *r);
+
+/* Small /proc readers: parent pid and real uid of pid; -ESRCH when gone. */
+int pd_proc_ppid(pid_t pid, pid_t *ppid);
+int pd_proc_uid(pid_t pid, uid_t *uid);

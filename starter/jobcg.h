@@ -22,11 +22,10 @@ typedef struct st_jobcg st_jobcg;
 
 typedef struct st_jobcg_ops {
         const char *name; /* "cgroupfs", "systemd" */
-        /* Decide (and for systemd create) <top>; fill jc->top.  Called once. */
+        /* Decide (and for systemd create) <top>; fill jc->top.  A strategy whose own
+         * process sits in <top> (the systemd helper) moves it into <top>/starter here, before
+         * any controller is enabled below <top>, sets helper_pid and want_starter_leaf. */
         int (*setup)(st_jobcg *jc, const st_options *o, tr_error *err);
-        /* After the job subtree is built: move the strategy's own processes (the systemd
-         * helper) into jc->starter. */
-        int (*adopt)(st_jobcg *jc, tr_error *err);
         /* After the job leaf is destroyed: release what setup made (helper, scope). */
         void (*teardown)(st_jobcg *jc);
 } st_jobcg_ops;
@@ -45,6 +44,7 @@ struct st_jobcg {
         tr_cgroup *starter;       /* handle of <top>/starter, or NULL */
         bool top_created[TR_MAX_HIER]; /* <top> did not exist before in hierarchy i */
         bool want_starter_leaf;
+        pid_t helper_pid;         /* a process of the strategy to keep in <top>/starter */
         void *priv;               /* strategy state */
 };
 

@@ -187,17 +187,6 @@ static bool path_ok(const char *path)
         return true;
 }
 
-/* Whether `path` is `prefix` or below it (component-wise). */
-static bool path_under(const char *path, const char *prefix)
-{
-        size_t n = strlen(prefix);
-        while (n > 1 && prefix[n - 1] == '/')
-                n--;
-        if (n == 1 && prefix[0] == '/')
-                return path[0] == '/';
-        return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static tr_cgroup *cg_new(const tr_hierarchies *hs, unsigned flags)
 {
         tr_cgroup *cg = calloc(1, sizeof *cg);
@@ -297,7 +286,7 @@ int tr_cgroup_open_for_pid(const tr_hierarchies *hs, const char *path, pid_t pid
                 /* pid's own cgroup wins where it is `path` or below it: the family is tied
                  * to its most-specific cgroup (without path: always pid's cgroup); elsewhere
                  * `path` as named, when this hierarchy has it. */
-                if (pc.paths[i] && (!path || path_under(pc.paths[i], path)))
+                if (pc.paths[i] && (!path || tr_cgroup_path_under(pc.paths[i], path)))
                         r = open_one(cg, i, pc.paths[i], err);
                 else
                         r = path ? open_one(cg, i, path, err) : 1;
@@ -929,26 +918,29 @@ static int do_thaw(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reache
         }
 }
 
-int tr_cgroup_freeze(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reached, tr_error *err)
+static int freeze_or_thaw(tr_cgroup *cg, bool freeze, uint64_t timeout_usec, tr_freeze_state *reached,
+                          tr_error *err)
 {
+        const char *what = freeze ? "freeze" : "thaw";
         tr_freeze_state dummy;
-        int r = check_may_act(cg, "freeze", false, err);
+        int r = check_may_act(cg, what, false, err);
         if (r == 0)
-                r = check_exists(cg, "freeze", err);
+                r = check_exists(cg, what, err);
         if (r < 0)
                 return r;
-        return do_freeze(cg, timeout_usec, reached ? reached : &dummy, err);
+        if (!reached)
+                reached = &dummy;
+        return freeze ? do_freeze(cg, timeout_usec, reached, err) : do_thaw(cg, timeout_usec, reached, err);
+}
+
+int tr_cgroup_freeze(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reached, tr_error *err)
+{
+        return freeze_or_thaw(cg, true, timeout_usec, reached, err);
 }
 
 int tr_cgroup_thaw(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reached, tr_error *err)
 {
-        tr_freeze_state dummy;
-        int r = check_may_act(cg, "thaw", false, err);
-        if (r == 0)
-                r = check_exists(cg, "thaw", err);
-        if (r < 0)
-                return r;
-        return do_thaw(cg, timeout_usec, reached ? reached : &dummy, err);
+        return freeze_or_thaw(cg, false, timeout_usec, reached, err);
 }
 
 /* ---- signal / kill ----------------------------------------------------------------- */

@@ -378,8 +378,7 @@ int tr_pid_cgroups_read(const tr_hierarchies *hs, pid_t pid, tr_pid_cgroups *out
         return tr_pid_cgroups_parse(hs, text, out, err);
 }
 
-/* Whether `path` is `prefix` or below it (component-wise). */
-static bool path_under(const char *path, const char *prefix)
+bool tr_cgroup_path_under(const char *path, const char *prefix)
 {
         size_t n = strlen(prefix);
         while (n > 1 && prefix[n - 1] == '/')
@@ -393,7 +392,7 @@ int tr_hierarchy_fs_path(const tr_hierarchy *h, const char *cg_path, char *buf, 
 {
         if (!cg_path || cg_path[0] != '/')
                 return tr_error_set(err, EINVAL, "cgroup path '%s' is not absolute", cg_path ? cg_path : "");
-        if (!path_under(cg_path, h->mount_root))
+        if (!tr_cgroup_path_under(cg_path, h->mount_root))
                 return tr_error_set(err, ENOENT, "cgroup %s lies outside mount %s (root %s)", cg_path,
                                     h->mount_point, h->mount_root);
         const char *rest = cg_path;
@@ -426,12 +425,12 @@ bool tr_cgroup_holds_self(const tr_hierarchies *hs, int i, const char *cg_path)
         if (!*p)
                 return true; /* the hierarchy root */
         const tr_hierarchy *h = &hs->h[i];
-        if (strcmp(h->mount_root, "/") != 0 && path_under(h->mount_root, cg_path))
+        if (strcmp(h->mount_root, "/") != 0 && tr_cgroup_path_under(h->mount_root, cg_path))
                 return true; /* the root of what this mount shows, or above it */
         tr_pid_cgroups pc;
         if (tr_pid_cgroups_read(hs, 0, &pc, NULL) < 0)
                 return true;
-        bool held = pc.paths[i] && path_under(pc.paths[i], cg_path);
+        bool held = pc.paths[i] && tr_cgroup_path_under(pc.paths[i], cg_path);
         tr_pid_cgroups_clear(&pc);
         return held;
 }

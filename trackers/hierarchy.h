@@ -93,6 +93,10 @@ void tr_pid_cgroups_clear(tr_pid_cgroups *pc);
  * this mount shows. */
 int tr_hierarchy_fs_path(const tr_hierarchy *h, const char *cg_path, char *buf, size_t size, tr_error *err);
 
+/* Whether cgroup path `path` is `prefix` or below it, component-wise ("/a/bc" is not under
+ * "/a/b"). */
+bool tr_cgroup_path_under(const char *path, const char *prefix);
+
 /* True when cgroup `cg_path` of hierarchy i is the hierarchy root, or equals or is an
  * ancestor of the calling process's cgroup there (so freezing/killing it would hit us).
  * Reads /proc/self/cgroup. */

@@ -22,6 +22,11 @@ int tr_pread_all(int fd, char *buf, size_t size)
                 if (n == 0)
                         break;
                 off += (size_t) n;
+                /* cgroup (kernfs) and /proc files are seq_files: one read fills the buffer
+                 * up to EOF, so a short read is EOF.  This saves the second pread that would
+                 * only return 0 (half the syscalls of a usage call). */
+                if (off < size - 1)
+                        break;
                 if (off == size - 1) {
                         char c;
                         ssize_t more = pread(fd, &c, 1, (off_t) off);

@@ -325,6 +325,17 @@ static void test_live_discover_holds_self(void)
         tr_pid_cgroups_clear(&pc);
 }
 
+static void test_path_under(void)
+{
+        CU_ASSERT_TRUE(tr_cgroup_path_under("/a/b", "/a/b"));
+        CU_ASSERT_TRUE(tr_cgroup_path_under("/a/b/c", "/a/b"));
+        CU_ASSERT_TRUE(tr_cgroup_path_under("/a/b/c", "/a/b/"));
+        CU_ASSERT_TRUE(tr_cgroup_path_under("/x", "/"));
+        CU_ASSERT_FALSE(tr_cgroup_path_under("/a/bc", "/a/b"));
+        CU_ASSERT_FALSE(tr_cgroup_path_under("/a", "/a/b"));
+        CU_ASSERT_FALSE(tr_cgroup_path_under("/b/a", "/a"));
+}
+
 int main(void)
 {
         CU_TestInfo unit[] = {
@@ -339,6 +350,7 @@ int main(void)
                 { "pid_cgroups_hybrid", test_pid_cgroups_hybrid },
                 { "pid_cgroups_v1", test_pid_cgroups_v1 },
                 { "fs_path_mount_root", test_fs_path_mount_root },
+                { "path_under", test_path_under },
                 { "live_discover_holds_self", test_live_discover_holds_self },
                 CU_TEST_INFO_NULL,
         };

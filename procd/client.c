@@ -1,0 +1,408 @@
+/* client.c - client.h over libdbus-1 on procd's peer-to-peer socket. */
+#include "procd/client.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <dbus/dbus.h>
+
+#include "procd/status.h"
+
+#define CONNECT_TIMEOUT_MS 5000
+/* KillFamily waits until the family is empty (bounded by the daemon): allow for it. */
+#define CALL_TIMEOUT_MS 120000
+
+struct procd_client {
+        DBusConnection *c;
+};
+
+static long now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+procd_status procd_connect(const char *socket_path, procd_client **out, procd_error *err)
+{
+        *out = NULL;
+        if (!socket_path)
+                socket_path = PROCD_DEFAULT_SOCKET;
+        char *esc = dbus_address_escape_value(socket_path);
+        if (!esc)
+                return pd_error_set(err, PROCD_E_TRANSPORT, "out of memory");
+        size_t len = strlen(esc) + 16;
+        char *addr = malloc(len);
+        if (!addr) {
+                dbus_free(esc);
+                return pd_error_set(err, PROCD_E_TRANSPORT, "out of memory");
+        }
+        snprintf(addr, len, "unix:path=%s", esc);
+        dbus_free(esc);
+        DBusError derr;
+        dbus_error_init(&derr);
+        DBusConnection *c = dbus_connection_open_private(addr, &derr);
+        free(addr);
+        if (!c) {
+                procd_status s = pd_error_set(err, PROCD_E_TRANSPORT, "cannot connect to procd at %s: %s", socket_path,
+                                              derr.message ? derr.message : "?");
+                dbus_error_free(&derr);
+                return s;
+        }
+        dbus_connection_set_exit_on_disconnect(c, FALSE);
+        /* On a peer-to-peer socket the first reply can be lost unless authentication is
+         * finished before the first call (FACTS). */
+        long deadline = now_ms() + CONNECT_TIMEOUT_MS;
+        while (!dbus_connection_get_is_authenticated(c)) {
+                if (!dbus_connection_get_is_connected(c) || now_ms() > deadline ||
+                    !dbus_connection_read_write(c, 100)) {
+                        dbus_connection_close(c);
+                        dbus_connection_unref(c);
+                        return pd_error_set(err, PROCD_E_TRANSPORT, "procd at %s: authentication failed",
+                                            socket_path);
+                }
+        }
+        procd_client *pc = calloc(1, sizeof *pc);
+        if (!pc) {
+                dbus_connection_close(c);
+                dbus_connection_unref(c);
+                return pd_error_set(err, PROCD_E_TRANSPORT, "out of memory");
+        }
+        pc->c = c;
+        *out = pc;
+        return PROCD_OK;
+}
+
+void procd_disconnect(procd_client *c)
+{
+        if (!c)
+                return;
+        dbus_connection_close(c->c);
+        dbus_connection_unref(c->c);
+        free(c);
+}
+
+/* Call method with the given arguments; on success *reply holds the reply (unref it). */
+static procd_status call(procd_client *c, const char *method, DBusMessage **reply, procd_error *err, int first_type,
+                         ...)
+{
+        if (reply)
+                *reply = NULL;
+        if (!c)
+                return pd_error_set(err, PROCD_E_TRANSPORT, "not connected");
+        DBusMessage *m = dbus_message_new_method_call(NULL, PROCD_DBUS_PATH, PROCD_DBUS_INTERFACE, method);
+        if (!m)
+                return pd_error_set(err, PROCD_E_TRANSPORT, "out of memory");
+        va_list ap;
+        va_start(ap, first_type);
+        dbus_bool_t ok = dbus_message_append_args_valist(m, first_type, ap);
+        va_end(ap);
+        if (!ok) {
+                dbus_message_unref(m);
+                return pd_error_set(err, PROCD_E_BAD_ARGUMENT, "%s: cannot encode the arguments", method);
+        }
+        DBusError derr;
+        dbus_error_init(&derr);
+        DBusMessage *r = dbus_connection_send_with_reply_and_block(c->c, m, CALL_TIMEOUT_MS, &derr);
+        dbus_message_unref(m);
+        if (!r) {
+                procd_status s = procd_status_from_dbus_name(derr.name);
+                pd_error_set(err, s, "%s", derr.message ? derr.message : derr.name ? derr.name : "no reply");
+                dbus_error_free(&derr);
+                return s;
+        }
+        if (reply)
+                *reply = r;
+        else
+                dbus_message_unref(r);
+        return PROCD_OK;
+}
+
+static procd_status bad_reply(DBusMessage *r, const char *method, procd_error *err)
+{
+        if (r)
+                dbus_message_unref(r);
+        return pd_error_set(err, PROCD_E_TRANSPORT, "%s: malformed reply", method);
+}
+
+procd_status procd_register_subfamily(procd_client *c, pid_t root_pid, pid_t watcher_pid,
+                                      uint32_t max_snapshot_interval_sec, procd_error *err)
+{
+        dbus_int32_t r = root_pid, w = watcher_pid;
+        dbus_uint32_t i = max_snapshot_interval_sec;
+        return call(c, "RegisterSubfamily", NULL, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_INT32, &w, DBUS_TYPE_UINT32, &i,
+                    DBUS_TYPE_INVALID);
+}
+
+static procd_status track_str(procd_client *c, const char *method, pid_t root_pid, const char *s, procd_error *err)
+{
+        dbus_int32_t r = root_pid;
+        if (!s)
+                return pd_error_set(err, PROCD_E_BAD_ARGUMENT, "%s: NULL string", method);
+        /* libdbus aborts on invalid UTF-8: refuse it here */
+        if (!dbus_validate_utf8(s, NULL))
+                return pd_error_set(err, PROCD_E_BAD_ARGUMENT, "%s: string is not UTF-8", method);
+        return call(c, method, NULL, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
+}
+
+procd_status procd_track_via_cgroup(procd_client *c, pid_t root_pid, const char *cgroup, procd_error *err)
+{
+        return track_str(c, "TrackFamilyViaCgroup", root_pid, cgroup, err);
+}
+
+procd_status procd_track_via_environment(procd_client *c, pid_t root_pid, const char *marker, procd_error *err)
+{
+        return track_str(c, "TrackFamilyViaEnvironment", root_pid, marker, err);
+}
+
+procd_status procd_track_via_login(procd_client *c, pid_t root_pid, const char *login, procd_error *err)
+{
+        return track_str(c, "TrackFamilyViaLogin", root_pid, login, err);
+}
+
+procd_status procd_track_via_allocated_group(procd_client *c, pid_t root_pid, gid_t *gid_out, procd_error *err)
+{
+        dbus_int32_t r = root_pid;
+        DBusMessage *reply = NULL;
+        procd_status s = call(c, "TrackFamilyViaAllocatedGroup", &reply, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_INVALID);
+        if (s != PROCD_OK)
+                return s;
+        dbus_uint32_t g;
+        if (!dbus_message_get_args(reply, NULL, DBUS_TYPE_UINT32, &g, DBUS_TYPE_INVALID))
+                return bad_reply(reply, "TrackFamilyViaAllocatedGroup", err);
+        dbus_message_unref(reply);
+        if (gid_out)
+                *gid_out = g;
+        return PROCD_OK;
+}
+
+procd_status procd_track_via_associated_group(procd_client *c, pid_t root_pid, gid_t gid, procd_error *err)
+{
+        dbus_int32_t r = root_pid;
+        dbus_uint32_t g = gid;
+        return call(c, "TrackFamilyViaAssociatedGroup", NULL, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_UINT32, &g,
+                    DBUS_TYPE_INVALID);
+}
+
+/* Source bits from the "source" string ("cgroup+cgroup-v1+proc"). */
+static unsigned sources_from_name(const char *name)
+{
+        unsigned bits = 0;
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", name);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, "+", &save); t; t = strtok_r(NULL, "+", &save)) {
+                if (strcmp(t, "cgroup") == 0)
+                        bits |= TR_SRC_CGROUP_V2;
+                else if (strcmp(t, "cgroup-v1") == 0)
+                        bits |= TR_SRC_CGROUP_V1;
+                else if (strcmp(t, "proc") == 0)
+                        bits |= TR_SRC_PROC;
+        }
+        return bits;
+}
+
+static bool parse_usage(DBusMessage *reply, tr_usage *out)
+{
+        DBusMessageIter it, arr;
+        tr_usage_init(out);
+        if (!dbus_message_iter_init(reply, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
+                return false;
+        dbus_message_iter_recurse(&it, &arr);
+        unsigned sources = 0;
+        while (dbus_message_iter_get_arg_type(&arr) == DBUS_TYPE_DICT_ENTRY) {
+                DBusMessageIter e, v;
+                const char *key;
+                dbus_message_iter_recurse(&arr, &e);
+                if (dbus_message_iter_get_arg_type(&e) != DBUS_TYPE_STRING)
+                        return false;
+                dbus_message_iter_get_basic(&e, &key);
+                dbus_message_iter_next(&e);
+                if (dbus_message_iter_get_arg_type(&e) != DBUS_TYPE_VARIANT)
+                        return false;
+                dbus_message_iter_recurse(&e, &v);
+                int t = dbus_message_iter_get_arg_type(&v);
+                if (t == DBUS_TYPE_STRING) {
+                        const char *sv;
+                        dbus_message_iter_get_basic(&v, &sv);
+                        if (strcmp(key, "source") == 0) {
+                                sources = sources_from_name(sv);
+                        } else if (strcmp(key, "fallback_reason") == 0) {
+                                out->fallback = true;
+                                snprintf(out->fallback_reason, sizeof out->fallback_reason, "%s", sv);
+                        }
+                } else if (t == DBUS_TYPE_UINT64) {
+                        dbus_uint64_t val;
+                        dbus_message_iter_get_basic(&v, &val);
+                        for (size_t i = 0; i < tr_usage_field_count(); i++) {
+                                if (strcmp(tr_usage_field_name(i), key) != 0)
+                                        continue;
+                                tr_u64 *f = (tr_u64 *) tr_usage_field(out, i);
+                                f->value = val;
+                                f->available = true;
+                                break;
+                        }
+                } /* unknown keys and types: a newer daemon; ignored */
+                dbus_message_iter_next(&arr);
+        }
+        /* per-field source: the one source when there is one, else unknown (0) */
+        out->sources = sources;
+        for (size_t i = 0; i < tr_usage_field_count(); i++) {
+                tr_u64 *f = (tr_u64 *) tr_usage_field(out, i);
+                if (f->available && (sources & (sources - 1)) == 0)
+                        f->source = (uint8_t) sources;
+        }
+        return true;
+}
+
+procd_status procd_get_usage(procd_client *c, pid_t pid, tr_usage *out, procd_error *err)
+{
+        dbus_int32_t p = pid;
+        DBusMessage *reply = NULL;
+        procd_status s = call(c, "GetUsage", &reply, err, DBUS_TYPE_INT32, &p, DBUS_TYPE_INVALID);
+        if (s != PROCD_OK)
+                return s;
+        if (!parse_usage(reply, out))
+                return bad_reply(reply, "GetUsage", err);
+        dbus_message_unref(reply);
+        return PROCD_OK;
+}
+
+procd_status procd_signal_process(procd_client *c, pid_t pid, int sig, procd_error *err)
+{
+        dbus_int32_t p = pid, s = sig;
+        return call(c, "SignalProcess", NULL, err, DBUS_TYPE_INT32, &p, DBUS_TYPE_INT32, &s, DBUS_TYPE_INVALID);
+}
+
+static procd_status pid_call(procd_client *c, const char *method, pid_t pid, procd_error *err)
+{
+        dbus_int32_t p = pid;
+        return call(c, method, NULL, err, DBUS_TYPE_INT32, &p, DBUS_TYPE_INVALID);
+}
+
+procd_status procd_suspend_family(procd_client *c, pid_t pid, procd_error *err)
+{
+        return pid_call(c, "SuspendFamily", pid, err);
+}
+
+procd_status procd_continue_family(procd_client *c, pid_t pid, procd_error *err)
+{
+        return pid_call(c, "ContinueFamily", pid, err);
+}
+
+procd_status procd_kill_family(procd_client *c, pid_t pid, procd_error *err)
+{
+        return pid_call(c, "KillFamily", pid, err);
+}
+
+procd_status procd_unregister_family(procd_client *c, pid_t pid, procd_error *err)
+{
+        return pid_call(c, "UnregisterFamily", pid, err);
+}
+
+procd_status procd_snapshot(procd_client *c, procd_error *err)
+{
+        return call(c, "Snapshot", NULL, err, DBUS_TYPE_INVALID);
+}
+
+procd_status procd_quit(procd_client *c, procd_error *err)
+{
+        return call(c, "Quit", NULL, err, DBUS_TYPE_INVALID);
+}
+
+static bool parse_family(DBusMessageIter *st, procd_family_info *fi)
+{
+        DBusMessageIter f;
+        dbus_message_iter_recurse(st, &f);
+        static const int types[] = { DBUS_TYPE_INT32, DBUS_TYPE_UINT64, DBUS_TYPE_INT32, DBUS_TYPE_INT32,
+                                     DBUS_TYPE_STRING, DBUS_TYPE_STRING, DBUS_TYPE_ARRAY };
+        dbus_int32_t i32;
+        dbus_uint64_t u64;
+        const char *str;
+        for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+                if (dbus_message_iter_get_arg_type(&f) != types[i])
+                        return false;
+                switch (i) {
+                case 0:
+                        dbus_message_iter_get_basic(&f, &i32);
+                        fi->root_pid = i32;
+                        break;
+                case 1:
+                        dbus_message_iter_get_basic(&f, &u64);
+                        fi->root_start_ticks = u64;
+                        break;
+                case 2:
+                        dbus_message_iter_get_basic(&f, &i32);
+                        fi->watcher_pid = i32;
+                        break;
+                case 3:
+                        dbus_message_iter_get_basic(&f, &i32);
+                        fi->parent_root_pid = i32;
+                        break;
+                case 4:
+                        dbus_message_iter_get_basic(&f, &str);
+                        snprintf(fi->tracking, sizeof fi->tracking, "%s", str);
+                        break;
+                case 5:
+                        dbus_message_iter_get_basic(&f, &str);
+                        snprintf(fi->source, sizeof fi->source, "%s", str);
+                        break;
+                case 6: {
+                        DBusMessageIter a;
+                        if (dbus_message_iter_get_element_type(&f) != DBUS_TYPE_INT32)
+                                return false;
+                        dbus_message_iter_recurse(&f, &a);
+                        const dbus_int32_t *pids = NULL;
+                        int n = 0;
+                        dbus_message_iter_get_fixed_array(&a, &pids, &n);
+                        if (n > 0) {
+                                fi->members = malloc((size_t) n * sizeof(pid_t));
+                                if (!fi->members)
+                                        return false;
+                                for (int j = 0; j < n; j++)
+                                        fi->members[j] = pids[j];
+                                fi->n_members = (size_t) n;
+                        }
+                        break;
+                }
+                }
+                dbus_message_iter_next(&f);
+        }
+        return true;
+}
+
+procd_status procd_dump(procd_client *c, pid_t pid, procd_family_info **out, size_t *n, procd_error *err)
+{
+        *out = NULL;
+        *n = 0;
+        dbus_int32_t p = pid;
+        DBusMessage *reply = NULL;
+        procd_status s = call(c, "Dump", &reply, err, DBUS_TYPE_INT32, &p, DBUS_TYPE_INVALID);
+        if (s != PROCD_OK)
+                return s;
+        DBusMessageIter it, arr;
+        if (!dbus_message_iter_init(reply, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
+                return bad_reply(reply, "Dump", err);
+        int count = dbus_message_iter_get_element_count(&it);
+        procd_family_info *infos = calloc(count > 0 ? (size_t) count : 1, sizeof *infos);
+        if (!infos)
+                return bad_reply(reply, "Dump", err);
+        dbus_message_iter_recurse(&it, &arr);
+        size_t k = 0;
+        while (dbus_message_iter_get_arg_type(&arr) == DBUS_TYPE_STRUCT && k < (size_t) count) {
+                if (!parse_family(&arr, &infos[k])) {
+                        procd_family_info_free(infos, k + 1);
+                        return bad_reply(reply, "Dump", err);
+                }
+                k++;
+                dbus_message_iter_next(&arr);
+        }
+        dbus_message_unref(reply);
+        *out = infos;
+        *n = k;
+        return PROCD_OK;
+}

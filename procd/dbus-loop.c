@@ -1,0 +1,156 @@
+/* dbus-loop.c - libdbus-1 watches, timeouts and dispatch in the GLib main loop. */
+#include "dbus-loop.h"
+
+#include <glib-unix.h>
+#include <glib.h>
+
+#define DISPATCH_PER_TURN 8
+
+struct pd_dbus_loop {
+        DBusConnection *c;
+        guint dispatch_idle;
+};
+
+static gboolean watch_cb(gint fd, GIOCondition cond, gpointer data)
+{
+        DBusWatch *w = data;
+        unsigned flags = 0;
+        (void) fd;
+        if (cond & G_IO_IN)
+                flags |= DBUS_WATCH_READABLE;
+        if (cond & G_IO_OUT)
+                flags |= DBUS_WATCH_WRITABLE;
+        if (cond & G_IO_HUP)
+                flags |= DBUS_WATCH_HANGUP;
+        if (cond & G_IO_ERR)
+                flags |= DBUS_WATCH_ERROR;
+        /* may remove (and free) w and this very source: touch nothing afterwards */
+        dbus_watch_handle(w, flags);
+        return G_SOURCE_CONTINUE;
+}
+
+static dbus_bool_t add_watch(DBusWatch *w, void *data)
+{
+        (void) data;
+        if (!dbus_watch_get_enabled(w))
+                return TRUE;
+        unsigned flags = dbus_watch_get_flags(w);
+        GIOCondition cond = G_IO_HUP | G_IO_ERR;
+        if (flags & DBUS_WATCH_READABLE)
+                cond |= G_IO_IN;
+        if (flags & DBUS_WATCH_WRITABLE)
+                cond |= G_IO_OUT;
+        guint id = g_unix_fd_add(dbus_watch_get_unix_fd(w), cond, watch_cb, w);
+        dbus_watch_set_data(w, GUINT_TO_POINTER(id), NULL);
+        return TRUE;
+}
+
+static void remove_watch(DBusWatch *w, void *data)
+{
+        (void) data;
+        guint id = GPOINTER_TO_UINT(dbus_watch_get_data(w));
+        if (id)
+                g_source_remove(id);
+        dbus_watch_set_data(w, NULL, NULL);
+}
+
+static void toggle_watch(DBusWatch *w, void *data)
+{
+        remove_watch(w, data);
+        add_watch(w, data);
+}
+
+static gboolean timeout_cb(gpointer data)
+{
+        dbus_timeout_handle(data);
+        return G_SOURCE_CONTINUE;
+}
+
+static dbus_bool_t add_timeout(DBusTimeout *t, void *data)
+{
+        (void) data;
+        if (!dbus_timeout_get_enabled(t))
+                return TRUE;
+        guint id = g_timeout_add((guint) dbus_timeout_get_interval(t), timeout_cb, t);
+        dbus_timeout_set_data(t, GUINT_TO_POINTER(id), NULL);
+        return TRUE;
+}
+
+static void remove_timeout(DBusTimeout *t, void *data)
+{
+        (void) data;
+        guint id = GPOINTER_TO_UINT(dbus_timeout_get_data(t));
+        if (id)
+                g_source_remove(id);
+        dbus_timeout_set_data(t, NULL, NULL);
+}
+
+static void toggle_timeout(DBusTimeout *t, void *data)
+{
+        remove_timeout(t, data);
+        add_timeout(t, data);
+}
+
+static gboolean dispatch_cb(gpointer data)
+{
+        pd_dbus_loop *l = data;
+        /* keep the connection alive while dispatching: a handler may drop the last ref */
+        DBusConnection *c = dbus_connection_ref(l->c);
+        DBusDispatchStatus st = DBUS_DISPATCH_COMPLETE;
+        for (int i = 0; i < DISPATCH_PER_TURN; i++) {
+                st = dbus_connection_dispatch(c);
+                if (st != DBUS_DISPATCH_DATA_REMAINS)
+                        break;
+        }
+        dbus_connection_unref(c);
+        if (st == DBUS_DISPATCH_DATA_REMAINS)
+                return G_SOURCE_CONTINUE;
+        l->dispatch_idle = 0;
+        return G_SOURCE_REMOVE;
+}
+
+static void dispatch_status_cb(DBusConnection *c, DBusDispatchStatus st, void *data)
+{
+        pd_dbus_loop *l = data;
+        (void) c;
+        if (st == DBUS_DISPATCH_DATA_REMAINS && !l->dispatch_idle)
+                l->dispatch_idle = g_idle_add_full(G_PRIORITY_DEFAULT, dispatch_cb, l, NULL);
+}
+
+pd_dbus_loop *pd_dbus_loop_attach_connection(DBusConnection *c)
+{
+        pd_dbus_loop *l = g_new0(pd_dbus_loop, 1);
+        l->c = c;
+        if (!dbus_connection_set_watch_functions(c, add_watch, remove_watch, toggle_watch, NULL, NULL) ||
+            !dbus_connection_set_timeout_functions(c, add_timeout, remove_timeout, toggle_timeout, NULL, NULL)) {
+                pd_dbus_loop_detach(l);
+                return NULL;
+        }
+        dbus_connection_set_dispatch_status_function(c, dispatch_status_cb, l, NULL);
+        dispatch_status_cb(c, dbus_connection_get_dispatch_status(c), l);
+        return l;
+}
+
+void pd_dbus_loop_detach(pd_dbus_loop *l)
+{
+        if (!l)
+                return;
+        dbus_connection_set_dispatch_status_function(l->c, NULL, NULL, NULL);
+        dbus_connection_set_watch_functions(l->c, NULL, NULL, NULL, NULL, NULL);
+        dbus_connection_set_timeout_functions(l->c, NULL, NULL, NULL, NULL, NULL);
+        if (l->dispatch_idle)
+                g_source_remove(l->dispatch_idle);
+        g_free(l);
+}
+
+bool pd_dbus_loop_attach_server(DBusServer *s)
+{
+        return dbus_server_set_watch_functions(s, add_watch, remove_watch, toggle_watch, NULL, NULL) &&
+               dbus_server_set_timeout_functions(s, add_timeout, remove_timeout, toggle_timeout, NULL, NULL);
+}
+
+void pd_dbus_loop_detach_server(DBusServer *s)
+{
+        dbus_server_set_watch_functions(s, NULL, NULL, NULL, NULL, NULL);
+        dbus_server_set_timeout_functions(s, NULL, NULL, NULL, NULL, NULL);
+}

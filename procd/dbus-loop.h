@@ -1,0 +1,18 @@
+/* dbus-loop.h - libdbus-1 wired into the GLib main loop by hand: DBusWatch -> g_unix_fd_add,
+ * DBusTimeout -> g_timeout_add, dispatch from an idle source (a few messages per turn, so
+ * that one busy connection cannot starve the others). */
+#pragma once
+
+#include <dbus/dbus.h>
+#include <stdbool.h>
+
+typedef struct pd_dbus_loop pd_dbus_loop;
+
+/* Attach a connection to the default main context; NULL on out-of-memory. */
+pd_dbus_loop *pd_dbus_loop_attach_connection(DBusConnection *c);
+/* Detach (watches and timeouts removed, idle dispatch cancelled) and free. */
+void pd_dbus_loop_detach(pd_dbus_loop *l);
+
+/* Attach a server's listening socket. */
+bool pd_dbus_loop_attach_server(DBusServer *s);
+void pd_dbus_loop_detach_server(DBusServer *s);

@@ -1,0 +1,271 @@
+/* dbus-server.c - DBusServer, connection lifecycle and limits. */
+#include "dbus-server.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "procd/dbus-loop.h"
+#include "procd/dbus-methods.h"
+#include "trackers/util.h"
+
+struct pd_dbus_server {
+        DBusServer *server;
+        char *path;
+        pd_commands *cm;
+        GPtrArray *conns; /* pd_conn * */
+        unsigned next_serial;
+        gint64 last_refusal_log;
+};
+
+typedef struct pd_conn {
+        pd_dbus_server *srv;
+        DBusConnection *c;
+        pd_dbus_loop *loop;
+        guint reap_idle;
+        bool dropped;
+        bool throttled;
+        guint auth_timer;
+} pd_conn;
+
+static dbus_bool_t allow_any_uid(DBusConnection *c, unsigned long uid, void *data)
+{
+        (void) c;
+        (void) uid;
+        (void) data;
+        return TRUE; /* authorization is per call, from the peer's uid */
+}
+
+static DBusHandlerResult object_message(DBusConnection *c, DBusMessage *m, void *data)
+{
+        pd_conn *pc = data;
+        /* calls still queued from a peer we dropped (or that left) are not run */
+        if (pc->dropped || !dbus_connection_get_is_connected(c))
+                return DBUS_HANDLER_RESULT_HANDLED;
+        /* a peer that leaves its replies unread: further calls are not run, they get a
+         * short LimitsExceeded error; past the hard bound the peer is dropped */
+        if (dbus_message_get_type(m) == DBUS_MESSAGE_TYPE_METHOD_CALL &&
+            dbus_connection_get_outgoing_size(c) > PD_DBUS_SOFT_OUTGOING_BYTES) {
+                if (!pc->throttled)
+                        g_warning("a client leaves %ld bytes of replies unread: refusing its calls",
+                                  dbus_connection_get_outgoing_size(c));
+                pc->throttled = true;
+                if (!dbus_message_get_no_reply(m)) {
+                        DBusMessage *e = dbus_message_new_error(m, DBUS_ERROR_LIMITS_EXCEEDED, "too many unread replies");
+                        if (e) {
+                                dbus_connection_send(c, e, NULL);
+                                dbus_message_unref(e);
+                        }
+                }
+        } else {
+                pc->throttled = false;
+                pd_dbus_handle_message(c, m, pc->srv->cm);
+        }
+        DBusHandlerResult r = DBUS_HANDLER_RESULT_HANDLED;
+        long out = dbus_connection_get_outgoing_size(c);
+        if (out > PD_DBUS_MAX_OUTGOING_BYTES) {
+                g_warning("dropping a client that leaves %ld bytes of replies unread", out);
+                pc->dropped = true;
+                dbus_connection_close(c);
+        }
+        return r;
+}
+
+static const DBusObjectPathVTable object_vtable = { .message_function = object_message };
+
+static DBusHandlerResult filter(DBusConnection *c, DBusMessage *m, void *data);
+
+static void conn_free(pd_conn *pc)
+{
+        if (pc->reap_idle)
+                g_source_remove(pc->reap_idle);
+        if (pc->auth_timer)
+                g_source_remove(pc->auth_timer);
+        dbus_connection_remove_filter(pc->c, filter, pc);
+        pd_dbus_loop_detach(pc->loop);
+        dbus_connection_unregister_object_path(pc->c, PROCD_DBUS_PATH);
+        dbus_connection_close(pc->c);
+        dbus_connection_unref(pc->c);
+        g_free(pc);
+}
+
+static gboolean reap_cb(gpointer data)
+{
+        pd_conn *pc = data;
+        pc->reap_idle = 0;
+        g_ptr_array_remove(pc->srv->conns, pc);
+        conn_free(pc);
+        return G_SOURCE_REMOVE;
+}
+
+static DBusHandlerResult filter(DBusConnection *c, DBusMessage *m, void *data)
+{
+        pd_conn *pc = data;
+        (void) c;
+        /* Stock tools (gdbus --address) assume a bus and say Hello first: answer it with a
+         * unique name so that they work peer-to-peer. */
+        if (dbus_message_is_method_call(m, DBUS_INTERFACE_DBUS, "Hello")) {
+                DBusMessage *reply = dbus_message_new_method_return(m);
+                char name[32];
+                snprintf(name, sizeof name, ":1.%u", ++pc->srv->next_serial);
+                const char *np = name;
+                if (reply && dbus_message_append_args(reply, DBUS_TYPE_STRING, &np, DBUS_TYPE_INVALID))
+                        dbus_connection_send(c, reply, NULL);
+                if (reply)
+                        dbus_message_unref(reply);
+                return DBUS_HANDLER_RESULT_HANDLED;
+        }
+        if (dbus_message_is_signal(m, DBUS_INTERFACE_LOCAL, "Disconnected")) {
+                if (!pc->reap_idle)
+                        pc->reap_idle = g_idle_add(reap_cb, pc);
+                return DBUS_HANDLER_RESULT_HANDLED;
+        }
+        return DBUS_HANDLER_RESULT_NOT_YET_HANDLED;
+}
+
+/* A peer that has not authenticated within the bound loses its slot. */
+static gboolean auth_timeout_cb(gpointer data)
+{
+        pd_conn *pc = data;
+        pc->auth_timer = 0;
+        if (!dbus_connection_get_is_authenticated(pc->c)) {
+                g_warning("dropping a client that did not authenticate within %d s", PD_DBUS_AUTH_TIMEOUT_SEC);
+                pc->dropped = true;
+                dbus_connection_close(pc->c);
+        }
+        return G_SOURCE_REMOVE;
+}
+
+static void new_connection(DBusServer *server, DBusConnection *c, void *data)
+{
+        pd_dbus_server *s = data;
+        (void) server;
+        if (s->conns->len >= PD_DBUS_MAX_CONNECTIONS) {
+                gint64 now = g_get_monotonic_time();
+                if (now - s->last_refusal_log > 10 * G_USEC_PER_SEC) {
+                        g_warning("refusing connections: %u clients connected (limit)", s->conns->len);
+                        s->last_refusal_log = now;
+                }
+                dbus_connection_close(c);
+                return; /* not referenced: libdbus frees it */
+        }
+        pd_conn *pc = g_new0(pd_conn, 1);
+        pc->srv = s;
+        pc->c = dbus_connection_ref(c);
+        dbus_connection_set_exit_on_disconnect(c, FALSE);
+        dbus_connection_set_unix_user_function(c, allow_any_uid, NULL, NULL);
+        dbus_connection_set_max_message_size(c, PD_DBUS_MAX_MESSAGE_BYTES);
+        dbus_connection_set_max_received_size(c, PD_DBUS_MAX_RECEIVED_BYTES);
+        /* no method takes a file descriptor: bound what a peer can park in our fd table */
+        dbus_connection_set_max_message_unix_fds(c, PD_DBUS_MAX_MESSAGE_FDS);
+        dbus_connection_set_max_received_unix_fds(c, PD_DBUS_MAX_RECEIVED_FDS);
+        if (!dbus_connection_register_object_path(c, PROCD_DBUS_PATH, &object_vtable, pc) ||
+            !dbus_connection_add_filter(c, filter, pc, NULL) || !(pc->loop = pd_dbus_loop_attach_connection(c))) {
+                g_warning("out of memory setting up a connection");
+                dbus_connection_remove_filter(c, filter, pc);
+                dbus_connection_unregister_object_path(c, PROCD_DBUS_PATH);
+                dbus_connection_close(c);
+                dbus_connection_unref(c);
+                g_free(pc);
+                return;
+        }
+        pc->auth_timer = g_timeout_add_seconds(PD_DBUS_AUTH_TIMEOUT_SEC, auth_timeout_cb, pc);
+        g_ptr_array_add(s->conns, pc);
+}
+
+/* A socket file left by a dead procd is replaced; a live one is not. */
+static int check_existing(const char *path, tr_error *err)
+{
+        struct stat st;
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : tr_error_setx(err, errno, "%s", path);
+        if (!S_ISSOCK(st.st_mode))
+                return tr_error_set(err, EEXIST, "%s exists and is not a socket", path);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        if (strlen(path) >= sizeof sa.sun_path)
+                return tr_error_set(err, ENAMETOOLONG, "socket path too long: %s", path);
+        strcpy(sa.sun_path, path);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return tr_error_setx(err, errno, "socket");
+        if (connect(fd, (struct sockaddr *) &sa, sizeof sa) == 0)
+                return tr_error_set(err, EADDRINUSE, "another procd listens on %s", path);
+        if (unlink(path) < 0 && errno != ENOENT)
+                return tr_error_setx(err, errno, "removing stale %s", path);
+        return 0;
+}
+
+int pd_dbus_server_new(const char *socket_path, gid_t group, pd_commands *cm, pd_dbus_server **out, tr_error *err)
+{
+        g_autofree char *dir = g_path_get_dirname(socket_path);
+        if (g_mkdir_with_parents(dir, 0755) < 0)
+                return tr_error_setx(err, errno, "creating %s", dir);
+        int k = check_existing(socket_path, err);
+        if (k < 0)
+                return k;
+        char *esc = dbus_address_escape_value(socket_path);
+        if (!esc)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        g_autofree char *addr = g_strdup_printf("unix:path=%s", esc);
+        dbus_free(esc);
+
+        DBusError derr;
+        dbus_error_init(&derr);
+        mode_t old = umask(0117); /* the socket is never wider than 0660, even for a moment */
+        DBusServer *server = dbus_server_listen(addr, &derr);
+        umask(old);
+        if (!server) {
+                k = tr_error_set(err, EADDRNOTAVAIL, "listening on %s: %s", socket_path, derr.message);
+                dbus_error_free(&derr);
+                return k;
+        }
+        pd_dbus_server *s = g_new0(pd_dbus_server, 1);
+        s->server = server;
+        s->path = g_strdup(socket_path);
+        s->cm = cm;
+        s->conns = g_ptr_array_new();
+        if (chmod(socket_path, 0660) < 0 || (group != (gid_t) -1 && chown(socket_path, (uid_t) -1, group) < 0)) {
+                k = tr_error_setx(err, errno, "setting mode/group of %s", socket_path);
+                pd_dbus_server_free(s);
+                return k;
+        }
+        const char *mechs[] = { "EXTERNAL", NULL };
+        if (!dbus_server_set_auth_mechanisms(server, mechs) || !pd_dbus_loop_attach_server(server)) {
+                pd_dbus_server_free(s);
+                return tr_error_set(err, ENOMEM, "out of memory");
+        }
+        dbus_server_set_new_connection_function(server, new_connection, s, NULL);
+        *out = s;
+        return 0;
+}
+
+void pd_dbus_server_free(pd_dbus_server *s)
+{
+        if (!s)
+                return;
+        for (guint i = 0; i < s->conns->len; i++) {
+                pd_conn *pc = s->conns->pdata[i];
+                if (dbus_connection_get_is_connected(pc->c))
+                        dbus_connection_flush(pc->c); /* the reply to Quit, say */
+                conn_free(pc);
+        }
+        g_ptr_array_free(s->conns, TRUE);
+        if (s->server) {
+                dbus_server_set_new_connection_function(s->server, NULL, NULL, NULL);
+                pd_dbus_loop_detach_server(s->server);
+                dbus_server_disconnect(s->server);
+                dbus_server_unref(s->server);
+                unlink(s->path);
+        }
+        g_free(s->path);
+        g_free(s);
+}
+
+size_t pd_dbus_server_connections(const pd_dbus_server *s) { return s->conns->len; }

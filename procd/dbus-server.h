@@ -1,0 +1,30 @@
+/* dbus-server.h - the peer-to-peer D-Bus transport: a libdbus-1 DBusServer on a UNIX
+ * socket (created 0660, group from --group), every connection served from the GLib main
+ * loop, with per-connection limits.  A thin adapter over the command layer. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "procd/command.h"
+#include "trackers/error.h"
+
+/* Limits per connection. */
+#define PD_DBUS_MAX_CONNECTIONS 256
+#define PD_DBUS_AUTH_TIMEOUT_SEC 10                      /* unauthenticated peers are dropped */
+#define PD_DBUS_MAX_MESSAGE_BYTES (1024 * 1024)          /* larger: libdbus drops the peer */
+#define PD_DBUS_MAX_RECEIVED_BYTES (4 * 1024 * 1024)     /* queued unread calls: backpressure */
+#define PD_DBUS_MAX_MESSAGE_FDS 4                         /* fds in one message (none is used) */
+#define PD_DBUS_MAX_RECEIVED_FDS 8                        /* fds queued per connection */
+#define PD_DBUS_SOFT_OUTGOING_BYTES (1024 * 1024)        /* unread replies: calls get LimitsExceeded */
+#define PD_DBUS_MAX_OUTGOING_BYTES (8 * 1024 * 1024)     /* unread replies: the peer is dropped */
+
+typedef struct pd_dbus_server pd_dbus_server;
+
+/* Listen on socket_path (its directory is created 0755 when missing; a stale socket is
+ * replaced, a live one is -EADDRINUSE).  group (gid_t)-1: keep procd's group. */
+int pd_dbus_server_new(const char *socket_path, gid_t group, pd_commands *cm, pd_dbus_server **out,
+                       tr_error *err);
+/* Flush pending replies, close every connection, stop listening, unlink the socket. */
+void pd_dbus_server_free(pd_dbus_server *s);
+size_t pd_dbus_server_connections(const pd_dbus_server *s);

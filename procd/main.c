@@ -1,0 +1,362 @@
+/* main.c - procd: options, logging, readiness, signals, the main loop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glib-unix.h>
+#include <glib.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <dbus/dbus.h>
+
+#include "procd/command.h"
+#include "procd/dbus-server.h"
+#include "procd/registry.h"
+#include "trackers/hierarchy.h"
+#include "trackers/util.h"
+
+typedef struct pd_options {
+        const char *socket_path;
+        gid_t group;
+        pid_t root_pid;
+        gid_t gid_min, gid_max;
+        uint32_t snapshot_interval;
+        uint32_t kill_timeout;
+        bool syslog;
+        bool foreground;
+        int ready_fd;
+} pd_options;
+
+/* The daemon's context: the only mutable state, passed to every callback. */
+typedef struct pd_daemon {
+        pd_options opt;
+        GMainLoop *loop;
+        tr_hierarchies hs;
+        pd_registry *reg;
+        pd_commands cm;
+        pd_dbus_server *server;
+        int signal_fd;
+        int exit_code;
+} pd_daemon;
+
+static void usage(FILE *f)
+{
+        fprintf(f, "usage: procd [--socket PATH] [--group GROUP] [--root-pid PID] [--gid-range MIN-MAX]\n"
+                   "             [--snapshot-interval SEC] [--kill-timeout SEC] [--log stderr|syslog]\n"
+                   "             [--foreground] [--ready-fd N]\n"
+                   "  --socket PATH           D-Bus peer-to-peer socket (default " PROCD_DEFAULT_SOCKET ")\n"
+                   "  --group GROUP           group of the socket (mode 0660)\n"
+                   "  --root-pid PID          root of the root family (default: procd's parent)\n"
+                   "  --gid-range MIN-MAX     gids for TrackFamilyViaAllocatedGroup\n"
+                   "  --snapshot-interval S   max age of the root family's /proc data (default 60)\n"
+                   "  --kill-timeout S        KillFamily gives up (Unkillable) after S seconds (default 10)\n"
+                   "  --log stderr|syslog     where log messages go (default stderr)\n"
+                   "  --foreground            do not detach\n"
+                   "  --ready-fd N            close fd N once listening\n");
+}
+
+static int parse_options(int argc, char **argv, pd_options *o)
+{
+        static const struct option longopts[] = {
+                { "socket", required_argument, NULL, 's' },
+                { "group", required_argument, NULL, 'g' },
+                { "root-pid", required_argument, NULL, 'r' },
+                { "gid-range", required_argument, NULL, 'G' },
+                { "snapshot-interval", required_argument, NULL, 'i' },
+                { "kill-timeout", required_argument, NULL, 'k' },
+                { "log", required_argument, NULL, 'l' },
+                { "foreground", no_argument, NULL, 'f' },
+                { "ready-fd", required_argument, NULL, 'R' },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        *o = (pd_options) { .socket_path = PROCD_DEFAULT_SOCKET, .group = (gid_t) -1, .snapshot_interval = 60,
+                            .kill_timeout = 10, .ready_fd = -1, .gid_max = 0, .gid_min = 1 };
+        int c;
+        uint64_t v;
+        while ((c = getopt_long(argc, argv, "s:g:r:G:i:k:l:fR:h", longopts, NULL)) != -1) {
+                switch (c) {
+                case 's':
+                        o->socket_path = optarg;
+                        break;
+                case 'g': {
+                        struct group *gr = getgrnam(optarg);
+                        if (gr)
+                                o->group = gr->gr_gid;
+                        else if (tr_parse_u64(optarg, &v) == 0 && v < UINT32_MAX)
+                                o->group = (gid_t) v;
+                        else {
+                                fprintf(stderr, "procd: no such group: %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                }
+                case 'r':
+                        if (tr_parse_pid(optarg, &o->root_pid) < 0) {
+                                fprintf(stderr, "procd: bad --root-pid: %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case 'G': {
+                        unsigned long a, b;
+                        char tail;
+                        if (sscanf(optarg, "%lu-%lu%c", &a, &b, &tail) != 2 || a == 0 || b < a || b >= UINT32_MAX) {
+                                fprintf(stderr, "procd: bad --gid-range (MIN-MAX, 0 < MIN <= MAX): %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        o->gid_min = (gid_t) a;
+                        o->gid_max = (gid_t) b;
+                        break;
+                }
+                case 'i':
+                        if (tr_parse_u64(optarg, &v) < 0 || v == 0 || v > PD_MAX_INTERVAL_SEC) {
+                                fprintf(stderr, "procd: bad --snapshot-interval: %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        o->snapshot_interval = (uint32_t) v;
+                        break;
+                case 'k':
+                        if (tr_parse_u64(optarg, &v) < 0 || v == 0 || v > 3600) {
+                                fprintf(stderr, "procd: bad --kill-timeout (1..3600): %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        o->kill_timeout = (uint32_t) v;
+                        break;
+                case 'l':
+                        if (strcmp(optarg, "syslog") == 0)
+                                o->syslog = true;
+                        else if (strcmp(optarg, "stderr") != 0) {
+                                fprintf(stderr, "procd: --log takes stderr or syslog\n");
+                                return -EINVAL;
+                        }
+                        break;
+                case 'f':
+                        o->foreground = true;
+                        break;
+                case 'R':
+                        if (tr_parse_u64(optarg, &v) < 0 || v < 3 || v > INT32_MAX) {
+                                fprintf(stderr, "procd: bad --ready-fd: %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        o->ready_fd = (int) v;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 1;
+                default:
+                        usage(stderr);
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "procd: unexpected argument: %s\n", argv[optind]);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static GLogWriterOutput syslog_writer(GLogLevelFlags level, const GLogField *fields, gsize n, gpointer data)
+{
+        (void) data;
+        const char *msg = "";
+        for (gsize i = 0; i < n; i++)
+                if (strcmp(fields[i].key, "MESSAGE") == 0)
+                        msg = fields[i].value;
+        int prio = LOG_INFO;
+        if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL))
+                prio = LOG_ERR;
+        else if (level & G_LOG_LEVEL_WARNING)
+                prio = LOG_WARNING;
+        else if (level & G_LOG_LEVEL_MESSAGE)
+                prio = LOG_NOTICE;
+        else if (level & G_LOG_LEVEL_DEBUG) {
+                if (!g_log_writer_default_would_drop(level, G_LOG_DOMAIN))
+                        prio = LOG_DEBUG;
+                else
+                        return G_LOG_WRITER_HANDLED;
+        } else if ((level & G_LOG_LEVEL_INFO) && g_log_writer_default_would_drop(level, G_LOG_DOMAIN))
+                return G_LOG_WRITER_HANDLED;
+        syslog(prio, "%s", msg);
+        return G_LOG_WRITER_HANDLED;
+}
+
+static GLogWriterOutput stderr_writer(GLogLevelFlags level, const GLogField *fields, gsize n, gpointer data)
+{
+        (void) data;
+        if (g_log_writer_default_would_drop(level, G_LOG_DOMAIN))
+                return G_LOG_WRITER_HANDLED;
+        /* plain streams, never the journal: tests and foreground runs read stderr */
+        return g_log_writer_standard_streams(level, fields, n, NULL);
+}
+
+/* READY=1 to $NOTIFY_SOCKET (a plain AF_UNIX datagram; '@' = abstract namespace). */
+static void notify_ready(void)
+{
+        const char *p = getenv("NOTIFY_SOCKET");
+        if (!p || !*p)
+                return;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        size_t len = strlen(p);
+        if (len >= sizeof sa.sun_path)
+                return;
+        memcpy(sa.sun_path, p, len);
+        if (sa.sun_path[0] == '@')
+                sa.sun_path[0] = '\0';
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return;
+        static const char msg[] = "READY=1";
+        if (sendto(fd, msg, sizeof msg - 1, MSG_NOSIGNAL, (struct sockaddr *) &sa,
+                   (socklen_t) (offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+                g_warning("NOTIFY_SOCKET %s: %s", p, strerror(errno));
+}
+
+static gboolean signal_cb(gint fd, GIOCondition cond, gpointer data)
+{
+        pd_daemon *d = data;
+        struct signalfd_siginfo si;
+        (void) cond;
+        if (read(fd, &si, sizeof si) == (ssize_t) sizeof si)
+                g_message("signal %u: shutting down", si.ssi_signo);
+        g_main_loop_quit(d->loop);
+        return G_SOURCE_CONTINUE;
+}
+
+static void quit_cb(void *data)
+{
+        pd_daemon *d = data;
+        g_main_loop_quit(d->loop);
+}
+
+static void registry_log(void *data, const char *message)
+{
+        (void) data;
+        g_message("%s", message);
+}
+
+/* Without --foreground: fork, the parent exits once the child is listening. */
+static int detach(int *ready_pipe_w)
+{
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid > 0) {
+                close(p[1]);
+                char b;
+                ssize_t n = read(p[0], &b, 1);
+                _exit(n == 1 ? 0 : 1);
+        }
+        close(p[0]);
+        setsid();
+        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (nul >= 0) {
+                dup2(nul, 0);
+                dup2(nul, 1);
+                close(nul);
+        }
+        *ready_pipe_w = p[1];
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        pd_daemon d = { .signal_fd = -1 };
+        int r = parse_options(argc, argv, &d.opt);
+        if (r != 0)
+                return r > 0 ? 0 : 2;
+        if (d.opt.syslog) {
+                openlog("procd", LOG_PID, LOG_DAEMON);
+                g_log_set_writer_func(syslog_writer, NULL, NULL);
+        } else {
+                g_log_set_writer_func(stderr_writer, NULL, NULL);
+        }
+        signal(SIGPIPE, SIG_IGN);
+        /* watcher pidfds, cgroup dirfds and client sockets: raise the soft fd limit */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                setrlimit(RLIMIT_NOFILE, &rl);
+        }
+
+        pid_t root = d.opt.root_pid ? d.opt.root_pid : getppid();
+        int detach_fd = -1;
+        if (!d.opt.foreground && detach(&detach_fd) < 0) {
+                g_warning("cannot detach: %s", strerror(errno));
+                return 1;
+        }
+
+        tr_error err = { 0 };
+        if (tr_hierarchies_discover(&d.hs, &err) < 0)
+                g_warning("no cgroup hierarchies (%s): /proc tracking only", err.msg);
+
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        d.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (d.signal_fd < 0) {
+                g_warning("signalfd: %s", strerror(errno));
+                return 1;
+        }
+
+        d.loop = g_main_loop_new(NULL, FALSE);
+        if (pd_registry_new(&d.hs, root, d.opt.snapshot_interval, &d.reg, &err) < 0) {
+                g_warning("registry: %s", err.msg);
+                d.exit_code = 1;
+                goto out;
+        }
+        pd_registry_set_log(d.reg, registry_log, &d);
+        d.cm = (pd_commands) {
+                .reg = d.reg,
+                .gid_min = d.opt.gid_min,
+                .gid_max = d.opt.gid_max,
+                .kill_timeout_usec = (uint64_t) d.opt.kill_timeout * 1000000ull,
+                .freeze_timeout_usec = 2 * 1000000ull,
+                .quit = quit_cb,
+                .quit_data = &d,
+        };
+        if (pd_dbus_server_new(d.opt.socket_path, d.opt.group, &d.cm, &d.server, &err) < 0) {
+                g_warning("%s", err.msg);
+                d.exit_code = 1;
+                goto out;
+        }
+        guint sig_src = g_unix_fd_add(d.signal_fd, G_IO_IN, signal_cb, &d);
+
+        g_message("listening on %s (root family %d, cgroups %s)", d.opt.socket_path, (int) root,
+                  tr_cgroup_mode_name(d.hs.mode));
+        notify_ready();
+        if (d.opt.ready_fd >= 0)
+                close(d.opt.ready_fd);
+        if (detach_fd >= 0) {
+                ssize_t w = write(detach_fd, "R", 1);
+                (void) w;
+                close(detach_fd);
+        }
+
+        g_main_loop_run(d.loop);
+        g_source_remove(sig_src);
+        pd_cmd_cancel_pending(&d.cm); /* a KillFamily in progress gets an error reply */
+        g_message("shutting down: %zu families registered", pd_registry_count(d.reg));
+out:
+        pd_dbus_server_free(d.server);
+        pd_registry_free(d.reg);
+        g_main_loop_unref(d.loop);
+        if (d.signal_fd >= 0)
+                close(d.signal_fd);
+        dbus_shutdown();
+        return d.exit_code;
+}

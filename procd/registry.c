@@ -1,0 +1,753 @@
+/* registry.c - the daemon's tree of families, watcher pidfds and the snapshot timer. */
+#include "registry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "trackers/util.h"
+
+struct pd_registry {
+        const tr_hierarchies *hs;
+        pd_family *root;
+        GHashTable *by_root;      /* GINT_TO_POINTER(root pid) -> pd_family */
+        size_t n_sub;
+        size_t n_cgroup;          /* cgroup-tracked subfamilies */
+        GHashTable *proc_intervals; /* interval -> number of /proc-tracked subfamilies */
+        tr_scan scan;
+        uint64_t last_snapshot_usec;
+        guint timer;
+        uint32_t timer_interval;
+        pd_registry_log_fn log;
+        void *log_data;
+};
+
+static void reg_log(pd_registry *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reg_log(pd_registry *r, const char *fmt, ...)
+{
+        char msg[768];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        if (r->log)
+                r->log(r->log_data, msg);
+        else
+                g_message("%s", msg);
+}
+
+static void tracker_log(void *userdata, const char *message)
+{
+        pd_family *f = userdata;
+        g_message("family %d: %s", (int) f->root_pid, message);
+}
+
+void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata)
+{
+        r->log = fn;
+        r->log_data = userdata;
+}
+
+/* ppid and real uid of pid from /proc; -errno (-ESRCH when gone). */
+int pd_proc_ppid(pid_t pid, pid_t *ppid)
+{
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
+        if (r < 0)
+                return r == -ENOENT ? -ESRCH : r;
+        const char *p = strrchr(buf, ')');
+        int v;
+        char state;
+        if (!p || sscanf(p + 1, " %c %d", &state, &v) != 2)
+                return -EINVAL;
+        *ppid = v;
+        return 0;
+}
+
+int pd_proc_uid(pid_t pid, uid_t *uid)
+{
+        char path[64], buf[4096];
+        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
+        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
+        if (r < 0 && r != -EFBIG)
+                return r == -ENOENT ? -ESRCH : r;
+        const char *p = strstr(buf, "\nUid:");
+        unsigned v;
+        if (!p || sscanf(p + 5, "%u", &v) != 1)
+                return -EINVAL;
+        *uid = v;
+        return 0;
+}
+
+static bool family_has_tf_proc(const pd_family *f) { return f->tf && f->proc_tracked; }
+
+/* Counters behind the timer rule, kept per change (no tree walk per registration). */
+static void account(pd_registry *r, pd_family *f, bool add)
+{
+        if (add == f->counted || !f->parent || !f->tf)
+                return;
+        if (add) {
+                f->counted_proc = f->proc_tracked;
+                f->counted_interval = f->interval_sec;
+        }
+        if (f->counted_proc) {
+                gpointer key = GUINT_TO_POINTER(f->counted_interval);
+                guint n = GPOINTER_TO_UINT(g_hash_table_lookup(r->proc_intervals, key));
+                n = add ? n + 1 : n - 1;
+                if (n)
+                        g_hash_table_insert(r->proc_intervals, key, GUINT_TO_POINTER(n));
+                else
+                        g_hash_table_remove(r->proc_intervals, key);
+        } else {
+                r->n_cgroup = add ? r->n_cgroup + 1 : r->n_cgroup - 1;
+        }
+        f->counted = add;
+}
+
+/* Build (or rebuild) f's tr_family from its tracking methods. */
+static int build_tracker(pd_registry *r, pd_family *f, tr_error *err)
+{
+        if (f->root_pid <= 1)
+                return 0; /* a root family rooted at init: nothing to track */
+        tr_procfam_spec spec = {
+                .root_pid = f->root_pid,
+                .root_start_ticks = f->root_start_ticks,
+                .env_marker = f->env_marker,
+                .by_login = f->by_login,
+                .login_uid = f->login_uid,
+                .by_gid = f->by_gid,
+                .gid = f->gid,
+        };
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        if (f->cgroup_path) {
+                int k = tr_cgroup_open_for_pid(r->hs, f->cgroup_path, f->root_pid, TR_CG_MAY_ACT, &cg, err);
+                if (k < 0)
+                        return k;
+                /* cgroup families: the /proc side is only a fallback with its own scans */
+                spec.max_age_usec = (uint64_t) f->interval_sec * 1000000u;
+        } else {
+                /* /proc families are kept fresh by the registry's shared snapshots */
+                spec.max_age_usec = UINT64_MAX;
+        }
+        tr_family *tf = NULL;
+        int k = tr_family_new(&spec, TR_TAKE_PTR(cg), &tf, err);
+        if (k < 0)
+                return k;
+        tr_family_set_log(tf, tracker_log, f);
+        account(r, f, false);
+        if (f->tf)
+                tr_family_free(f->tf);
+        f->tf = tf;
+        f->proc_tracked = f->cgroup_path == NULL;
+        f->updated_usec = 0;
+        account(r, f, true);
+        return 0;
+}
+
+static void family_free(pd_family *f)
+{
+        if (!f)
+                return;
+        if (f->watcher_source)
+                g_source_remove(f->watcher_source);
+        if (f->watcher_pidfd >= 0)
+                close(f->watcher_pidfd);
+        if (f->tf)
+                tr_family_free(f->tf);
+        tr_pidset_free(&f->last_members);
+        g_ptr_array_free(f->children, TRUE);
+        free(f->cgroup_path);
+        free(f->env_marker);
+        free(f->login_name);
+        free(f);
+}
+
+static pd_family *family_alloc(void)
+{
+        pd_family *f = calloc(1, sizeof *f);
+        if (!f)
+                return NULL;
+        f->watcher_pidfd = -1;
+        f->children = g_ptr_array_new();
+        return f;
+}
+
+static gboolean snapshot_timer_cb(gpointer data)
+{
+        pd_registry *r = data;
+        tr_error err = { 0 };
+        if (pd_registry_snapshot(r, &err) < 0)
+                reg_log(r, "snapshot failed: %s", err.msg);
+        return G_SOURCE_CONTINUE;
+}
+
+/* The periodic snapshot runs only while some registered subfamily is /proc-tracked, at
+ * the smallest interval asked. */
+static void update_timer(pd_registry *r)
+{
+        uint32_t min = 0;
+        GHashTableIter it;
+        gpointer key;
+        g_hash_table_iter_init(&it, r->proc_intervals);
+        while (g_hash_table_iter_next(&it, &key, NULL)) {
+                uint32_t v = GPOINTER_TO_UINT(key);
+                if (min == 0 || v < min)
+                        min = v;
+        }
+        if (min == r->timer_interval)
+                return;
+        if (r->timer)
+                g_source_remove(r->timer);
+        r->timer = 0;
+        r->timer_interval = min;
+        if (min)
+                r->timer = g_timeout_add_seconds(min, snapshot_timer_cb, r);
+}
+
+uint32_t pd_registry_timer_interval(const pd_registry *r) { return r->timer_interval; }
+
+int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_interval_sec, pd_registry **out,
+                    tr_error *err)
+{
+        pd_registry *r = calloc(1, sizeof *r);
+        if (!r)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        r->hs = hs;
+        r->by_root = g_hash_table_new(g_direct_hash, g_direct_equal);
+        r->proc_intervals = g_hash_table_new(g_direct_hash, g_direct_equal);
+        r->root = family_alloc();
+        if (!r->root) {
+                pd_registry_free(r);
+                return tr_error_set(err, ENOMEM, "out of memory");
+        }
+        pd_family *f = r->root;
+        f->root_pid = root_pid;
+        f->interval_sec = root_interval_sec ? root_interval_sec : 60;
+        f->proc_tracked = true;
+        if (root_pid > 1) {
+                int k = tr_pid_start_ticks(root_pid, &f->root_start_ticks);
+                if (k < 0) {
+                        pd_registry_free(r);
+                        return tr_error_setx(err, -k, "root family: pid %d", (int) root_pid);
+                }
+                pd_proc_uid(root_pid, &f->root_uid);
+                k = build_tracker(r, f, err);
+                if (k < 0) {
+                        pd_registry_free(r);
+                        return k;
+                }
+                g_hash_table_insert(r->by_root, GINT_TO_POINTER(root_pid), f);
+        }
+        *out = r;
+        return 0;
+}
+
+static void free_tree(pd_family *f)
+{
+        for (guint i = 0; i < f->children->len; i++)
+                free_tree(f->children->pdata[i]);
+        family_free(f);
+}
+
+void pd_registry_free(pd_registry *r)
+{
+        if (!r)
+                return;
+        if (r->timer)
+                g_source_remove(r->timer);
+        if (r->root)
+                free_tree(r->root);
+        g_hash_table_destroy(r->by_root);
+        g_hash_table_destroy(r->proc_intervals);
+        tr_scan_free(&r->scan);
+        free(r);
+}
+
+pd_family *pd_registry_root(pd_registry *r) { return r->root; }
+size_t pd_registry_count(const pd_registry *r) { return r->n_sub; }
+
+pd_family *pd_registry_find(pd_registry *r, pid_t root_pid)
+{
+        if (root_pid == 0)
+                return r->root;
+        return g_hash_table_lookup(r->by_root, GINT_TO_POINTER(root_pid));
+}
+
+typedef struct watch_ctx {
+        pd_registry *r;
+        pd_family *f;
+} watch_ctx;
+
+static gboolean watcher_cb(gint fd, GIOCondition cond, gpointer data)
+{
+        watch_ctx *w = data;
+        pd_family *f = w->f;
+        (void) fd;
+        (void) cond;
+        f->watcher_source = 0; /* G_SOURCE_REMOVE below removes it */
+        reg_log(w->r, "watcher %d of family %d exited: unregistering the family", (int) f->watcher_pid,
+                (int) f->root_pid);
+        pd_registry_unregister(w->r, f);
+        return G_SOURCE_REMOVE;
+}
+
+/* Fallback without pidfds only: the watcher is gone when its start time changed. */
+static gboolean watcher_poll_cb(gpointer data)
+{
+        watch_ctx *w = data;
+        uint64_t start;
+        if (tr_pid_start_ticks(w->f->watcher_pid, &start) == 0 && start == w->f->watcher_start_ticks) {
+                char path[64], buf[1024];
+                snprintf(path, sizeof path, "/proc/%d/stat", (int) w->f->watcher_pid);
+                const char *p = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) >= 0 ? strrchr(buf, ')') : NULL;
+                if (p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X')
+                        return G_SOURCE_CONTINUE;
+        }
+        return watcher_cb(-1, 0, data);
+}
+
+static pd_family *cgroup_family_of(pd_registry *r, pid_t pid);
+
+static bool is_ancestor(const pd_family *a, const pd_family *f)
+{
+        for (; f; f = f->parent)
+                if (f == a)
+                        return true;
+        return false;
+}
+
+/* The nearest family whose root is an ancestor of pid; a cgroup family holding pid wins
+ * when it lies below that one (a root placed into a job's cgroup by clone3 or a write to
+ * cgroup.procs belongs to that job even when its parent is not the job's root). */
+static pd_family *find_parent(pd_registry *r, pid_t pid)
+{
+        pd_family *by_tree = NULL;
+        pid_t p = pid;
+        for (int depth = 0; depth < 4096 && !by_tree; depth++) {
+                pid_t pp;
+                if (pd_proc_ppid(p, &pp) < 0 || pp <= 0)
+                        break;
+                by_tree = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(pp));
+                if (pp == 1)
+                        break;
+                p = pp;
+        }
+        if (!by_tree)
+                by_tree = r->root;
+        pd_family *by_cg = cgroup_family_of(r, pid);
+        return by_cg && is_ancestor(by_tree, by_cg) ? by_cg : by_tree;
+}
+
+int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint32_t interval_sec,
+                         pd_family **out, bool *bad_watcher, tr_error *err)
+{
+        *bad_watcher = false;
+        pd_family *f = family_alloc();
+        if (!f)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        f->root_pid = root_pid;
+        f->interval_sec = interval_sec;
+        f->watcher_pid = watcher_pid;
+        int k = tr_pid_start_ticks(root_pid, &f->root_start_ticks);
+        if (k < 0) {
+                family_free(f);
+                return tr_error_setx(err, -k, "root pid %d", (int) root_pid);
+        }
+        pd_proc_uid(root_pid, &f->root_uid);
+        if (watcher_pid > 0) {
+                f->watcher_pidfd = (int) syscall(SYS_pidfd_open, watcher_pid, 0);
+                k = f->watcher_pidfd < 0 ? -errno : 0;
+                /* no pidfd_open (kernel < 5.3, valgrind): identity by start time instead */
+                if (k == -ENOSYS)
+                        k = tr_pid_start_ticks(watcher_pid, &f->watcher_start_ticks);
+                if (k < 0) {
+                        family_free(f);
+                        *bad_watcher = true;
+                        return tr_error_setx(err, -k, "watcher pid %d", (int) watcher_pid);
+                }
+                if (f->watcher_pidfd >= 0)
+                        fcntl(f->watcher_pidfd, F_SETFD, FD_CLOEXEC);
+        }
+        k = build_tracker(r, f, err);
+        if (k < 0) {
+                family_free(f);
+                return k;
+        }
+        if (f->watcher_pidfd >= 0) {
+                watch_ctx *w = g_new0(watch_ctx, 1);
+                w->r = r;
+                w->f = f;
+                f->watcher_source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, f->watcher_pidfd, G_IO_IN, watcher_cb,
+                                                       w, g_free);
+        } else if (watcher_pid > 0) {
+                watch_ctx *w = g_new0(watch_ctx, 1);
+                w->r = r;
+                w->f = f;
+                f->watcher_source = g_timeout_add_seconds_full(G_PRIORITY_DEFAULT, 1, watcher_poll_cb, w, g_free);
+        }
+        f->parent = find_parent(r, root_pid);
+        g_ptr_array_add(f->parent->children, f);
+        g_hash_table_insert(r->by_root, GINT_TO_POINTER(root_pid), f);
+        r->n_sub++;
+        account(r, f, true);
+        /* the parent loses the new family's members at the next snapshot */
+        f->parent->updated_usec = 0;
+        update_timer(r);
+        *out = f;
+        return 0;
+}
+
+int pd_registry_unregister(pd_registry *r, pd_family *f)
+{
+        if (!f->parent)
+                return -EINVAL;
+        pd_family *p = f->parent;
+        for (guint i = 0; i < f->children->len; i++) {
+                pd_family *c = f->children->pdata[i];
+                c->parent = p;
+                g_ptr_array_add(p->children, c);
+        }
+        g_ptr_array_set_size(f->children, 0);
+        g_ptr_array_remove(p->children, f);
+        g_hash_table_remove(r->by_root, GINT_TO_POINTER(f->root_pid));
+        r->n_sub--;
+        account(r, f, false);
+        p->updated_usec = 0; /* members fold into the parent at its next refresh */
+        family_free(f);
+        update_timer(r);
+        return 0;
+}
+
+static int set_str(char **dst, const char *src)
+{
+        char *s = strdup(src);
+        if (!s)
+                return -ENOMEM;
+        free(*dst);
+        *dst = s;
+        return 0;
+}
+
+/* Apply a tracking change; restore the old settings when the tracker cannot be rebuilt. */
+int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, tr_error *err)
+{
+        char *old = f->cgroup_path ? strdup(f->cgroup_path) : NULL;
+        int k = set_str(&f->cgroup_path, cgroup);
+        if (k >= 0)
+                k = build_tracker(r, f, err);
+        if (k < 0) {
+                free(f->cgroup_path);
+                f->cgroup_path = old;
+        } else {
+                free(old);
+        }
+        update_timer(r);
+        return k;
+}
+
+int pd_registry_track_environment(pd_registry *r, pd_family *f, const char *marker, tr_error *err)
+{
+        char *old = f->env_marker ? strdup(f->env_marker) : NULL;
+        int k = set_str(&f->env_marker, marker);
+        if (k >= 0)
+                k = build_tracker(r, f, err);
+        if (k < 0) {
+                free(f->env_marker);
+                f->env_marker = old;
+        } else {
+                free(old);
+        }
+        return k;
+}
+
+int pd_registry_track_login(pd_registry *r, pd_family *f, const char *login, uid_t uid, tr_error *err)
+{
+        bool old_by = f->by_login;
+        uid_t old_uid = f->login_uid;
+        int k = set_str(&f->login_name, login);
+        if (k < 0)
+                return k;
+        f->by_login = true;
+        f->login_uid = uid;
+        k = build_tracker(r, f, err);
+        if (k < 0) {
+                f->by_login = old_by;
+                f->login_uid = old_uid;
+        }
+        return k;
+}
+
+int pd_registry_track_gid(pd_registry *r, pd_family *f, gid_t gid, bool allocated, tr_error *err)
+{
+        bool old_by = f->by_gid, old_alloc = f->gid_allocated;
+        gid_t old = f->gid;
+        f->by_gid = true;
+        f->gid = gid;
+        f->gid_allocated = allocated;
+        int k = build_tracker(r, f, err);
+        if (k < 0) {
+                f->by_gid = old_by;
+                f->gid = old;
+                f->gid_allocated = old_alloc;
+        }
+        return k;
+}
+
+static bool gid_in_use(const pd_family *f, gid_t gid)
+{
+        if (f->by_gid && f->gid == gid)
+                return true;
+        for (guint i = 0; i < f->children->len; i++)
+                if (gid_in_use(f->children->pdata[i], gid))
+                        return true;
+        return false;
+}
+
+bool pd_registry_gid_in_use(pd_registry *r, gid_t gid) { return gid_in_use(r->root, gid); }
+
+typedef struct scan_markers {
+        const char *m[TR_SCAN_MAX_MARKERS];
+        size_t n;
+        unsigned want;
+        bool overflow;
+} scan_markers;
+
+static int marker_index(const scan_markers *sm, const char *marker)
+{
+        if (!marker)
+                return -1;
+        for (size_t i = 0; i < sm->n; i++)
+                if (strcmp(sm->m[i], marker) == 0)
+                        return (int) i;
+        return -1;
+}
+
+static void collect_scan_wants(pd_family *f, scan_markers *sm)
+{
+        if (family_has_tf_proc(f)) {
+                tr_procfam *pf = tr_family_procfam(f->tf);
+                sm->want |= tr_procfam_scan_wants(pf);
+                const char *m = tr_procfam_env_marker(pf);
+                if (m && marker_index(sm, m) < 0) {
+                        if (sm->n < TR_SCAN_MAX_MARKERS)
+                                sm->m[sm->n++] = m;
+                        else
+                                sm->overflow = true;
+                }
+        }
+        for (guint i = 0; i < f->children->len; i++)
+                collect_scan_wants(f->children->pdata[i], sm);
+}
+
+static void pidset_append(tr_pidset *dst, const tr_pidset *src)
+{
+        for (size_t i = 0; i < src->n; i++)
+                tr_pidset_add(dst, src->pids[i]);
+}
+
+/* Post-order: subfamilies first, so that each family excludes its subfamilies' members.
+ * subtree receives the members of f and of its subfamilies. */
+static void update_subtree(pd_registry *r, pd_family *f, const scan_markers *sm, bool need_members,
+                           uint64_t now, tr_pidset *subtree)
+{
+        _cleanup_pidset_ tr_pidset excl = TR_PIDSET_INIT;
+        bool child_need = need_members || family_has_tf_proc(f);
+        for (guint i = 0; i < f->children->len; i++)
+                update_subtree(r, f->children->pdata[i], sm, child_need, now, &excl);
+        tr_pidset_normalize(&excl);
+        if (family_has_tf_proc(f)) {
+                tr_procfam *pf = tr_family_procfam(f->tf);
+                int k = tr_procfam_update(pf, &r->scan, marker_index(sm, tr_procfam_env_marker(pf)), &excl);
+                if (k < 0)
+                        reg_log(r, "family %d: update from snapshot: %s", (int) f->root_pid, strerror(-k));
+                tr_pidset_clear(&f->last_members);
+                tr_procfam_members(pf, &f->last_members, NULL);
+                tr_pidset_normalize(&f->last_members);
+                f->updated_usec = now;
+        } else if (f->tf && need_members) {
+                tr_pidset_clear(&f->last_members);
+                tr_family_members(f->tf, &f->last_members, NULL);
+                tr_pidset_normalize(&f->last_members);
+        }
+        if (subtree) {
+                pidset_append(subtree, &excl);
+                pidset_append(subtree, &f->last_members);
+        }
+}
+
+int pd_registry_snapshot(pd_registry *r, tr_error *err)
+{
+        scan_markers sm = { .n = 0 };
+        collect_scan_wants(r->root, &sm);
+        if (sm.overflow)
+                reg_log(r, "more than %d distinct environment markers: the rest are not matched",
+                        TR_SCAN_MAX_MARKERS);
+        tr_scan_opts opts = { .want = sm.want, .env_markers = sm.m, .n_markers = sm.n };
+        int k = tr_scan_take(&r->scan, &opts, err);
+        if (k < 0)
+                return k;
+        uint64_t now = tr_now_usec();
+        update_subtree(r, r->root, &sm, false, now, NULL);
+        r->last_snapshot_usec = now;
+        return 0;
+}
+
+int pd_registry_ensure_fresh(pd_registry *r, pd_family *f, tr_error *err)
+{
+        if (!family_has_tf_proc(f))
+                return 0;
+        uint64_t now = tr_now_usec();
+        if (f->updated_usec != 0 && now - f->updated_usec <= (uint64_t) f->interval_sec * 1000000u)
+                return 0;
+        return pd_registry_snapshot(r, err);
+}
+
+int pd_registry_members(pd_registry *r, pd_family *f, tr_pidset *out, tr_error *err)
+{
+        if (!f->tf)
+                return 0;
+        if (f->proc_tracked) {
+                int k = pd_registry_ensure_fresh(r, f, err);
+                if (k < 0)
+                        return k;
+                pidset_append(out, &f->last_members);
+                return 0;
+        }
+        return tr_family_members(f->tf, out, err);
+}
+
+static void post_order(pd_family *f, GPtrArray *out)
+{
+        for (guint i = 0; i < f->children->len; i++)
+                post_order(f->children->pdata[i], out);
+        g_ptr_array_add(out, f);
+}
+
+static void pre_order(pd_family *f, GPtrArray *out)
+{
+        g_ptr_array_add(out, f);
+        for (guint i = 0; i < f->children->len; i++)
+                pre_order(f->children->pdata[i], out);
+}
+
+void pd_registry_subtree(pd_family *f, GPtrArray *out) { post_order(f, out); }
+void pd_registry_all(pd_registry *r, GPtrArray *out) { pre_order(r->root, out); }
+
+/* Whether pid's cgroup (as /proc/PID/cgroup names it) is f's cgroup or below it, in the
+ * v2 hierarchy when the family has one there, else in its first hierarchy. */
+static bool cgroup_holds(pd_family *f, const tr_pid_cgroups *pc)
+{
+        tr_cgroup *cg = tr_family_cgroup(f->tf);
+        if (!cg)
+                return false;
+        const tr_hierarchies *hs = tr_cgroup_hierarchies(cg);
+        int idx = -1;
+        if (hs->v2 >= 0 && tr_cgroup_path(cg, hs->v2))
+                idx = hs->v2;
+        for (int i = 0; idx < 0 && i < hs->n; i++)
+                if (tr_cgroup_path(cg, i))
+                        idx = i;
+        if (idx < 0 || !pc->paths[idx])
+                return false;
+        const char *fp = tr_cgroup_path(cg, idx), *pp = pc->paths[idx];
+        size_t n = strlen(fp);
+        return strncmp(fp, pp, n) == 0 && (pp[n] == '\0' || pp[n] == '/');
+}
+
+/* The deepest cgroup family whose cgroup holds pid, or NULL. */
+static pd_family *cgroup_family_of(pd_registry *r, pid_t pid)
+{
+        if (r->n_cgroup == 0)
+                return NULL;
+        tr_pid_cgroups pc = { { 0 } };
+        if (tr_pid_cgroups_read(r->hs, pid, &pc, NULL) < 0)
+                return NULL;
+        g_autoptr(GPtrArray) all = g_ptr_array_new();
+        post_order(r->root, all);
+        pd_family *found = NULL;
+        for (guint i = 0; i < all->len && !found; i++) {
+                pd_family *c = all->pdata[i];
+                if (c->tf && !c->proc_tracked && cgroup_holds(c, &pc))
+                        found = c;
+        }
+        tr_pid_cgroups_clear(&pc);
+        return found;
+}
+
+pd_family *pd_registry_family_of(pd_registry *r, pid_t pid)
+{
+        /* a family's root, unless the pid now names another process (reused) */
+        pd_family *f = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(pid));
+        uint64_t start = 0;
+        if (tr_pid_start_ticks(pid, &start) < 0)
+                return NULL;
+        if (f && start == f->root_start_ticks)
+                return f;
+        tr_pid_cgroups pc = { { 0 } };
+        bool have_pc = tr_pid_cgroups_read(r->hs, pid, &pc, NULL) >= 0;
+        /* subfamilies before their parents: the first family holding pid is the most
+         * specific one.  cgroup families: by pid's cgroup path (no cgroup.procs walk);
+         * /proc families: the last snapshot, refreshed when stale. */
+        g_autoptr(GPtrArray) all = g_ptr_array_new();
+        post_order(r->root, all);
+        pd_family *found = NULL;
+        for (guint i = 0; i < all->len && !found; i++) {
+                pd_family *c = all->pdata[i];
+                if (!c->tf)
+                        continue;
+                if (!c->proc_tracked) {
+                        if (have_pc && cgroup_holds(c, &pc))
+                                found = c;
+                        continue;
+                }
+                if (pd_registry_ensure_fresh(r, c, NULL) < 0)
+                        continue;
+                /* the snapshot's process at pid must still be this one */
+                const tr_proc *tp = tr_scan_find(&r->scan, pid);
+                if (tr_pidset_contains(&c->last_members, pid) && (!tp || tp->start_ticks == start))
+                        found = c;
+        }
+        if (have_pc)
+                tr_pid_cgroups_clear(&pc);
+        return found;
+}
+
+const char *pd_family_tracking(const pd_family *f, char *buf, size_t size)
+{
+        size_t off = 0;
+        buf[0] = '\0';
+#define APPEND(...)                                                                             \
+        do {                                                                                    \
+                int n_ = snprintf(buf + off, size > off ? size - off : 0, "%s", off ? "," : ""); \
+                if (n_ > 0)                                                                     \
+                        off += (size_t) n_;                                                     \
+                n_ = snprintf(buf + off, size > off ? size - off : 0, __VA_ARGS__);             \
+                if (n_ > 0)                                                                     \
+                        off += (size_t) n_;                                                     \
+        } while (0)
+        if (f->cgroup_path)
+                APPEND("cgroup:%s", f->cgroup_path);
+        if (f->env_marker)
+                APPEND("environment:%s", f->env_marker);
+        if (f->by_login)
+                APPEND("login:%s", f->login_name ? f->login_name : "?");
+        if (f->by_gid)
+                APPEND("gid:%u", (unsigned) f->gid);
+        if (!f->cgroup_path)
+                APPEND("parent");
+#undef APPEND
+        return buf;
+}
+
+const char *pd_family_source(const pd_family *f)
+{
+        if (!f->tf)
+                return "none";
+        return tr_family_primary_name(f->tf);
+}

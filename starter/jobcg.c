@@ -1,0 +1,178 @@
+/* jobcg.c - strategy choice and the common job subtree (<top>/job, <top>/starter). */
+#include "jobcg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trackers/util.h"
+
+static int fs_path(const tr_hierarchies *hs, int i, const char *cg, char *buf, size_t size)
+{
+        return tr_hierarchy_fs_path(&hs->h[i], cg, buf, size, NULL);
+}
+
+int st_cpuset_fill(const tr_hierarchies *hs, const char *path, tr_error *err)
+{
+        int i = hs->v1_of[TR_CTRL_CPUSET];
+        if (i < 0)
+                return 0;
+        char prefix[PATH_MAX];
+        size_t len = strlen(path);
+        if (len >= sizeof prefix)
+                return tr_error_set(err, ENAMETOOLONG, "cgroup path too long: %s", path);
+        for (size_t k = 1; k <= len; k++) {
+                if (k != len && path[k] != '/')
+                        continue;
+                memcpy(prefix, path, k);
+                prefix[k] = '\0';
+                char dir[PATH_MAX], parent[PATH_MAX];
+                if (fs_path(hs, i, prefix, dir, sizeof dir) < 0)
+                        continue;
+                snprintf(parent, sizeof parent, "%s", dir);
+                char *slash = strrchr(parent, '/');
+                if (!slash || slash == parent)
+                        continue;
+                *slash = '\0';
+                _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                _cleanup_close_ int pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0 || pfd < 0)
+                        continue; /* outside what this mount shows, or not there */
+                static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
+                for (size_t f = 0; f < 2; f++) {
+                        char val[1024];
+                        int r = tr_read_file_at(dfd, files[f], val, sizeof val, err);
+                        if (r < 0)
+                                return r;
+                        if (val[0] && val[0] != '\n')
+                                continue;
+                        r = tr_read_file_at(pfd, files[f], val, sizeof val, err);
+                        if (r < 0)
+                                return r;
+                        r = tr_write_file_at(dfd, files[f], val, err);
+                        if (r < 0)
+                                return tr_error_prefix(err, "cpuset %s", dir);
+                }
+        }
+        return 0;
+}
+
+static bool systemd_wanted(const st_options *o)
+{
+        switch (o->systemd) {
+        case ST_SYSTEMD_YES:
+                return true;
+        case ST_SYSTEMD_NO:
+                return false;
+        case ST_SYSTEMD_AUTO:
+        default:
+                return o->systemd_address || access("/run/systemd/system", F_OK) == 0;
+        }
+}
+
+int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o, tr_error *err)
+{
+        memset(jc, 0, sizeof *jc);
+        jc->hs = hs;
+        jc->helper_pid = -1;
+        int r;
+        if (hs->mode == TR_MODE_NONE)
+                return tr_error_set(err, ENODEV, "no cgroup filesystem is mounted");
+
+        jc->ops = &st_jobcg_cgroupfs_ops;
+        if (systemd_wanted(o)) {
+                jc->ops = &st_jobcg_systemd_ops;
+                tr_error serr = { 0 };
+                r = jc->ops->setup(jc, o, &serr);
+                if (r < 0) {
+                        fprintf(stderr, "procd-starter: warning: systemd: %s; falling back to cgroupfs\n",
+                                serr.msg);
+                        jc->ops->teardown(jc);
+                        jc->ops = &st_jobcg_cgroupfs_ops;
+                        jc->top[0] = '\0';
+                        jc->want_starter_leaf = false;
+                        jc->helper_pid = -1;
+                }
+        }
+        if (jc->ops == &st_jobcg_cgroupfs_ops) {
+                r = jc->ops->setup(jc, o, err);
+                if (r < 0)
+                        return r;
+        }
+
+        for (int i = 0; i < hs->n; i++) {
+                char dir[PATH_MAX];
+                jc->top_created[i] = fs_path(hs, i, jc->top, dir, sizeof dir) >= 0 && access(dir, F_OK) != 0;
+        }
+        snprintf(jc->job_path, sizeof jc->job_path, "%s/job", jc->top);
+        snprintf(jc->starter_path, sizeof jc->starter_path, "%s/starter", jc->top);
+
+        if (jc->want_starter_leaf) {
+                r = tr_cgroup_create(hs, jc->starter_path, &jc->starter, err);
+                if (r < 0)
+                        return tr_error_prefix(err, "creating %s", jc->starter_path);
+                r = st_cpuset_fill(hs, jc->starter_path, err);
+                if (r < 0)
+                        return r;
+                if (jc->helper_pid > 0) {
+                        r = tr_cgroup_attach(jc->starter, jc->helper_pid, err);
+                        if (r < 0)
+                                return tr_error_prefix(err, "moving the scope helper");
+                }
+        }
+        r = tr_cgroup_create(hs, jc->job_path, &jc->job, err);
+        if (r < 0)
+                return tr_error_prefix(err, "creating %s", jc->job_path);
+        r = st_cpuset_fill(hs, jc->job_path, err);
+        if (r < 0)
+                return r;
+        return 0;
+}
+
+int st_jobcg_destroy(st_jobcg *jc, uint64_t timeout_usec)
+{
+        int left = 0;
+        tr_error err = { 0 };
+        if (jc->job) {
+                if (tr_cgroup_destroy(jc->job, timeout_usec, &err) < 0) {
+                        fprintf(stderr, "procd-starter: warning: removing %s: %s\n", jc->job_path, err.msg);
+                        left++;
+                }
+                tr_cgroup_free(jc->job);
+                jc->job = NULL;
+        }
+        if (jc->ops)
+                jc->ops->teardown(jc);
+        if (jc->starter) {
+                tr_error_clear(&err);
+                if (tr_cgroup_destroy(jc->starter, timeout_usec, &err) < 0 && err.code != ENOENT) {
+                        fprintf(stderr, "procd-starter: warning: removing %s: %s\n", jc->starter_path, err.msg);
+                        left++;
+                }
+                tr_cgroup_free(jc->starter);
+                jc->starter = NULL;
+        }
+        if (!jc->top[0] || !jc->hs)
+                return left;
+        for (int i = 0; i < jc->hs->n; i++) {
+                char dir[PATH_MAX];
+                if (!jc->top_created[i] || fs_path(jc->hs, i, jc->top, dir, sizeof dir) < 0)
+                        continue;
+                int r = -1;
+                for (int k = 0; k < 50; k++) {
+                        r = rmdir(dir);
+                        if (r == 0 || errno != EBUSY)
+                                break;
+                        usleep(10000);
+                }
+                if (r < 0 && errno != ENOENT) {
+                        fprintf(stderr, "procd-starter: warning: rmdir %s: %s\n", dir, strerror(errno));
+                        left++;
+                }
+                jc->top_created[i] = false;
+        }
+        return left;
+}

@@ -1,0 +1,440 @@
+/* launch.c - clone3 into the job cgroup; fork fallback; privilege drop; stdio. */
+#include "launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "trackers/util.h"
+
+extern char **environ;
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+struct st_clone_args {
+        uint64_t flags;
+        uint64_t pidfd;
+        uint64_t child_tid;
+        uint64_t parent_tid;
+        uint64_t exit_signal;
+        uint64_t stack;
+        uint64_t stack_size;
+        uint64_t tls;
+        uint64_t set_tid;
+        uint64_t set_tid_size;
+        uint64_t cgroup;
+};
+
+static int resolve_ids(st_launch *l, const st_options *o, tr_error *err)
+{
+        if (!o->user && !o->group)
+                return 0;
+        l->set_ids = true;
+        l->uid = getuid();
+        l->gid = getgid();
+        const char *uname = NULL;
+        if (o->user) {
+                struct passwd *pw = getpwnam(o->user);
+                uint64_t v;
+                if (pw) {
+                        l->uid = pw->pw_uid;
+                        l->gid = pw->pw_gid;
+                        uname = pw->pw_name;
+                } else if (tr_parse_u64(o->user, &v) == 0 && v < UINT32_MAX) {
+                        l->uid = (uid_t) v;
+                        pw = getpwuid(l->uid);
+                        l->gid = pw ? pw->pw_gid : (gid_t) v;
+                        uname = pw ? pw->pw_name : NULL;
+                } else {
+                        return tr_error_set(err, ESRCH, "--user %s: no such user", o->user);
+                }
+        }
+        if (o->group) {
+                struct group *gr = getgrnam(o->group);
+                uint64_t v;
+                if (gr)
+                        l->gid = gr->gr_gid;
+                else if (tr_parse_u64(o->group, &v) == 0 && v < UINT32_MAX)
+                        l->gid = (gid_t) v;
+                else
+                        return tr_error_set(err, ESRCH, "--group %s: no such group", o->group);
+        }
+        int n = 64;
+        for (;;) {
+                free(l->groups);
+                l->groups = calloc((size_t) n, sizeof(gid_t));
+                if (!l->groups)
+                        return tr_error_set(err, ENOMEM, "out of memory");
+                if (!uname) {
+                        l->groups[0] = l->gid;
+                        l->ngroups = 1;
+                        break;
+                }
+                int got = n;
+                if (getgrouplist(uname, l->gid, l->groups, &got) >= 0) {
+                        l->ngroups = got;
+                        break;
+                }
+                if (got <= n || got > 65536)
+                        return tr_error_set(err, EINVAL, "getgrouplist(%s) failed", uname);
+                n = got;
+        }
+        if (geteuid() != 0 && (l->uid != geteuid() || l->gid != getegid()))
+                return tr_error_set(err, EPERM, "--user/--group need root");
+        return 0;
+}
+
+static const char *env_get(char **envp, const char *key)
+{
+        size_t k = strlen(key);
+        for (char **e = envp; *e; e++)
+                if (strncmp(*e, key, k) == 0 && (*e)[k] == '=')
+                        return *e + k + 1;
+        return NULL;
+}
+
+static void env_set(st_launch *l, size_t *n, const char *kv)
+{
+        const char *eq = strchr(kv, '=');
+        size_t k = (size_t) (eq - kv);
+        for (size_t i = 0; i < *n; i++)
+                if (strncmp(l->envp[i], kv, k) == 0 && l->envp[i][k] == '=') {
+                        l->envp[i] = (char *) kv;
+                        return;
+                }
+        l->envp[(*n)++] = (char *) kv;
+        l->envp[*n] = NULL;
+}
+
+static int build_env(st_launch *l, const st_options *o, tr_error *err)
+{
+        size_t count = 0;
+        for (char **e = environ; *e; e++)
+                count++;
+        l->envp = calloc(count + o->n_env + 8, sizeof(char *));
+        l->env_alloc = calloc(8, sizeof(char *));
+        if (!l->envp || !l->env_alloc)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        size_t n = 0;
+        for (char **e = environ; *e; e++)
+                l->envp[n++] = *e;
+        l->envp[n] = NULL;
+        if (o->user && l->set_ids) {
+                struct passwd *pw = getpwuid(l->uid);
+                if (pw) {
+                        const char *vars[3][2] = { { "USER", pw->pw_name }, { "LOGNAME", pw->pw_name }, { "HOME", pw->pw_dir } };
+                        for (int i = 0; i < 3; i++) {
+                                char *s;
+                                if (asprintf(&s, "%s=%s", vars[i][0], vars[i][1]) < 0)
+                                        return tr_error_set(err, ENOMEM, "out of memory");
+                                l->env_alloc[l->n_env_alloc++] = s;
+                                env_set(l, &n, s);
+                        }
+                }
+        }
+        for (size_t i = 0; i < o->n_env; i++)
+                env_set(l, &n, o->env[i]);
+        return 0;
+}
+
+static int resolve_exec(st_launch *l, tr_error *err)
+{
+        const char *cmd = l->argv[0];
+        if (!cmd || !cmd[0])
+                return tr_error_set(err, ENOENT, "empty command");
+        if (strchr(cmd, '/')) {
+                l->exec_path = strdup(cmd);
+                if (!l->exec_path)
+                        return tr_error_set(err, ENOMEM, "out of memory");
+                if (access(cmd, F_OK) < 0)
+                        return tr_error_setx(err, errno, "%s", cmd);
+                return 0;
+        }
+        const char *path = env_get(l->envp, "PATH");
+        if (!path)
+                path = "/usr/local/bin:/usr/bin:/bin";
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        int first_err = ENOENT;
+        char *save = NULL;
+        for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+                char *cand;
+                if (asprintf(&cand, "%s/%s", *dir ? dir : ".", cmd) < 0)
+                        return tr_error_set(err, ENOMEM, "out of memory");
+                struct stat st;
+                if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+                        if (access(cand, X_OK) == 0) {
+                                l->exec_path = cand;
+                                return 0;
+                        }
+                        first_err = EACCES;
+                }
+                free(cand);
+        }
+        return tr_error_set(err, first_err, "%s: %s", cmd,
+                            first_err == ENOENT ? "command not found" : "permission denied");
+}
+
+static int open_stdio(st_launch *l, const st_options *o, tr_error *err)
+{
+        const char *paths[3] = { o->stdin_path, o->stdout_path, o->stderr_path };
+        for (int i = 0; i < 3; i++) {
+                if (!paths[i])
+                        continue;
+                int fd = i == 0 ? open(paths[i], O_RDONLY | O_CLOEXEC | O_NOCTTY)
+                                : open(paths[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+                if (fd < 0)
+                        return tr_error_setx(err, errno, "--%s %s", i == 0 ? "stdin" : i == 1 ? "stdout" : "stderr",
+                                             paths[i]);
+                if (i > 0 && l->set_ids && o->user) {
+                        struct stat st;
+                        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fchown(fd, l->uid, l->gid) < 0) {
+                                int e = errno;
+                                close(fd);
+                                return tr_error_setx(err, e, "chown %s", paths[i]);
+                        }
+                }
+                l->stdio[i] = fd;
+        }
+        return 0;
+}
+
+int st_launch_prepare(st_launch *l, const st_options *o, tr_error *err)
+{
+        memset(l, 0, sizeof *l);
+        l->stdio[0] = l->stdio[1] = l->stdio[2] = -1;
+        l->v2_fd = -1;
+        l->v2_procs_fd = -1;
+        for (int i = 0; i < TR_MAX_HIER; i++)
+                l->v1_procs_fds[i] = -1;
+        l->argv = o->argv;
+        l->cwd = o->cwd;
+        l->mode = o->launch;
+        sigemptyset(&l->child_mask);
+        int r = resolve_ids(l, o, err);
+        if (r < 0)
+                return r;
+        r = build_env(l, o, err);
+        if (r < 0)
+                return r;
+        r = resolve_exec(l, err);
+        if (r < 0)
+                return r;
+        if (l->cwd) {
+                struct stat st;
+                if (stat(l->cwd, &st) < 0)
+                        return tr_error_setx(err, errno, "--cwd %s", l->cwd);
+                if (!S_ISDIR(st.st_mode))
+                        return tr_error_set(err, ENOTDIR, "--cwd %s: not a directory", l->cwd);
+        }
+        return open_stdio(l, o, err);
+}
+
+int st_launch_place(st_launch *l, tr_cgroup *job, tr_error *err)
+{
+        const tr_hierarchies *hs = tr_cgroup_hierarchies(job);
+        l->v2_fd = tr_cgroup_v2_fd(job);
+        if (hs->v2 >= 0 && tr_cgroup_dirfd(job, hs->v2) >= 0) {
+                l->v2_procs_fd = openat(tr_cgroup_dirfd(job, hs->v2), "cgroup.procs", O_WRONLY | O_CLOEXEC);
+                if (l->v2_procs_fd < 0)
+                        return tr_error_setx(err, errno, "opening cgroup.procs of %s (v2)", tr_cgroup_path(job, hs->v2));
+        }
+        for (int i = 0; i < hs->n; i++) {
+                if (i == hs->v2 || tr_cgroup_dirfd(job, i) < 0)
+                        continue;
+                int fd = openat(tr_cgroup_dirfd(job, i), "cgroup.procs", O_WRONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return tr_error_setx(err, errno, "opening cgroup.procs of %s in %s", tr_cgroup_path(job, i),
+                                             hs->h[i].mount_point);
+                l->v1_procs_fds[l->n_v1++] = fd;
+        }
+        return 0;
+}
+
+/* ---- the child: raw system calls only from here to execve ---- */
+
+struct child_fail {
+        int err;
+        int stage;
+};
+
+enum { STAGE_V2 = 1, STAGE_V1, STAGE_STDIO, STAGE_GROUPS, STAGE_GID, STAGE_UID, STAGE_CWD, STAGE_EXEC };
+
+static const char *stage_name(int s)
+{
+        switch (s) {
+        case STAGE_V2: return "joining the v2 cgroup";
+        case STAGE_V1: return "joining a v1 cgroup";
+        case STAGE_STDIO: return "setting up stdio";
+        case STAGE_GROUPS: return "setgroups";
+        case STAGE_GID: return "setgid";
+        case STAGE_UID: return "setuid";
+        case STAGE_CWD: return "chdir";
+        case STAGE_EXEC: return "exec";
+        default: return "?";
+        }
+}
+
+static __attribute__((noreturn)) void child_fail(int efd, int stage)
+{
+        struct child_fail f = { errno, stage };
+        ssize_t w = write(efd, &f, sizeof f);
+        (void) w;
+        _exit(127);
+}
+
+static __attribute__((noreturn)) void child(st_launch *l, int efd, bool join_v2)
+{
+        sigprocmask(SIG_SETMASK, &l->child_mask, NULL);
+        if (l->sigpipe_default) {
+                struct sigaction dfl;
+                memset(&dfl, 0, sizeof dfl);
+                dfl.sa_handler = SIG_DFL;
+                sigaction(SIGPIPE, &dfl, NULL);
+        }
+        if (join_v2 && l->v2_procs_fd >= 0 && write(l->v2_procs_fd, "0", 1) < 0)
+                child_fail(efd, STAGE_V2);
+        for (int i = 0; i < l->n_v1; i++)
+                if (write(l->v1_procs_fds[i], "0", 1) < 0)
+                        child_fail(efd, STAGE_V1);
+        for (int i = 0; i < 3; i++) {
+                if (l->stdio[i] < 0)
+                        continue;
+                if (l->stdio[i] == i) {
+                        if (fcntl(i, F_SETFD, 0) < 0)
+                                child_fail(efd, STAGE_STDIO);
+                } else if (dup2(l->stdio[i], i) < 0) {
+                        child_fail(efd, STAGE_STDIO);
+                }
+        }
+        if (l->set_ids) {
+                if (syscall(SYS_setgroups, (size_t) l->ngroups, l->groups) < 0)
+                        child_fail(efd, STAGE_GROUPS);
+                if (syscall(SYS_setresgid, l->gid, l->gid, l->gid) < 0)
+                        child_fail(efd, STAGE_GID);
+                if (syscall(SYS_setresuid, l->uid, l->uid, l->uid) < 0)
+                        child_fail(efd, STAGE_UID);
+        }
+        if (l->cwd && chdir(l->cwd) < 0)
+                child_fail(efd, STAGE_CWD);
+        execve(l->exec_path, l->argv, l->envp);
+        child_fail(efd, STAGE_EXEC);
+}
+
+int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
+{
+        int ep[2];
+        if (pipe2(ep, O_CLOEXEC) < 0)
+                return tr_error_setx(err, errno, "pipe");
+        int pidfd = -1;
+        pid_t pid = -1;
+        l->used_fork = false;
+        if (l->mode != ST_LAUNCH_FORK) {
+                struct st_clone_args args;
+                memset(&args, 0, sizeof args);
+                args.flags = CLONE_PIDFD;
+                args.pidfd = (uint64_t) (uintptr_t) &pidfd;
+                args.exit_signal = SIGCHLD;
+                if (l->v2_fd >= 0) {
+                        args.flags |= CLONE_INTO_CGROUP;
+                        args.cgroup = (uint64_t) l->v2_fd;
+                }
+                pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+                if (pid == 0) {
+                        close(ep[0]);
+                        child(l, ep[1], false);
+                }
+                if (pid < 0 && !(l->mode == ST_LAUNCH_AUTO && (errno == ENOSYS || errno == E2BIG))) {
+                        int e = errno;
+                        close(ep[0]);
+                        close(ep[1]);
+                        return tr_error_setx(err, e, "clone3 into the job cgroup");
+                }
+        }
+        if (pid < 0) {
+                l->used_fork = true;
+                pid = fork();
+                if (pid == 0) {
+                        close(ep[0]);
+                        child(l, ep[1], true);
+                }
+                if (pid < 0) {
+                        int e = errno;
+                        close(ep[0]);
+                        close(ep[1]);
+                        return tr_error_setx(err, e, "fork");
+                }
+                pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+                if (pidfd < 0) {
+                        int e = errno;
+                        close(ep[0]);
+                        close(ep[1]);
+                        tr_safe_kill(pid, 0, SIGKILL);
+                        waitpid(pid, NULL, 0);
+                        return tr_error_setx(err, e, "pidfd_open");
+                }
+                fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+        }
+        close(ep[1]);
+        struct child_fail f;
+        ssize_t n;
+        do
+                n = read(ep[0], &f, sizeof f);
+        while (n < 0 && errno == EINTR);
+        close(ep[0]);
+        if (n == (ssize_t) sizeof f) {
+                /* the child failed before exec and exited: reap it */
+                waitpid(pid, NULL, 0);
+                close(pidfd);
+                if (f.stage == STAGE_EXEC)
+                        return tr_error_set(err, f.err ? f.err : EIO, "exec %s: %s", l->exec_path, strerror(f.err));
+                /* not an exec failure: the caller must not turn it into 126/127 */
+                tr_error_set(err, ECANCELED, "%s: %s", stage_name(f.stage), strerror(f.err));
+                return -ECANCELED;
+        }
+        *pidp = pid;
+        *pidfdp = pidfd;
+        return 0;
+}
+
+void st_launch_free(st_launch *l)
+{
+        free(l->exec_path);
+        free(l->envp);
+        for (size_t i = 0; i < l->n_env_alloc; i++)
+                free(l->env_alloc[i]);
+        free(l->env_alloc);
+        free(l->groups);
+        for (int i = 0; i < 3; i++)
+                if (l->stdio[i] >= 0)
+                        close(l->stdio[i]);
+        if (l->v2_procs_fd >= 0)
+                close(l->v2_procs_fd);
+        for (int i = 0; i < l->n_v1; i++)
+                close(l->v1_procs_fds[i]);
+        memset(l, 0, sizeof *l);
+        l->stdio[0] = l->stdio[1] = l->stdio[2] = -1;
+        l->v2_procs_fd = -1;
+}

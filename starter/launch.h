@@ -1,0 +1,57 @@
+/* launch.h - start the job inside its cgroup.
+ *
+ * clone3(CLONE_INTO_CGROUP | CLONE_PIDFD) into the v2 leaf: the job never runs an instruction
+ * outside it.  In hybrid/v1 the child also joins its v1 cgroups (writes "0" to cgroup.procs
+ * fds the parent opened) before it drops privileges and execs; an exec-error pipe
+ * (O_CLOEXEC) tells the parent that all of that happened (EOF) or what failed.  Without
+ * clone3 (ENOSYS/E2BIG): fork, the child writes itself into the v2 leaf first.
+ * Everything that allocates (passwd lookup, PATH search, environment) happens before the
+ * fork; the child makes raw system calls only.
+ */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "options.h"
+#include "trackers/cgroup.h"
+
+typedef struct st_launch {
+        char *exec_path;      /* argv[0] resolved against PATH */
+        char **argv;          /* borrowed from options */
+        char **envp;          /* owned array; strings owned when envp_owned[i] */
+        char **env_alloc;     /* strings we allocated */
+        size_t n_env_alloc;
+        int stdio[3];         /* -1: inherit */
+        const char *cwd;
+        bool set_ids;
+        uid_t uid;
+        gid_t gid;
+        gid_t *groups;
+        int ngroups;
+        st_launch_mode mode;
+        sigset_t child_mask;  /* the mask to restore in the child */
+        bool sigpipe_default; /* SIGPIPE was SIG_DFL before the starter ignored it */
+        /* filled by st_launch_place */
+        int v2_fd;                      /* borrowed from the cgroup handle */
+        int v2_procs_fd;                /* fork fallback only */
+        int v1_procs_fds[TR_MAX_HIER];
+        int n_v1;
+        bool used_fork;                 /* what st_launch_start did */
+} st_launch;
+
+/* Resolve user/group/command/environment/stdio.  Fails early, before any cgroup exists:
+ * -ENOENT (command not found: exit 127), -EACCES (126), others (125). */
+int st_launch_prepare(st_launch *l, const st_options *o, tr_error *err);
+
+/* Open what the child needs to join `job` (v2 fd, v1 cgroup.procs fds). */
+int st_launch_place(st_launch *l, tr_cgroup *job, tr_error *err);
+
+/* Start the job.  On success *pid and *pidfd (CLOEXEC) are set and the job has exec'd.  On
+ * failure the child (if any) is reaped and -errno returned: execve's errno when exec failed,
+ * -ECANCELED when an earlier step in the child failed (cgroup join, ids, chdir; err says
+ * which and why). */
+int st_launch_start(st_launch *l, pid_t *pid, int *pidfd, tr_error *err);
+
+void st_launch_free(st_launch *l);

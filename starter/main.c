@@ -1,0 +1,298 @@
+/* main.c - procd-starter: options -> job cgroup -> limits -> launch -> track -> wait loop
+ * (pidfd + signalfd) -> end of job (kill strays, usage, report, remove cgroups). */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jobcg.h"
+#include "launch.h"
+#include "joblimits.h"
+#include "options.h"
+#include "report.h"
+#include "track.h"
+#include "trackers/util.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+#define END_KILL_TIMEOUT_USEC 10000000ULL
+#define DESTROY_TIMEOUT_USEC 5000000ULL
+
+static int launch_exit_code(int r)
+{
+        switch (-r) {
+        case ENOENT:
+                return ST_EXIT_NOTFOUND;
+        case EACCES:
+        case ENOEXEC:
+        case EISDIR:
+        case ETXTBSY:
+        case ENOTDIR:
+                return ST_EXIT_NOEXEC;
+        default:
+                return ST_EXIT_FAILURE;
+        }
+}
+
+static int fail(const char *what, const tr_error *err)
+{
+        fprintf(stderr, "procd-starter: %s: %s\n", what, err->msg[0] ? err->msg : strerror(err->code));
+        return ST_EXIT_FAILURE;
+}
+
+typedef struct loop_state {
+        bool terminating, killed, frozen;
+        uint64_t kill_at;
+} loop_state;
+
+static void on_signal(st_track *t, const st_options *o, loop_state *ls, int sig)
+{
+        tr_error err = { 0 };
+        switch (sig) {
+        case SIGTERM:
+        case SIGINT:
+        case SIGHUP:
+        case SIGQUIT:
+                if (ls->frozen) {
+                        if (t->ops->thaw(t, &err) < 0)
+                                fprintf(stderr, "procd-starter: warning: thaw: %s\n", err.msg);
+                        ls->frozen = false;
+                }
+                if (!ls->terminating) {
+                        ls->terminating = true;
+                        ls->kill_at = tr_now_usec() + o->kill_grace_usec;
+                        if (!o->quiet)
+                                fprintf(stderr, "procd-starter: %s: SIGTERM to the job family, kill in %.1f s\n",
+                                        strsignal(sig), (double) o->kill_grace_usec / 1e6);
+                        if (t->ops->signal(t, SIGTERM, &err) < 0)
+                                fprintf(stderr, "procd-starter: warning: SIGTERM to the family: %s\n", err.msg);
+                } else {
+                        ls->kill_at = tr_now_usec(); /* a second request: kill now */
+                }
+                break;
+        case SIGTSTP:
+                if (!ls->frozen && !ls->terminating) {
+                        if (t->ops->freeze(t, &err) < 0)
+                                fprintf(stderr, "procd-starter: warning: suspend: %s\n", err.msg);
+                        else
+                                ls->frozen = true;
+                }
+                break;
+        case SIGCONT:
+                if (ls->frozen) {
+                        if (t->ops->thaw(t, &err) < 0)
+                                fprintf(stderr, "procd-starter: warning: continue: %s\n", err.msg);
+                        else
+                                ls->frozen = false;
+                }
+                break;
+        default:
+                break;
+        }
+}
+
+/* Wait for the root; returns its siginfo.  Handles signals to the starter meanwhile. */
+static int wait_loop(st_track *t, const st_options *o, int pidfd, int sfd, siginfo_t *si, loop_state *ls)
+{
+        for (;;) {
+                int timeout = -1;
+                if (ls->terminating && !ls->killed) {
+                        uint64_t now = tr_now_usec();
+                        timeout = now >= ls->kill_at ? 0 : (int) ((ls->kill_at - now + 999) / 1000);
+                }
+                struct pollfd p[2] = { { pidfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+                int n = poll(p, 2, timeout);
+                if (n < 0 && errno != EINTR)
+                        return -errno;
+                if (n > 0 && (p[0].revents & (POLLIN | POLLHUP))) {
+                        memset(si, 0, sizeof *si);
+                        if (waitid((idtype_t) P_PIDFD, (id_t) pidfd, si, WEXITED) < 0)
+                                return -errno;
+                        return 0;
+                }
+                if (n > 0 && (p[1].revents & POLLIN)) {
+                        struct signalfd_siginfo ssi;
+                        if (read(sfd, &ssi, sizeof ssi) == (ssize_t) sizeof ssi)
+                                on_signal(t, o, ls, (int) ssi.ssi_signo);
+                }
+                if (ls->terminating && !ls->killed && tr_now_usec() >= ls->kill_at) {
+                        tr_error err = { 0 };
+                        bool empty = false;
+                        ls->killed = true;
+                        if (t->ops->kill(t, END_KILL_TIMEOUT_USEC, &empty, &err) < 0)
+                                fprintf(stderr, "procd-starter: warning: kill: %s\n", err.msg);
+                }
+        }
+}
+
+int main(int argc, char **argv)
+{
+        st_options o;
+        tr_error err = { 0 };
+        int r = st_options_parse(argc, argv, &o, &err);
+        if (r == 1) {
+                st_options_free(&o);
+                return 0;
+        }
+        if (r < 0) {
+                fprintf(stderr, "procd-starter: %s\n", err.msg);
+                st_options_free(&o);
+                return ST_EXIT_FAILURE;
+        }
+
+        tr_hierarchies hs;
+        if (tr_hierarchies_discover(&hs, &err) < 0) {
+                st_options_free(&o);
+                return fail("cgroup hierarchies", &err);
+        }
+
+        st_launch l;
+        r = st_launch_prepare(&l, &o, &err);
+        if (r < 0) {
+                fprintf(stderr, "procd-starter: %s\n", err.msg);
+                st_launch_free(&l);
+                st_options_free(&o);
+                return launch_exit_code(r);
+        }
+
+        /* a closed stderr must not kill the starter before it cleans up; the job gets SIGPIPE's
+         * disposition back */
+        struct sigaction ign, old_pipe;
+        memset(&ign, 0, sizeof ign);
+        ign.sa_handler = SIG_IGN;
+        sigaction(SIGPIPE, &ign, &old_pipe);
+        l.sigpipe_default = old_pipe.sa_handler == SIG_DFL;
+
+        /* signals to the starter are read from a signalfd; the job gets the old mask back */
+        sigset_t mask;
+        sigemptyset(&mask);
+        int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGTSTP, SIGCONT };
+        for (size_t i = 0; i < TR_ARRAY_SIZE(sigs); i++)
+                sigaddset(&mask, sigs[i]);
+        sigprocmask(SIG_BLOCK, &mask, &l.child_mask);
+        _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0) {
+                tr_error_setx(&err, errno, "signalfd");
+                st_launch_free(&l);
+                st_options_free(&o);
+                return fail("signals", &err);
+        }
+
+        int code = ST_EXIT_FAILURE;
+        st_jobcg jc;
+        st_track t;
+        memset(&t, 0, sizeof t);
+        pid_t pid = -1;
+        _cleanup_close_ int pidfd = -1;
+
+        r = st_jobcg_create(&jc, &hs, &o, &err);
+        if (r < 0) {
+                fail("job cgroup", &err);
+                goto out;
+        }
+        r = st_limits_apply(jc.job, &hs, &o.limits, o.best_effort, &err);
+        if (r < 0) {
+                fail("limits", &err);
+                goto out;
+        }
+        r = st_launch_place(&l, jc.job, &err);
+        if (r < 0) {
+                fail("launch", &err);
+                goto out;
+        }
+        uint64_t t0 = tr_now_usec();
+        r = st_launch_start(&l, &pid, &pidfd, &err);
+        if (r < 0) {
+                fprintf(stderr, "procd-starter: %s\n", err.msg);
+                code = launch_exit_code(r);
+                pid = -1;
+                goto out;
+        }
+        uint64_t ticks = 0;
+        tr_pid_start_ticks(pid, &ticks);
+        r = st_track_open(&t, &o, &jc, pid, ticks, &err);
+        if (r < 0) {
+                fail("tracking", &err);
+                tr_kill_result kr;
+                memset(&kr, 0, sizeof kr);
+                tr_error kerr = { 0 };
+                if (tr_cgroup_kill(jc.job, END_KILL_TIMEOUT_USEC, &kr, &kerr) < 0)
+                        tr_safe_kill(pid, ticks, SIGKILL);
+                tr_kill_result_free(&kr);
+                siginfo_t si;
+                waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED);
+                goto out;
+        }
+
+        loop_state ls = { 0 };
+        siginfo_t si;
+        r = wait_loop(&t, &o, pidfd, sfd, &si, &ls);
+        uint64_t wall = tr_now_usec() - t0;
+        if (r < 0) {
+                tr_error_setx(&err, -r, "waiting for the job");
+                fail("wait", &err);
+                bool empty;
+                t.ops->kill(&t, END_KILL_TIMEOUT_USEC, &empty, &err);
+                goto out;
+        }
+
+        st_result res;
+        memset(&res, 0, sizeof res);
+        res.pid = pid;
+        res.wall_usec = wall;
+        res.terminated = ls.terminating;
+        res.mode = jc.ops->name;
+        res.tracker = t.ops->name;
+        res.cgroup = jc.job_path;
+        if (si.si_code == CLD_EXITED) {
+                res.exit_status = si.si_status;
+        } else {
+                res.exit_status = -1;
+                res.exit_signal = si.si_status;
+                res.core_dumped = si.si_code == CLD_DUMPED;
+        }
+
+        /* the root is gone: nothing of the family may outlive it */
+        tr_error kerr = { 0 };
+        if (ls.frozen)
+                t.ops->thaw(&t, &kerr);
+        bool populated = false;
+        if (tr_family_populated(t.family, &populated, &kerr) < 0)
+                populated = true;
+        res.strays_killed = populated;
+        bool empty = true;
+        if (t.ops->kill(&t, END_KILL_TIMEOUT_USEC, &empty, &kerr) < 0 || !empty)
+                fprintf(stderr, "procd-starter: warning: killing what is left of the job: %s\n",
+                        kerr.msg[0] ? kerr.msg : "not empty at the bound");
+
+        tr_usage u;
+        tr_error uerr = { 0 };
+        if (st_track_usage(&t, &u, &uerr) < 0)
+                fprintf(stderr, "procd-starter: warning: final usage: %s\n", uerr.msg);
+        res.oom_killed = u.oom_kills.available && u.oom_kills.value > 0;
+        st_track_close(&t);
+        res.clean = st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC) == 0;
+        res.exit_code = st_exit_code(&res);
+        if (!o.quiet)
+                st_report_print(stderr, &res, &u);
+        if (o.report_path && st_report_write_json(o.report_path, &res, &u, &err) < 0)
+                fprintf(stderr, "procd-starter: warning: %s\n", err.msg);
+        code = res.exit_code;
+        st_launch_free(&l);
+        st_options_free(&o);
+        return code;
+
+out:
+        st_track_close(&t);
+        st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC);
+        st_launch_free(&l);
+        st_options_free(&o);
+        return code;
+}

@@ -1,0 +1,102 @@
+/* report.c - end-of-job report. */
+#include "report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trackers/error.h"
+
+int st_exit_code(const st_result *r)
+{
+        bool failed = r->exit_signal != 0 || r->exit_status != 0;
+        if (r->oom_killed && failed)
+                return ST_EXIT_OOM;
+        if (r->exit_signal)
+                return 128 + r->exit_signal;
+        return r->exit_status & 0xff;
+}
+
+static void field(FILE *f, const char *label, const tr_u64 *v, double scale, const char *unit)
+{
+        if (v->available)
+                fprintf(f, " %s %.*f%s", label, scale == 1 ? 0 : 2, (double) v->value / scale, unit);
+        else
+                fprintf(f, " %s n/a", label);
+}
+
+void st_report_print(FILE *f, const st_result *r, const tr_usage *u)
+{
+        char src[64];
+        fprintf(f, "procd-starter: job %d ", (int) r->pid);
+        if (r->exit_signal)
+                fprintf(f, "killed by signal %d (%s)%s", r->exit_signal, strsignal(r->exit_signal),
+                        r->core_dumped ? ", core dumped" : "");
+        else
+                fprintf(f, "exited with status %d", r->exit_status);
+        if (r->oom_killed)
+                fprintf(f, "; OOM killer fired");
+        fprintf(f, "; wall %.3f s; exit code %d\n", (double) r->wall_usec / 1e6, r->exit_code);
+        fprintf(f, "procd-starter:");
+        field(f, "cpu user", &u->cpu_user_usec, 1e6, " s,");
+        field(f, "system", &u->cpu_system_usec, 1e6, " s,");
+        field(f, "total", &u->cpu_usec, 1e6, " s;");
+        field(f, "memory peak", &u->memory_peak_bytes, 1048576.0, " MiB;");
+        field(f, "oom kills", &u->oom_kills, 1, ";");
+        field(f, "pids peak", &u->pids_peak, 1, ";");
+        field(f, "io read", &u->io_read_bytes, 1, " B,");
+        field(f, "write", &u->io_write_bytes, 1, " B");
+        fprintf(f, "\nprocd-starter: cgroup %s (%s), tracker %s, source %s%s%s%s\n", r->cgroup ? r->cgroup : "?",
+                r->mode ? r->mode : "?", r->tracker ? r->tracker : "?", tr_usage_source_name(u, src, sizeof src),
+                r->strays_killed ? ", stray processes killed" : "", r->terminated ? ", terminated by signal" : "",
+                r->clean ? "" : ", CGROUPS LEFT BEHIND");
+}
+
+static void json_string(FILE *f, const char *s)
+{
+        fputc('"', f);
+        for (const char *p = s ? s : ""; *p; p++) {
+                unsigned char c = (unsigned char) *p;
+                if (c == '"' || c == '\\')
+                        fprintf(f, "\\%c", c);
+                else if (c < 0x20)
+                        fprintf(f, "\\u%04x", c);
+                else
+                        fputc(c, f);
+        }
+        fputc('"', f);
+}
+
+int st_report_write_json(const char *path, const st_result *r, const tr_usage *u, tr_error *err)
+{
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        FILE *f = fopen(tmp, "we");
+        if (!f)
+                return tr_error_setx(err, errno, "--report %s", tmp);
+        fputs("{", f);
+        tr_usage_write_json_members(u, f, false);
+        fprintf(f, ", \"exit_status\": %d, \"exit_signal\": %d, \"oom_killed\": %s, \"wall_usec\": %llu",
+                r->exit_status, r->exit_signal, r->oom_killed ? "true" : "false", (unsigned long long) r->wall_usec);
+        fprintf(f, ", \"exit_code\": %d, \"pid\": %d, \"terminated\": %s, \"strays_killed\": %s, \"cgroups_removed\": %s",
+                r->exit_code, (int) r->pid, r->terminated ? "true" : "false", r->strays_killed ? "true" : "false",
+                r->clean ? "true" : "false");
+        fputs(", \"cgroup\": ", f);
+        json_string(f, r->cgroup);
+        fputs(", \"mode\": ", f);
+        json_string(f, r->mode);
+        fputs(", \"tracker\": ", f);
+        json_string(f, r->tracker);
+        fputs("}\n", f);
+        if (ferror(f) | (fclose(f) != 0)) {
+                unlink(tmp);
+                return tr_error_set(err, EIO, "--report %s: write failed", path);
+        }
+        if (rename(tmp, path) < 0) {
+                int e = errno;
+                unlink(tmp);
+                return tr_error_setx(err, e, "--report %s", path);
+        }
+        return 0;
+}

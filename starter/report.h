@@ -1,0 +1,41 @@
+/* report.h - the end-of-job report (stderr text and --report JSON) and the exit status. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sys/types.h>
+
+#include "trackers/error.h"
+#include "trackers/usage.h"
+
+/* Exit statuses of procd-starter besides the job's own (0..255, 128+N for signal N). */
+#define ST_EXIT_OOM 122      /* the OOM killer killed a member and the job did not succeed */
+#define ST_EXIT_FAILURE 125  /* the starter itself failed (options, cgroup, launch) */
+#define ST_EXIT_NOEXEC 126   /* the command could not be executed */
+#define ST_EXIT_NOTFOUND 127 /* the command was not found */
+
+typedef struct st_result {
+        int exit_status;    /* the root's exit code, -1 when killed by a signal */
+        int exit_signal;    /* the signal that killed the root, 0 when it exited */
+        bool core_dumped;
+        bool oom_killed;    /* oom_kills > 0 */
+        uint64_t wall_usec;
+        int exit_code;      /* what procd-starter exits with */
+        const char *mode;   /* "cgroupfs", "systemd" */
+        const char *tracker;/* "embedded", "procd" */
+        const char *cgroup; /* the job leaf */
+        pid_t pid;
+        bool terminated;    /* the starter got SIGTERM/SIGINT and ended the job */
+        bool strays_killed; /* processes were left after the root exited */
+        bool clean;         /* every cgroup removed */
+} st_result;
+
+/* exit_status/exit_signal/oom -> exit_code (documented in --help and the README). */
+int st_exit_code(const st_result *r);
+
+void st_report_print(FILE *f, const st_result *r, const tr_usage *u);
+/* JSON object: tr_usage_write_json_members keys plus exit_status, exit_signal, oom_killed,
+ * wall_usec and a few starter keys.  Written to path.tmp then renamed. */
+int st_report_write_json(const char *path, const st_result *r, const tr_usage *u, tr_error *err);

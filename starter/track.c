@@ -1,0 +1,190 @@
+/* track.c - embedded (tr_family) and procd tracking behind one ops table. */
+#include "track.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "trackers/util.h"
+#ifdef ST_HAVE_PROCD_CLIENT
+#include "procd/client.h"
+#endif
+
+#define FREEZE_TIMEOUT_USEC 2000000
+
+/* ---- embedded ---- */
+
+static int emb_signal(st_track *t, int sig, tr_error *err) { return tr_family_signal(t->family, sig, err); }
+
+static int emb_kill(st_track *t, uint64_t timeout_usec, bool *empty, tr_error *err)
+{
+        tr_kill_result res;
+        memset(&res, 0, sizeof res);
+        int r = tr_family_kill(t->family, timeout_usec, &res, err);
+        *empty = r >= 0 && res.empty;
+        tr_kill_result_free(&res);
+        return r;
+}
+
+static int emb_freeze(st_track *t, tr_error *err)
+{
+        tr_freeze_state st;
+        return tr_family_freeze(t->family, FREEZE_TIMEOUT_USEC, &st, err);
+}
+
+static int emb_thaw(st_track *t, tr_error *err)
+{
+        tr_freeze_state st;
+        return tr_family_thaw(t->family, FREEZE_TIMEOUT_USEC, &st, err);
+}
+
+static void emb_close(st_track *t) { (void) t; }
+
+static const st_track_ops embedded_ops = {
+        .name = "embedded",
+        .signal = emb_signal,
+        .kill = emb_kill,
+        .freeze = emb_freeze,
+        .thaw = emb_thaw,
+        .close = emb_close,
+};
+
+/* ---- procd ---- */
+
+#ifdef ST_HAVE_PROCD_CLIENT
+bool st_track_have_procd(void) { return true; }
+
+static int pd_fail(st_track *t, const char *what, procd_error *perr, tr_error *err)
+{
+        fprintf(stderr, "procd-starter: warning: procd %s: %s; using the embedded tracker\n", what, perr->msg);
+        (void) t;
+        (void) err;
+        return -EIO;
+}
+
+static int pd_signal(st_track *t, int sig, tr_error *err)
+{
+        procd_error perr = { 0 };
+        /* SignalProcess signals one process; the family needs each member: embedded signal
+         * (cgroup: freeze, signal all, thaw) is the exact operation. */
+        (void) perr;
+        return tr_family_signal(t->family, sig, err);
+}
+
+static int pd_kill(st_track *t, uint64_t timeout_usec, bool *empty, tr_error *err)
+{
+        procd_error perr = { 0 };
+        if (procd_kill_family(t->client, t->root, &perr) == PROCD_OK) {
+                *empty = true;
+                return 0;
+        }
+        pd_fail(t, "KillFamily", &perr, err);
+        return emb_kill(t, timeout_usec, empty, err);
+}
+
+static int pd_freeze(st_track *t, tr_error *err)
+{
+        procd_error perr = { 0 };
+        if (procd_suspend_family(t->client, t->root, &perr) == PROCD_OK)
+                return 0;
+        pd_fail(t, "SuspendFamily", &perr, err);
+        return emb_freeze(t, err);
+}
+
+static int pd_thaw(st_track *t, tr_error *err)
+{
+        procd_error perr = { 0 };
+        if (procd_continue_family(t->client, t->root, &perr) == PROCD_OK)
+                return 0;
+        pd_fail(t, "ContinueFamily", &perr, err);
+        return emb_thaw(t, err);
+}
+
+static void pd_close(st_track *t)
+{
+        if (!t->client)
+                return;
+        procd_error perr = { 0 };
+        procd_status s = procd_unregister_family(t->client, t->root, &perr);
+        if (s != PROCD_OK && s != PROCD_E_FAMILY_NOT_FOUND)
+                fprintf(stderr, "procd-starter: warning: procd UnregisterFamily: %s\n", perr.msg);
+        procd_disconnect(t->client);
+        t->client = NULL;
+}
+
+static const st_track_ops procd_ops = {
+        .name = "procd",
+        .signal = pd_signal,
+        .kill = pd_kill,
+        .freeze = pd_freeze,
+        .thaw = pd_thaw,
+        .close = pd_close,
+};
+
+static int try_procd(st_track *t, const st_options *o, st_jobcg *jc)
+{
+        procd_client *c = NULL;
+        procd_error perr = { 0 };
+        if (procd_connect(o->socket_path, &c, &perr) != PROCD_OK) {
+                if (o->socket_path)
+                        fprintf(stderr, "procd-starter: warning: no procd at %s (%s); tracking in-process\n",
+                                o->socket_path, perr.msg);
+                return -ECONNREFUSED;
+        }
+        if (procd_register_subfamily(c, t->root, getpid(), 5, &perr) != PROCD_OK) {
+                fprintf(stderr, "procd-starter: warning: procd RegisterSubfamily: %s; tracking in-process\n", perr.msg);
+                procd_disconnect(c);
+                return -EIO;
+        }
+        if (procd_track_via_cgroup(c, t->root, jc->job_path, &perr) != PROCD_OK) {
+                fprintf(stderr, "procd-starter: warning: procd TrackFamilyViaCgroup %s: %s; tracking in-process\n",
+                        jc->job_path, perr.msg);
+                procd_unregister_family(c, t->root, NULL);
+                procd_disconnect(c);
+                return -EIO;
+        }
+        t->client = c;
+        t->ops = &procd_ops;
+        return 0;
+}
+#else
+bool st_track_have_procd(void) { return false; }
+#endif
+
+int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, tr_error *err)
+{
+        memset(t, 0, sizeof *t);
+        t->root = root;
+        t->ops = &embedded_ops;
+        tr_cgroup *cg = NULL;
+        int r = tr_cgroup_open(jc->hs, jc->job_path, TR_CG_MAY_ACT, &cg, err);
+        if (r < 0)
+                return tr_error_prefix(err, "opening the job cgroup %s", jc->job_path);
+        tr_procfam_spec spec = { .root_pid = root, .root_start_ticks = root_ticks, .max_age_usec = 0 };
+        r = tr_family_new(&spec, cg, &t->family, err);
+        if (r < 0) /* the family owns cg even when it fails */
+                return tr_error_prefix(err, "tracking the job family");
+#ifdef ST_HAVE_PROCD_CLIENT
+        if (!o->no_procd)
+                try_procd(t, o, jc);
+#else
+        if (!o->no_procd && o->socket_path)
+                fprintf(stderr, "procd-starter: warning: built without the procd client; tracking in-process\n");
+#endif
+        return 0;
+}
+
+int st_track_usage(st_track *t, tr_usage *u, tr_error *err)
+{
+        tr_usage_init(u);
+        return tr_family_usage(t->family, u, err);
+}
+
+void st_track_close(st_track *t)
+{
+        if (t->ops)
+                t->ops->close(t);
+        if (t->family)
+                tr_family_free(t->family);
+        t->family = NULL;
+}

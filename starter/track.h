@@ -1,0 +1,41 @@
+/* track.h - who tracks the job family: the embedded tracker (tr_family over the job cgroup,
+ * with the /proc fallback; no daemon) or the procd daemon (RegisterSubfamily with the
+ * starter as watcher + TrackFamilyViaCgroup).  Small ops table, one implementation each.
+ *
+ * The embedded family is always built: the final usage is read from it (the starter owns
+ * the cgroup, so this is exact and needs no round trip) and it answers whenever a procd
+ * call fails. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "jobcg.h"
+#include "options.h"
+#include "trackers/tracker.h"
+
+typedef struct st_track st_track;
+
+typedef struct st_track_ops {
+        const char *name; /* "embedded", "procd" */
+        int (*signal)(st_track *t, int sig, tr_error *err);
+        int (*kill)(st_track *t, uint64_t timeout_usec, bool *empty, tr_error *err);
+        int (*freeze)(st_track *t, tr_error *err);
+        int (*thaw)(st_track *t, tr_error *err);
+        void (*close)(st_track *t);
+} st_track_ops;
+
+struct st_track {
+        const st_track_ops *ops;
+        tr_family *family;  /* always */
+        pid_t root;
+        void *client;       /* procd_client * in procd mode */
+};
+
+/* Build the embedded family; then, unless o->no_procd, try procd at o->socket_path (a warning
+ * and the embedded path when no daemon answers). */
+int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, tr_error *err);
+int st_track_usage(st_track *t, tr_usage *u, tr_error *err);
+void st_track_close(st_track *t);
+bool st_track_have_procd(void);

@@ -1,0 +1,52 @@
+/* harness.h - what the procd tests share: a procd started on a temporary socket (ready
+ * when --ready-fd closes), sleeping children, chains of descendants, raw libdbus calls. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <dbus/dbus.h>
+
+#include "procd/client.h"
+#include "trackers/cgroup.h"
+
+typedef struct ph_daemon {
+        pid_t pid;
+        char dir[64];
+        char socket[128];
+} ph_daemon;
+
+/* Start build/procd/procd --foreground --socket DIR/procd.sock --ready-fd N extra...;
+ * wrapper (may be NULL) is a NULL-terminated argv put in front (valgrind ...).  Waits
+ * until ready (timeout_ms).  0 or -errno. */
+int ph_start(ph_daemon *d, const char *const *extra, const char *const *wrapper, int timeout_ms);
+/* Quit through the client (or SIGTERM when that fails) and wait; returns the exit status
+ * (waitpid form) or -ETIMEDOUT; removes the temporary directory. */
+int ph_stop(ph_daemon *d, int timeout_ms);
+/* Connect a client (CU_FAIL when that fails). */
+procd_client *ph_connect(const ph_daemon *d);
+
+/* A child of the test that sleeps until killed. */
+pid_t ph_sleeper(void);
+/* A child that burns CPU until killed. */
+pid_t ph_spinner(void);
+/* A child that forks `depth` generations below itself, each sleeping; pids[0] is the
+ * child, pids[i] the i-th descendant.  0 or -errno. */
+int ph_chain(int depth, pid_t *pids);
+/* Kill (SIGKILL, by pid, only pids this test started) a chain's members and reap the top. */
+void ph_chain_kill(int depth, const pid_t *pids);
+
+/* A sleeper placed in a fresh cgroup <base>/<name> (created with TR_CG_OWNED). */
+pid_t ph_sleeper_in_cgroup(const char *name, char *path_out, size_t size, tr_cgroup **cg_out);
+
+/* Process state letter from /proc/PID/stat ('?' when gone). */
+char ph_state(pid_t pid);
+/* Wait until cond(pid) or timeout. */
+bool ph_wait_gone(pid_t pid, int timeout_ms);
+
+/* Raw libdbus connection (authenticated) to the daemon, NULL on failure. */
+DBusConnection *ph_raw_connect(const ph_daemon *d);
+/* Send m and wait for the reply; returns the error name (static buffer) or NULL on a
+ * method return. */
+const char *ph_raw_call(DBusConnection *c, DBusMessage *m, int timeout_ms);

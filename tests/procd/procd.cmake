@@ -1,0 +1,20 @@
+# procd: end-to-end tests through the client library, the procctl CLI, and a valgrind run
+# of the daemon.  They start build/procd/procd themselves (on a temporary socket).
+add_library(procd_test_harness STATIC ${CMAKE_CURRENT_LIST_DIR}/harness.c)
+target_link_libraries(procd_test_harness PUBLIC procd_testsupport procd_client PkgConfig::DBUS PkgConfig::CUNIT)
+target_include_directories(procd_test_harness PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+
+procd_add_test(NAME test_procd SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd.c
+               LIBS procd_test_harness LABELS integration TIMEOUT 300)
+add_dependencies(test_procd procd)
+procd_add_test(NAME test_procd_dbus SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_dbus.c
+               LIBS procd_test_harness LABELS integration TIMEOUT 300)
+add_dependencies(test_procd_dbus procd)
+procd_add_test(NAME test_procctl SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procctl.c
+               LIBS procd_test_harness LABELS integration TIMEOUT 120)
+add_dependencies(test_procctl procd procctl)
+procd_add_test(NAME test_procd_valgrind SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_valgrind.c
+               LIBS procd_test_harness LABELS integration TIMEOUT 600)
+add_dependencies(test_procd_valgrind procd)
+procd_add_test(NAME test_procd_command SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_command.c
+               LIBS procd_test_harness procd_core LABELS integration TIMEOUT 300)

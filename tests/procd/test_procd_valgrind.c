@@ -1,0 +1,144 @@
+/* test_procd_valgrind.c - the daemon under valgrind (--error-exitcode=1 --leak-check=full)
+ * through a short client session that touches every operation, bad input, a watcher's
+ * death and a client that disconnects mid-call; procd must exit 0 (no error, no definite
+ * or indirect leak).  Skips with a printed reason when valgrind is missing. */
+#include <CUnit/CUnit.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "testsupport.h"
+
+static const char *valgrind_path(void)
+{
+        static const char *const cands[] = { "/usr/bin/valgrind", "/usr/local/bin/valgrind" };
+        for (size_t i = 0; i < 2; i++)
+                if (access(cands[i], X_OK) == 0)
+                        return cands[i];
+        return NULL;
+}
+
+static void session(ph_daemon *d)
+{
+        procd_client *c = ph_connect(d);
+        if (!c)
+                return;
+        tr_usage u;
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        gid_t g;
+        pid_t a = ph_sleeper(), b = ph_sleeper(), w = ph_sleeper();
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, a, 0, 1, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, b, w, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, a, 0, 1, NULL), PROCD_E_ALREADY_REGISTERED);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, 1, 0, 1, NULL), PROCD_E_BAD_ROOT_PID);
+        CU_ASSERT_EQUAL(procd_track_via_environment(c, a, "PROCD_VG=1", NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_track_via_allocated_group(c, a, &g, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_track_via_login(c, b, "nobody", NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_track_via_cgroup(c, b, "/procd-no-such", NULL), PROCD_E_BAD_CGROUP);
+        char path[256];
+        tr_cgroup *cg = NULL;
+        pid_t cp = ts_cgroup_base() ? ph_sleeper_in_cgroup("pd-vg", path, sizeof path, &cg) : -1;
+        if (cp > 1) {
+                CU_ASSERT_EQUAL(procd_register_subfamily(c, cp, 0, 60, NULL), PROCD_OK);
+                CU_ASSERT_EQUAL(procd_track_via_cgroup(c, cp, path, NULL), PROCD_OK);
+                CU_ASSERT_EQUAL(procd_get_usage(c, cp, &u, NULL), PROCD_OK);
+                CU_ASSERT_EQUAL(procd_suspend_family(c, cp, NULL), PROCD_OK);
+                CU_ASSERT_EQUAL(procd_continue_family(c, cp, NULL), PROCD_OK);
+                CU_ASSERT_EQUAL(procd_kill_family(c, cp, NULL), PROCD_OK);
+                ts_wait(cp, 5000);
+        }
+        CU_ASSERT_EQUAL(procd_snapshot(c, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_get_usage(c, a, &u, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_get_usage(c, 0, &u, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_get_usage(c, -5, &u, NULL), PROCD_E_BAD_ROOT_PID);
+        CU_ASSERT_EQUAL(procd_dump(c, 0, &fi, &n, NULL), PROCD_OK);
+        procd_family_info_free(fi, n);
+        CU_ASSERT_EQUAL(procd_signal_process(c, a, 999, NULL), PROCD_E_BAD_ARGUMENT);
+        CU_ASSERT_EQUAL(procd_signal_process(c, a, SIGCONT, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_suspend_family(c, a, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_continue_family(c, a, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_kill_family(c, a, NULL), PROCD_OK);
+        ts_wait(a, 5000);
+        CU_ASSERT_EQUAL(procd_unregister_family(c, a, NULL), PROCD_OK);
+        /* watcher death unregisters b */
+        ts_kill_reap(w);
+        for (int i = 0; i < 500; i++) { /* under valgrind: no pidfd_open, polled once a second */
+                if (procd_get_usage(c, b, &u, NULL) == PROCD_E_FAMILY_NOT_FOUND)
+                        break;
+                usleep(10000);
+        }
+        CU_ASSERT_EQUAL(procd_get_usage(c, b, &u, NULL), PROCD_E_FAMILY_NOT_FOUND);
+        ts_kill_reap(b);
+        /* raw bad input and a disconnect mid-call */
+        DBusConnection *raw = ph_raw_connect(d);
+        if (raw) {
+                DBusMessage *m = dbus_message_new_method_call(NULL, PROCD_DBUS_PATH, PROCD_DBUS_INTERFACE, "GetUsage");
+                const char *s = "wrong";
+                dbus_message_append_args(m, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
+                CU_ASSERT_PTR_NOT_NULL(ph_raw_call(raw, m, 30000));
+                dbus_message_unref(m);
+                m = dbus_message_new_method_call(NULL, PROCD_DBUS_PATH, PROCD_DBUS_INTERFACE, "Dump");
+                dbus_int32_t z = 0;
+                dbus_message_append_args(m, DBUS_TYPE_INT32, &z, DBUS_TYPE_INVALID);
+                dbus_connection_send(raw, m, NULL);
+                dbus_connection_flush(raw);
+                dbus_message_unref(m);
+                dbus_connection_close(raw);
+                dbus_connection_unref(raw);
+        }
+        procd_disconnect(c);
+        if (cg) {
+                tr_cgroup_destroy(cg, 2000000, NULL);
+                tr_cgroup_free(cg);
+        }
+}
+
+static void test_valgrind(void)
+{
+#ifdef PROCD_SANITIZE
+        /* an ASan-instrumented procd cannot run under valgrind (both replace malloc and
+         * shadow memory); the plain build (make test) runs this test */
+        printf("SKIP valgrind run of procd: this is the ASan+UBSan build; make test runs it\n");
+        return;
+#endif
+        const char *vg = valgrind_path();
+        if (!vg) {
+                printf("SKIP valgrind run of procd: valgrind is not installed\n");
+                return;
+        }
+        setenv("G_SLICE", "always-malloc", 1);
+        setenv("G_DEBUG", "gc-friendly,fatal-criticals", 1);
+        const char *const wrapper[] = { vg, "--quiet", "--error-exitcode=1", "--leak-check=full",
+                                        "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect",
+                                        NULL };
+        ph_daemon d;
+        static const char *const extra[] = { "--gid-range", "70300-70301", NULL };
+        CU_ASSERT_EQUAL_FATAL(ph_start(&d, extra, wrapper, 60000), 0);
+        session(&d);
+        int st = ph_stop(&d, 60000);
+        CU_ASSERT(st >= 0 && WIFEXITED(st));
+        if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0)
+                fprintf(stderr, "procd under valgrind exited %d (valgrind errors above)\n", WEXITSTATUS(st));
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static CU_TestInfo tests[] = {
+        { "procd under valgrind", test_valgrind },
+        CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+        { "procd valgrind", NULL, NULL, NULL, NULL, tests },
+        CU_SUITE_INFO_NULL,
+};
+
+int main(void)
+{
+        signal(SIGPIPE, SIG_IGN);
+        return ts_run(suites);
+}

@@ -1,0 +1,1159 @@
+/* Integration tests of procd-starter: the real binary, real cgroups under the run's test base
+ * (ts_cgroup_base), and a real systemd --user manager in a private mount namespace.
+ *
+ * The jobs are mostly this test program itself re-executed as a helper ("helper alloc N",
+ * "helper burn MS", ...), so that no test depends on a shell's quoting. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testsupport.h"
+#include "trackers/util.h"
+#ifdef ST_HAVE_PROCD_CLIENT
+#include "procd/client.h"
+#endif
+
+static char self_exe[PATH_MAX];
+static char tmpdir[PATH_MAX];
+
+/* ---------------------------------------------------------------- helpers (job side) */
+
+static void write_str(const char *path, const char *s)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+                ssize_t w = write(fd, s, strlen(s));
+                (void) w;
+                close(fd);
+        }
+}
+
+static const char *term_file;
+static void on_term(int sig)
+{
+        (void) sig;
+        if (term_file)
+                write_str(term_file, "TERM\n");
+}
+
+static int helper(int argc, char **argv)
+{
+        const char *what = argv[2];
+        if (strcmp(what, "alloc") == 0 && argc > 3) { /* touch N MiB */
+                size_t mb = (size_t) atol(argv[3]);
+                for (size_t i = 0; i < mb; i++) {
+                        char *p = malloc(1 << 20);
+                        if (!p)
+                                return 3;
+                        memset(p, (int) i + 1, 1 << 20);
+                }
+                return 0;
+        }
+        if (strcmp(what, "burn") == 0 && argc > 3) { /* busy loop for MS of wall time */
+                uint64_t end = tr_now_usec() + (uint64_t) atol(argv[3]) * 1000;
+                volatile unsigned long x = 0;
+                while (tr_now_usec() < end)
+                        for (int i = 0; i < 10000; i++)
+                                x++;
+                return 0;
+        }
+        if (strcmp(what, "forkn") == 0 && argc > 3) { /* fork N sleepers; 0 if a fork failed */
+                int n = atoi(argv[3]), ok = 0, failed = 0, eagain = 0;
+                for (int i = 0; i < n; i++) {
+                        pid_t p = fork();
+                        if (p == 0) {
+                                sleep(30);
+                                _exit(0);
+                        }
+                        if (p > 0)
+                                ok++;
+                        else {
+                                failed++;
+                                eagain += errno == EAGAIN;
+                        }
+                }
+                printf("forked %d failed %d eagain %d\n", ok, failed, eagain);
+                fflush(stdout);
+                return failed > 0 && eagain == failed ? 0 : 1;
+        }
+        if (strcmp(what, "escape") == 0 && argc > 3) { /* setsid child + double fork, pids to FILE */
+                const char *file = argv[3];
+                pid_t a = fork();
+                if (a == 0) {
+                        setsid();
+                        char buf[32];
+                        snprintf(buf, sizeof buf, "%d\n", (int) getpid());
+                        write_str(file, buf);
+                        sleep(60);
+                        _exit(0);
+                }
+                pid_t b = fork();
+                if (b == 0) {
+                        setsid();
+                        if (fork() == 0) {
+                                char buf[32];
+                                snprintf(buf, sizeof buf, "%d\n", (int) getpid());
+                                write_str(file, buf);
+                                sleep(60);
+                                _exit(0);
+                        }
+                        _exit(0);
+                }
+                waitpid(b, NULL, 0);
+                for (int i = 0; i < 200; i++) { /* until both wrote */
+                        char text[256] = "";
+                        tr_read_file_at(AT_FDCWD, file, text, sizeof text, NULL);
+                        int lines = 0;
+                        for (char *c = text; *c; c++)
+                                lines += *c == '\n';
+                        if (lines >= 2)
+                                break;
+                        usleep(10000);
+                }
+                return 0; /* the root exits; the escapers are left behind */
+        }
+        if (strcmp(what, "ignore-term") == 0 && argc > 3) { /* log SIGTERM to FILE, keep running */
+                term_file = argv[3];
+                struct sigaction sa = { .sa_handler = on_term };
+                sigaction(SIGTERM, &sa, NULL);
+                char ready[PATH_MAX];
+                snprintf(ready, sizeof ready, "%s.ready", term_file);
+                write_str(ready, "ready\n");
+                for (;;)
+                        pause();
+        }
+        if (strcmp(what, "spin") == 0 && argc > 3) { /* ready file, then busy loop for ever */
+                write_str(argv[3], "ready\n");
+                volatile unsigned long x = 0;
+                for (;;)
+                        x++;
+        }
+        fprintf(stderr, "unknown helper %s\n", what);
+        return 2;
+}
+
+/* ---------------------------------------------------------------- test side */
+
+typedef struct run {
+        int code;       /* exit code of the starter, -1 when signalled, -2 on timeout */
+        char out[16384];
+        char err[16384];
+        uint64_t elapsed_usec;
+} run;
+
+static const char *starter_bin(void)
+{
+        static char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/starter/procd-starter", ts_build_dir());
+        return p;
+}
+
+static void tmp_path(char *buf, size_t size, const char *tag, const char *ext)
+{
+        snprintf(buf, size, "%s/%s%s", tmpdir, tag, ext);
+}
+
+/* args: NULL-terminated, without argv[0] */
+static pid_t spawn(const char *tag, const char *const *args)
+{
+        char out[PATH_MAX], err[PATH_MAX];
+        tmp_path(out, sizeof out, tag, ".out");
+        tmp_path(err, sizeof err, tag, ".err");
+        const char *argv[96];
+        int n = 0;
+        argv[n++] = starter_bin();
+        for (int i = 0; args[i] && n < 95; i++)
+                argv[n++] = args[i];
+        argv[n] = NULL;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+                int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                int in = open("/dev/null", O_RDONLY);
+                if (o < 0 || e < 0 || in < 0)
+                        _exit(99);
+                dup2(in, 0);
+                dup2(o, 1);
+                dup2(e, 2);
+                execv(argv[0], (char **) argv);
+                _exit(98);
+        }
+        return pid;
+}
+
+static void finish(pid_t pid, const char *tag, run *r, int timeout_ms, uint64_t t0)
+{
+        int st = ts_wait(pid, timeout_ms);
+        if (st == -ETIMEDOUT) {
+                ts_kill_reap(pid);
+                r->code = -2;
+        } else if (st >= 0 && WIFEXITED(st)) {
+                r->code = WEXITSTATUS(st);
+        } else {
+                r->code = -1;
+        }
+        r->elapsed_usec = tr_now_usec() - t0;
+        char p[PATH_MAX];
+        tmp_path(p, sizeof p, tag, ".out");
+        r->out[0] = r->err[0] = '\0';
+        tr_read_file_at(AT_FDCWD, p, r->out, sizeof r->out, NULL);
+        tmp_path(p, sizeof p, tag, ".err");
+        tr_read_file_at(AT_FDCWD, p, r->err, sizeof r->err, NULL);
+        if (r->code != 0)
+                printf("\n[%s] exit %d\n--- stdout\n%s--- stderr\n%s---\n", tag, r->code, r->out, r->err);
+}
+
+/* Run procd-starter with the common cgroupfs options (--no-procd --systemd=no, base under
+ * the test base, --name tag, --report tmp/tag.json) followed by `args`. */
+static void run_starter(run *r, const char *tag, int timeout_ms, const char *const *args)
+{
+        char report[PATH_MAX];
+        tmp_path(report, sizeof report, tag, ".json");
+        unlink(report);
+        const char *all[96] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", tag,
+                                "--report", report };
+        int n = 8;
+        for (int i = 0; args[i] && n < 95; i++)
+                all[n++] = args[i];
+        all[n] = NULL;
+        uint64_t t0 = tr_now_usec();
+        pid_t pid = spawn(tag, all);
+        CU_ASSERT_FATAL(pid > 1);
+        finish(pid, tag, r, timeout_ms, t0);
+}
+
+/* the job cgroup <base>/<tag> is gone from every hierarchy */
+static bool cg_gone(const char *tag)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        char cg[PATH_MAX];
+        ts_cgroup_path(cg, sizeof cg, tag);
+        bool gone = true;
+        for (int i = 0; i < hs->n; i++) {
+                char dir[PATH_MAX];
+                if (tr_hierarchy_fs_path(&hs->h[i], cg, dir, sizeof dir, NULL) < 0)
+                        continue;
+                if (access(dir, F_OK) == 0) {
+                        printf("\nleft behind: %s\n", dir);
+                        gone = false;
+                }
+        }
+        return gone;
+}
+
+/* "key": number from the report; false when missing */
+static bool report_num(const char *tag, const char *key, long long *out)
+{
+        char path[PATH_MAX], text[8192], pat[128];
+        tmp_path(path, sizeof path, tag, ".json");
+        if (tr_read_file_at(AT_FDCWD, path, text, sizeof text, NULL) < 0)
+                return false;
+        snprintf(pat, sizeof pat, "\"%s\": ", key);
+        char *p = strstr(text, pat);
+        if (!p)
+                return false;
+        p += strlen(pat);
+        if (strncmp(p, "true", 4) == 0)
+                *out = 1;
+        else if (strncmp(p, "false", 5) == 0)
+                *out = 0;
+        else
+                *out = strtoll(p, NULL, 10);
+        return true;
+}
+
+static bool report_has(const char *tag, const char *needle)
+{
+        char path[PATH_MAX], text[8192];
+        tmp_path(path, sizeof path, tag, ".json");
+        if (tr_read_file_at(AT_FDCWD, path, text, sizeof text, NULL) < 0)
+                return false;
+        return strstr(text, needle) != NULL;
+}
+
+static bool wait_file(const char *path, int timeout_ms)
+{
+        for (int i = 0; i < timeout_ms / 10; i++) {
+                if (access(path, F_OK) == 0)
+                        return true;
+                usleep(10000);
+        }
+        return false;
+}
+
+/* every line of /proc/self/cgroup output names `want` */
+static int check_cgroup_lines(const char *text, const char *want, int *lines)
+{
+        int bad = 0;
+        *lines = 0;
+        char copy[16384];
+        snprintf(copy, sizeof copy, "%s", text);
+        char *save = NULL;
+        for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                char *c1 = strchr(l, ':');
+                char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                if (!c2)
+                        continue;
+                (*lines)++;
+                if (strcmp(c2 + 1, want) != 0) {
+                        printf("\nnot in the job cgroup: %s (want %s)\n", l, want);
+                        bad++;
+                }
+        }
+        return bad;
+}
+
+#define NEED_ROOT()                                 \
+        do {                                        \
+                if (!ts_need_root(__func__))        \
+                        return;                     \
+        } while (0)
+
+/* ---------------------------------------------------------------- tests */
+
+static void atomicity(const char *tag, const char *launch)
+{
+        run r;
+        const char *args[] = { launch, "--", "/bin/cat", "/proc/self/cgroup", NULL };
+        run_starter(&r, tag, 30000, args);
+        CU_ASSERT_EQUAL(r.code, 0);
+        char want[PATH_MAX], cg[PATH_MAX];
+        snprintf(want, sizeof want, "%s/job", ts_cgroup_path(cg, sizeof cg, tag));
+        int lines;
+        CU_ASSERT_EQUAL(check_cgroup_lines(r.out, want, &lines), 0);
+        CU_ASSERT_EQUAL(lines, ts_hierarchies()->n);
+        CU_ASSERT_TRUE(cg_gone(tag));
+}
+
+static void test_atomicity_clone3(void)
+{
+        NEED_ROOT();
+        atomicity("atom-clone3", "--launch=clone3");
+}
+
+static void test_atomicity_fork(void)
+{
+        NEED_ROOT();
+        atomicity("atom-fork", "--launch=fork");
+}
+
+static void test_report_and_status(void)
+{
+        NEED_ROOT();
+        run r;
+        const char *args[] = { "--", "/bin/sh", "-c", "echo out; exit 3", NULL };
+        run_starter(&r, "report", 30000, args);
+        CU_ASSERT_EQUAL(r.code, 3);
+        long long v;
+        const char *keys[] = { "source", "num_procs", "cpu_user_usec", "cpu_system_usec", "cpu_usec",
+                               "memory_peak_bytes", "oom_kills", "pids_peak", "io_read_bytes", "io_write_bytes",
+                               "exit_status", "exit_signal", "oom_killed", "wall_usec", "cgroups_removed" };
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+                char needle[64];
+                snprintf(needle, sizeof needle, "\"%s\": ", keys[i]);
+                if (!report_has("report", needle))
+                        printf("\nreport lacks %s\n", keys[i]);
+                CU_ASSERT_TRUE(report_has("report", needle));
+        }
+        CU_ASSERT_TRUE(report_num("report", "exit_status", &v) && v == 3);
+        CU_ASSERT_TRUE(report_num("report", "exit_signal", &v) && v == 0);
+        CU_ASSERT_TRUE(report_num("report", "oom_killed", &v) && v == 0);
+        CU_ASSERT_TRUE(report_num("report", "wall_usec", &v) && v > 0);
+        CU_ASSERT_TRUE(report_num("report", "cgroups_removed", &v) && v == 1);
+        CU_ASSERT_TRUE(report_has("report", "\"mode\": \"cgroupfs\""));
+        CU_ASSERT_TRUE(report_has("report", "\"tracker\": \"embedded\""));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "out\n"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "exited with status 3"));
+        CU_ASSERT_TRUE(cg_gone("report"));
+
+        /* killed by a signal: 128+N */
+        const char *args2[] = { "--", "/bin/sh", "-c", "kill -USR1 $$", NULL };
+        run_starter(&r, "report-sig", 30000, args2);
+        CU_ASSERT_EQUAL(r.code, 128 + SIGUSR1);
+        CU_ASSERT_TRUE(report_num("report-sig", "exit_signal", &v) && v == SIGUSR1);
+        CU_ASSERT_TRUE(cg_gone("report-sig"));
+}
+
+static void test_exec_failures(void)
+{
+        NEED_ROOT();
+        run r;
+        const char *a1[] = { "--", "/nonexistent/command", NULL };
+        run_starter(&r, "noexec1", 30000, a1);
+        CU_ASSERT_EQUAL(r.code, 127);
+        const char *a2[] = { "--", "procd-no-such-command-xyz", NULL };
+        run_starter(&r, "noexec2", 30000, a2);
+        CU_ASSERT_EQUAL(r.code, 127);
+        const char *a3[] = { "--", "/etc/hostname", NULL }; /* not executable */
+        run_starter(&r, "noexec3", 30000, a3);
+        CU_ASSERT_EQUAL(r.code, 126);
+        CU_ASSERT_TRUE(cg_gone("noexec1") && cg_gone("noexec2") && cg_gone("noexec3"));
+        /* a failure in the child before exec is the starter's (125), with the step named */
+        char priv[PATH_MAX];
+        tmp_path(priv, sizeof priv, "private-dir", "");
+        mkdir(priv, 0700);
+        const char *a5[] = { "--user", "nobody", "--cwd", priv, "--", "/bin/true", NULL };
+        run_starter(&r, "nochdir", 30000, a5);
+        CU_ASSERT_EQUAL(r.code, 125);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "chdir: Permission denied"));
+        CU_ASSERT_TRUE(cg_gone("nochdir"));
+        const char *a4[] = { "--memory-max", "lots", "--", "true", NULL };
+        run_starter(&r, "badopt", 30000, a4);
+        CU_ASSERT_EQUAL(r.code, 125);
+}
+
+static void test_memory_oom(void)
+{
+        NEED_ROOT();
+        run r;
+        const char *args[] = { "--memory-max", "32M", "--memory-swap-max", "0", "--best-effort", "--",
+                               self_exe, "helper", "alloc", "256", NULL };
+        run_starter(&r, "oom", 60000, args);
+        CU_ASSERT_EQUAL(r.code, 122);
+        long long v;
+        CU_ASSERT_TRUE(report_num("oom", "oom_killed", &v) && v == 1);
+        CU_ASSERT_TRUE(report_num("oom", "oom_kills", &v) && v >= 1);
+        CU_ASSERT_TRUE(report_num("oom", "memory_peak_bytes", &v) && v <= 33 * 1024 * 1024);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "OOM"));
+        CU_ASSERT_TRUE(cg_gone("oom"));
+
+        /* under the limit: fine */
+        const char *ok[] = { "--memory-max", "64M", "--", self_exe, "helper", "alloc", "8", NULL };
+        run_starter(&r, "oom-ok", 60000, ok);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_TRUE(report_num("oom-ok", "oom_killed", &v) && v == 0);
+        CU_ASSERT_TRUE(cg_gone("oom-ok"));
+}
+
+static void test_pids_max(void)
+{
+        NEED_ROOT();
+        run r;
+        const char *args[] = { "--pids-max", "4", "--", self_exe, "helper", "forkn", "10", NULL };
+        run_starter(&r, "pids", 60000, args);
+        CU_ASSERT_EQUAL(r.code, 0); /* the helper saw EAGAIN from fork */
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "forked 3 failed 7 eagain 7"));
+        long long v;
+        CU_ASSERT_TRUE(report_num("pids", "pids_peak", &v) && v <= 4);
+        CU_ASSERT_TRUE(report_num("pids", "strays_killed", &v) && v == 1);
+        CU_ASSERT_TRUE(cg_gone("pids"));
+}
+
+static void test_cpu_quota(void)
+{
+        NEED_ROOT();
+        run r;
+        const char *args[] = { "--cpus", "0.2", "--", self_exe, "helper", "burn", "1000", NULL };
+        run_starter(&r, "cpu", 60000, args);
+        CU_ASSERT_EQUAL(r.code, 0);
+        long long cpu = 0, wall = 0;
+        CU_ASSERT_TRUE(report_num("cpu", "cpu_usec", &cpu));
+        CU_ASSERT_TRUE(report_num("cpu", "wall_usec", &wall));
+        printf("\ncpu quota 0.2: cpu %lld us over wall %lld us (%.2f CPUs)\n", cpu, wall,
+               wall ? (double) cpu / (double) wall : 0.0);
+        CU_ASSERT_TRUE(wall >= 900000);
+        CU_ASSERT_TRUE(cpu <= wall * 3 / 10 + 20000); /* 0.2 CPUs, slack for one period */
+        CU_ASSERT_TRUE(cg_gone("cpu"));
+
+        /* weight and cpuset are written (v1 here: cpu.shares, cpuset.cpus) */
+        const char *a2[] = { "--cpu-weight", "50", "--cpuset-cpus", "0", "--cpuset-mems", "0", "--", "/bin/sh", "-c",
+                             "grep Cpus_allowed_list /proc/self/status", NULL };
+        run_starter(&r, "cpuw", 30000, a2);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Cpus_allowed_list:\t0\n"));
+        CU_ASSERT_TRUE(cg_gone("cpuw"));
+}
+
+/* the job's own limit files, read from inside the job (its cgroup is gone afterwards) */
+typedef struct limit_check {
+        tr_controller ctrl;
+        const char *v2file, *v2want, *v1file, *v1want;
+} limit_check;
+
+static void test_limit_mapping(void)
+{
+        NEED_ROOT();
+        const tr_hierarchies *hs = ts_hierarchies();
+        char dev[32] = "";
+        DIR *d = opendir("/sys/block");
+        struct dirent *de;
+        while (d && (de = readdir(d)) && !dev[0]) {
+                if (de->d_name[0] == '.' || !strncmp(de->d_name, "loop", 4) || !strncmp(de->d_name, "zram", 4) ||
+                    !strncmp(de->d_name, "ram", 3))
+                        continue;
+                char f[PATH_MAX], t[32] = "";
+                snprintf(f, sizeof f, "/sys/block/%s/dev", de->d_name);
+                if (tr_read_file_at(AT_FDCWD, f, t, sizeof t, NULL) > 0) {
+                        t[strcspn(t, "\n")] = '\0';
+                        snprintf(dev, sizeof dev, "%s", t);
+                }
+        }
+        if (d)
+                closedir(d);
+        char io_arg[64], io_v1[64], io_v2[128];
+        snprintf(io_arg, sizeof io_arg, "%s rbps=1M", dev);
+        snprintf(io_v1, sizeof io_v1, "%s 1048576", dev);
+        snprintf(io_v2, sizeof io_v2, "%s rbps=1048576 wbps=max riops=max wiops=max", dev);
+        limit_check checks[] = {
+                { TR_CTRL_MEMORY, "memory.max", "104857600", "memory.limit_in_bytes", "104857600" },
+                { TR_CTRL_MEMORY, "memory.swap.max", "52428800", "memory.memsw.limit_in_bytes", "157286400" },
+                { TR_CTRL_CPU, "cpu.max", "150000 100000", "cpu.cfs_quota_us", "150000" },
+                { TR_CTRL_CPU, "cpu.weight", "200", "cpu.shares", "2048" },
+                { TR_CTRL_PIDS, "pids.max", "77", "pids.max", "77" },
+                { TR_CTRL_IO, "io.max", io_v2, "blkio.throttle.read_bps_device", io_v1 },
+        };
+        size_t nchecks = dev[0] ? 6 : 5;
+        char script[8192] = "";
+        size_t off = 0;
+        const char *want[8];
+        for (size_t i = 0; i < nchecks; i++) {
+                int h = tr_hierarchies_best(hs, checks[i].ctrl);
+                if (checks[i].ctrl == TR_CTRL_IO && (h < 0 || !hs->h[h].is_v2))
+                        h = tr_hierarchies_best(hs, TR_CTRL_BLKIO);
+                CU_ASSERT_FATAL(h >= 0);
+                bool v2 = hs->h[h].is_v2;
+                const char *file = v2 ? checks[i].v2file : checks[i].v1file;
+                want[i] = v2 ? checks[i].v2want : checks[i].v1want;
+                off += (size_t) snprintf(script + off, sizeof script - off,
+                                         "p=$(awk -F: '$2==\"%s\"{print $3}' /proc/self/cgroup); "
+                                         "echo \"%s=$(cat %s$p/%s)\"; ",
+                                         hs->h[h].key, file, hs->h[h].mount_point, file);
+        }
+        const char *args[] = { "--memory-max", "100M", "--memory-swap-max", "50M", "--cpus", "1.5", "--cpu-weight",
+                               "200", "--pids-max", "77", dev[0] ? "--io-max" : "--best-effort",
+                               dev[0] ? io_arg : "--best-effort", "--", "/bin/sh", "-c", script, NULL };
+        run r;
+        run_starter(&r, "mapping", 30000, args);
+        CU_ASSERT_EQUAL(r.code, 0);
+        for (size_t i = 0; i < nchecks; i++) {
+                int h = tr_hierarchies_best(hs, checks[i].ctrl);
+                if (checks[i].ctrl == TR_CTRL_IO && (h < 0 || !hs->h[h].is_v2))
+                        h = tr_hierarchies_best(hs, TR_CTRL_BLKIO);
+                char line[256];
+                snprintf(line, sizeof line, "%s=%s\n", hs->h[h].is_v2 ? checks[i].v2file : checks[i].v1file, want[i]);
+                if (!strstr(r.out, line))
+                        printf("\nmissing '%s' in:\n%s", line, r.out);
+                CU_ASSERT_PTR_NOT_NULL(strstr(r.out, line));
+        }
+        CU_ASSERT_TRUE(cg_gone("mapping"));
+}
+
+static void test_missing_controller(void)
+{
+        NEED_ROOT();
+        const tr_hierarchies *hs = ts_hierarchies();
+        int mem = tr_hierarchies_best(hs, TR_CTRL_MEMORY);
+        if (mem >= 0 && hs->h[mem].is_v2) {
+                printf("SKIP memory.high is available on this host (v2 memory)\n");
+                return;
+        }
+        run r;
+        const char *a1[] = { "--memory-high", "10M", "--", "true", NULL };
+        run_starter(&r, "v2only", 30000, a1);
+        CU_ASSERT_EQUAL(r.code, 125);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "--memory-high cannot be applied"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "--best-effort"));
+        CU_ASSERT_TRUE(cg_gone("v2only"));
+        const char *a2[] = { "--memory-high", "10M", "--best-effort", "--", "true", NULL };
+        run_starter(&r, "v2only-be", 30000, a2);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "warning: --memory-high ignored"));
+        CU_ASSERT_TRUE(cg_gone("v2only-be"));
+}
+
+static void test_no_strays(void)
+{
+        NEED_ROOT();
+        char file[PATH_MAX];
+        tmp_path(file, sizeof file, "escapers", ".pids");
+        unlink(file);
+        run r;
+        const char *args[] = { "--", self_exe, "helper", "escape", file, NULL };
+        run_starter(&r, "strays", 60000, args);
+        CU_ASSERT_EQUAL(r.code, 0);
+        char text[256] = "";
+        tr_read_file_at(AT_FDCWD, file, text, sizeof text, NULL);
+        int n = 0;
+        char *save = NULL;
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                pid_t p = (pid_t) atoi(l);
+                CU_ASSERT_TRUE(p > 1);
+                if (p > 1) {
+                        n++;
+                        if (ts_alive(p))
+                                printf("\nescaper %d survived\n", (int) p);
+                        CU_ASSERT_FALSE(ts_alive(p));
+                }
+        }
+        CU_ASSERT_EQUAL(n, 2);
+        long long v;
+        CU_ASSERT_TRUE(report_num("strays", "strays_killed", &v) && v == 1);
+        CU_ASSERT_TRUE(cg_gone("strays"));
+}
+
+static void test_sigterm_grace(void)
+{
+        NEED_ROOT();
+        char file[PATH_MAX], ready[PATH_MAX], report[PATH_MAX];
+        tmp_path(file, sizeof file, "term", ".log");
+        snprintf(ready, sizeof ready, "%s.ready", file);
+        unlink(file);
+        unlink(ready);
+        tmp_path(report, sizeof report, "term", ".json");
+        const char *args[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "term",
+                               "--report", report, "--kill-grace", "1", "--", self_exe, "helper", "ignore-term", file,
+                               NULL };
+        uint64_t t0 = tr_now_usec();
+        pid_t pid = spawn("term", args);
+        CU_ASSERT_FATAL(pid > 1);
+        CU_ASSERT_TRUE(wait_file(ready, 10000));
+        uint64_t t1 = tr_now_usec();
+        kill(pid, SIGTERM);
+        run r;
+        finish(pid, "term", &r, 30000, t0);
+        uint64_t took = tr_now_usec() - t1;
+        printf("\nSIGTERM ignored by the job: starter done %.2f s after SIGTERM\n", (double) took / 1e6);
+        CU_ASSERT_EQUAL(r.code, 128 + SIGKILL);
+        CU_ASSERT_TRUE(took >= 900000 && took < 5000000);
+        char text[256] = "";
+        tr_read_file_at(AT_FDCWD, file, text, sizeof text, NULL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, "TERM"));
+        long long v;
+        CU_ASSERT_TRUE(report_num("term", "terminated", &v) && v == 1);
+        CU_ASSERT_TRUE(cg_gone("term"));
+
+        /* a job that dies of SIGTERM: no wait for the grace */
+        tmp_path(ready, sizeof ready, "term2", ".ready");
+        unlink(ready);
+        const char *a2[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "term2",
+                             "--kill-grace", "10", "--", self_exe, "helper", "spin", ready, NULL };
+        t0 = tr_now_usec();
+        pid = spawn("term2", a2);
+        CU_ASSERT_FATAL(pid > 1);
+        CU_ASSERT_TRUE(wait_file(ready, 10000));
+        t1 = tr_now_usec();
+        kill(pid, SIGINT);
+        finish(pid, "term2", &r, 30000, t0);
+        CU_ASSERT_EQUAL(r.code, 128 + SIGTERM);
+        CU_ASSERT_TRUE(tr_now_usec() - t1 < 3000000);
+        CU_ASSERT_TRUE(cg_gone("term2"));
+}
+
+static bool job_frozen(const char *tag, bool *known)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        char cg[PATH_MAX], job[PATH_MAX], dir[PATH_MAX], text[256];
+        snprintf(job, sizeof job, "%s/job", ts_cgroup_path(cg, sizeof cg, tag));
+        *known = false;
+        if (hs->v2 >= 0 && tr_hierarchy_fs_path(&hs->h[hs->v2], job, dir, sizeof dir, NULL) >= 0) {
+                char f[PATH_MAX + 32];
+                snprintf(f, sizeof f, "%s/cgroup.events", dir);
+                if (tr_read_file_at(AT_FDCWD, f, text, sizeof text, NULL) >= 0) {
+                        *known = true;
+                        if (strstr(text, "frozen 1"))
+                                return true;
+                }
+        }
+        int fr = hs->v1_of[TR_CTRL_FREEZER];
+        if (fr >= 0 && tr_hierarchy_fs_path(&hs->h[fr], job, dir, sizeof dir, NULL) >= 0) {
+                char f[PATH_MAX + 32];
+                snprintf(f, sizeof f, "%s/freezer.state", dir);
+                if (tr_read_file_at(AT_FDCWD, f, text, sizeof text, NULL) >= 0) {
+                        *known = true;
+                        if (strstr(text, "FROZEN"))
+                                return true;
+                }
+        }
+        return false;
+}
+
+static void test_suspend_continue(void)
+{
+        NEED_ROOT();
+        char ready[PATH_MAX];
+        tmp_path(ready, sizeof ready, "tstp", ".ready");
+        unlink(ready);
+        const char *args[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "tstp",
+                               "--kill-grace", "1", "--", self_exe, "helper", "spin", ready, NULL };
+        uint64_t t0 = tr_now_usec();
+        pid_t pid = spawn("tstp", args);
+        CU_ASSERT_FATAL(pid > 1);
+        CU_ASSERT_TRUE(wait_file(ready, 10000));
+        bool known = false, frozen = false;
+        kill(pid, SIGTSTP);
+        for (int i = 0; i < 300 && !frozen; i++, usleep(10000))
+                frozen = job_frozen("tstp", &known);
+        CU_ASSERT_TRUE(known);
+        CU_ASSERT_TRUE(frozen);
+        kill(pid, SIGCONT);
+        for (int i = 0; i < 300 && frozen; i++, usleep(10000))
+                frozen = job_frozen("tstp", &known);
+        CU_ASSERT_FALSE(frozen);
+        /* SIGTERM while suspended also works: thaw, TERM */
+        kill(pid, SIGTSTP);
+        usleep(200000);
+        kill(pid, SIGTERM);
+        run r;
+        finish(pid, "tstp", &r, 30000, t0);
+        CU_ASSERT_EQUAL(r.code, 128 + SIGTERM);
+        CU_ASSERT_TRUE(cg_gone("tstp"));
+}
+
+static void test_user_env_cwd_stdio(void)
+{
+        NEED_ROOT();
+        char out[PATH_MAX], in[PATH_MAX];
+        tmp_path(out, sizeof out, "user", ".job-stdout");
+        tmp_path(in, sizeof in, "user", ".job-stdin");
+        unlink(out);
+        tr_write_file_at(AT_FDCWD, in, "from-stdin\n", NULL);
+        int fd = open(in, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+                ssize_t w = write(fd, "from-stdin\n", 11);
+                (void) w;
+                close(fd);
+        }
+        run r;
+        const char *args[] = { "--user", "nobody", "--cwd", "/tmp", "--env", "FOO=bar baz", "--stdin", in,
+                               "--stdout", out, "--", "/bin/sh", "-c",
+                               "id -u; id -G; pwd; echo \"$FOO\"; echo \"$USER\"; cat", NULL };
+        run_starter(&r, "user", 30000, args);
+        CU_ASSERT_EQUAL(r.code, 0);
+        char text[1024] = "";
+        tr_read_file_at(AT_FDCWD, out, text, sizeof text, NULL);
+        char want[256];
+        struct stat st;
+        CU_ASSERT_EQUAL(stat(out, &st), 0);
+        snprintf(want, sizeof want, "%u\n", (unsigned) st.st_uid); /* chowned to the user */
+        CU_ASSERT_TRUE(strncmp(text, want, strlen(want)) == 0 && st.st_uid != 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n/tmp\nbar baz\nnobody\nfrom-stdin\n"));
+        /* supplementary groups: root's (0) must be gone */
+        char *groups = strchr(text, '\n');
+        CU_ASSERT_TRUE(groups && strncmp(groups + 1, "0", 1) != 0 && !strstr(groups + 1, " 0 "));
+        if (strcmp(r.out, "") != 0)
+                printf("\nunexpected stdout: %s\n", r.out);
+        CU_ASSERT_TRUE(cg_gone("user"));
+
+        /* --group (numeric: no such group needed): primary and only supplementary group */
+        const char *a2[] = { "--user", "nobody", "--group", "12345", "--", "/bin/sh", "-c", "id -g; id -G", NULL };
+        run_starter(&r, "group", 30000, a2);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_TRUE(strncmp(r.out, "12345\n", 6) == 0);
+        CU_ASSERT_PTR_NULL(strstr(r.out, "\n0\n"));
+        CU_ASSERT_TRUE(cg_gone("group"));
+}
+
+/* ---------------------------------------------------------------- systemd */
+
+static char sd_rt[PATH_MAX];
+static pid_t sd_pid = -1;
+
+static bool sd_state_ok(void)
+{
+        char cmd[PATH_MAX + 128];
+        snprintf(cmd, sizeof cmd, "XDG_RUNTIME_DIR=%s systemctl --user show -p SystemState --value 2>/dev/null",
+                 sd_rt);
+        FILE *p = popen(cmd, "r");
+        if (!p)
+                return false;
+        char buf[64] = "";
+        if (!fgets(buf, sizeof buf, p))
+                buf[0] = '\0';
+        pclose(p);
+        return strncmp(buf, "running", 7) == 0 || strncmp(buf, "degraded", 8) == 0;
+}
+
+/* A real systemd --user manager (FACTS.md): private mount namespace with a tmpfs on
+ * /run/systemd, its cgroup <base>/sdT in name=systemd and the v2 tree. */
+static int sd_start(void)
+{
+        if (access("/lib/systemd/systemd", X_OK) != 0 || access("/usr/bin/unshare", X_OK) != 0) {
+                printf("SKIP systemd: /lib/systemd/systemd or unshare missing\n");
+                return -2;
+        }
+        const tr_hierarchies *hs = ts_hierarchies();
+        char cg[PATH_MAX], sysd[PATH_MAX] = "", v2[PATH_MAX] = "";
+        ts_cgroup_path(cg, sizeof cg, "sdT");
+        for (int i = 0; i < hs->n; i++) {
+                char *dst = hs->h[i].is_v2 ? v2 : strcmp(hs->h[i].key, "name=systemd") == 0 ? sysd : NULL;
+                if (!dst)
+                        continue;
+                if (tr_hierarchy_fs_path(&hs->h[i], cg, dst, PATH_MAX, NULL) < 0 ||
+                    (mkdir(dst, 0755) < 0 && errno != EEXIST))
+                        return -1;
+        }
+        if (!v2[0] && !sysd[0]) {
+                printf("SKIP systemd: needs the v2 tree or name=systemd\n");
+                return -2;
+        }
+        snprintf(sd_rt, sizeof sd_rt, "%s/rt", tmpdir);
+        mkdir(sd_rt, 0700);
+        char script[4 * PATH_MAX], log[PATH_MAX];
+        snprintf(script, sizeof script,
+                 "mount -t tmpfs -o mode=0755 tmpfs /run/systemd && mkdir /run/systemd/system && "
+                 "%s%s%s %s%s%s exec /lib/systemd/systemd --user",
+                 sysd[0] ? "echo $$ > " : "", sysd, sysd[0] ? "/cgroup.procs &&" : "",
+                 v2[0] ? "echo $$ > " : "", v2, v2[0] ? "/cgroup.procs &&" : "");
+        tmp_path(log, sizeof log, "systemd", ".log");
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+                setenv("XDG_RUNTIME_DIR", sd_rt, 1);
+                int in = open("/dev/null", O_RDONLY), o = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                if (in < 0 || o < 0)
+                        _exit(99);
+                dup2(in, 0);
+                dup2(o, 1);
+                dup2(o, 2);
+                execl("/usr/bin/unshare", "unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                      (char *) NULL);
+                _exit(98);
+        }
+        if (pid < 0)
+                return -1;
+        sd_pid = pid;
+        for (int i = 0; i < 100; i++) {
+                if (sd_state_ok())
+                        return 0;
+                if (ts_wait(pid, 100) != -ETIMEDOUT) {
+                        sd_pid = -1;
+                        break;
+                }
+        }
+        printf("systemd --user did not come up (see %s)\n", log);
+        return -1;
+}
+
+static void sd_stop(void)
+{
+        if (sd_pid <= 1)
+                return;
+        char cmd[PATH_MAX + 64];
+        snprintf(cmd, sizeof cmd, "XDG_RUNTIME_DIR=%s systemctl --user exit >/dev/null 2>&1", sd_rt);
+        int rc = system(cmd);
+        (void) rc;
+        if (ts_wait(sd_pid, 10000) == -ETIMEDOUT) {
+                printf("systemd --user did not exit: killing it\n");
+                ts_kill_reap(sd_pid);
+        }
+        sd_pid = -1;
+        /* its cgroup <base>/sdT, now empty (the test base cleanup would also take it) */
+        const tr_hierarchies *hs = ts_hierarchies();
+        char cg[PATH_MAX];
+        ts_cgroup_path(cg, sizeof cg, "sdT");
+        for (int i = 0; i < hs->n; i++) {
+                char dir[PATH_MAX], cmd2[PATH_MAX + 64];
+                if (tr_hierarchy_fs_path(&hs->h[i], cg, dir, sizeof dir, NULL) < 0 || access(dir, F_OK) != 0)
+                        continue;
+                snprintf(cmd2, sizeof cmd2, "find '%s' -depth -type d -exec rmdir {} + 2>/dev/null", dir);
+                rc = system(cmd2);
+        }
+}
+
+static void test_systemd_scope(void)
+{
+        NEED_ROOT();
+        int sr = sd_start();
+        if (sr == -2)
+                return;
+        if (sr < 0) {
+                sd_stop();
+                CU_FAIL("could not start a systemd --user manager");
+                return;
+        }
+        char addr[PATH_MAX + 32], report[PATH_MAX];
+        snprintf(addr, sizeof addr, "unix:path=%s/systemd/private", sd_rt);
+        tmp_path(report, sizeof report, "sd", ".json");
+        const char *args[] = { "--no-procd", "--systemd=yes", "--systemd-address", addr, "--name", "sdjob",
+                               "--report", report, "--pids-max", "50", "--", "/bin/cat", "/proc/self/cgroup", NULL };
+        uint64_t t0 = tr_now_usec();
+        pid_t pid = spawn("sd", args);
+        CU_ASSERT_FATAL(pid > 1);
+        run r;
+        finish(pid, "sd", &r, 60000, t0);
+        printf("\nsystemd mode: %.3f s for the whole run\n", (double) r.elapsed_usec / 1e6);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_TRUE(report_has("sd", "\"mode\": \"systemd\""));
+        CU_ASSERT_PTR_NULL(strstr(r.err, "falling back"));
+        /* the job's v2 cgroup is <base>/sdT/.../procd-sdjob.scope/job, and every hierarchy
+         * names the same path (v1 controllers mirrored by the starter) */
+        char *v2line = strstr(r.out, "0::");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v2line);
+        char job[PATH_MAX];
+        snprintf(job, sizeof job, "%s", v2line + 3);
+        char *nl = strchr(job, '\n');
+        if (nl)
+                *nl = '\0';
+        char cg[PATH_MAX];
+        ts_cgroup_path(cg, sizeof cg, "sdT/");
+        CU_ASSERT_TRUE(strncmp(job, cg, strlen(cg)) == 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(job, "/procd-sdjob.scope/job"));
+        int lines;
+        CU_ASSERT_EQUAL(check_cgroup_lines(r.out, job, &lines), 0);
+        CU_ASSERT_EQUAL(lines, ts_hierarchies()->n);
+        /* the scope is gone (systemd removed it once empty) and so is the job leaf */
+        const tr_hierarchies *hs = ts_hierarchies();
+        char scope[PATH_MAX];
+        snprintf(scope, sizeof scope, "%s", job);
+        *strrchr(scope, '/') = '\0';
+        for (int i = 0; i < hs->n; i++) {
+                char dir[PATH_MAX];
+                if (tr_hierarchy_fs_path(&hs->h[i], scope, dir, sizeof dir, NULL) < 0)
+                        continue;
+                bool gone = false;
+                for (int k = 0; k < 200 && !gone; k++, usleep(10000))
+                        gone = access(dir, F_OK) != 0;
+                if (!gone)
+                        printf("\nleft behind: %s\n", dir);
+                CU_ASSERT_TRUE(gone);
+        }
+        /* the manager forgot the unit */
+        char cmd[PATH_MAX + 128];
+        snprintf(cmd, sizeof cmd,
+                 "XDG_RUNTIME_DIR=%s systemctl --user list-units --all --no-legend 'procd-*' 2>/dev/null | grep -q .",
+                 sd_rt);
+        CU_ASSERT_NOT_EQUAL(system(cmd), 0);
+
+        /* the same manager, a job that leaves strays and gets a signal report */
+        const char *a2[] = { "--no-procd", "--systemd=yes", "--systemd-address", addr, "--name", "sdjob2", "--",
+                             "/bin/sh", "-c", "sleep 60 & setsid sleep 61 & exit 4", NULL };
+        t0 = tr_now_usec();
+        pid = spawn("sd2", a2);
+        finish(pid, "sd2", &r, 60000, t0);
+        CU_ASSERT_EQUAL(r.code, 4);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "(systemd)"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "stray processes killed"));
+        sd_stop();
+}
+
+static void test_systemd_fallback(void)
+{
+        NEED_ROOT();
+        run r;
+        char addr[PATH_MAX + 32];
+        snprintf(addr, sizeof addr, "unix:path=%s/no-such-manager", tmpdir);
+        const char *args[] = { "--systemd=yes", "--systemd-address", addr, "--systemd-timeout", "2000", "--",
+                               "/bin/cat", "/proc/self/cgroup", NULL };
+        /* run_starter puts --systemd=no first; the later --systemd=yes wins */
+        run_starter(&r, "sdfallback", 30000, args);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "warning: systemd:"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "falling back to cgroupfs"));
+        CU_ASSERT_TRUE(report_has("sdfallback", "\"mode\": \"cgroupfs\""));
+        char want[PATH_MAX], cg[PATH_MAX];
+        snprintf(want, sizeof want, "%s/job", ts_cgroup_path(cg, sizeof cg, "sdfallback"));
+        int lines;
+        CU_ASSERT_EQUAL(check_cgroup_lines(r.out, want, &lines), 0);
+        CU_ASSERT_TRUE(cg_gone("sdfallback"));
+}
+
+/* ---------------------------------------------------------------- with procd */
+
+#ifdef ST_HAVE_PROCD_CLIENT
+static pid_t procd_start(const char *sock, procd_client **c)
+{
+        char bin[PATH_MAX], log[PATH_MAX];
+        snprintf(bin, sizeof bin, "%s/procd/procd", ts_build_dir());
+        if (access(bin, X_OK) != 0) {
+                printf("SKIP procd not built (%s)\n", bin);
+                return -1;
+        }
+        tmp_path(log, sizeof log, "procd", ".log");
+        unlink(sock);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+                int in = open("/dev/null", O_RDONLY), o = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                if (in < 0 || o < 0)
+                        _exit(99);
+                dup2(in, 0);
+                dup2(o, 1);
+                dup2(o, 2);
+                execl(bin, "procd", "--socket", sock, "--foreground", (char *) NULL);
+                _exit(98);
+        }
+        if (pid < 0)
+                return -1;
+        for (int i = 0; i < 500; i++) {
+                if (procd_connect(sock, c, NULL) == PROCD_OK)
+                        return pid;
+                if (ts_wait(pid, 10) != -ETIMEDOUT)
+                        return -1;
+        }
+        ts_kill_reap(pid);
+        return -1;
+}
+
+static void procd_stop(pid_t pid, procd_client *c)
+{
+        if (c) {
+                procd_quit(c, NULL);
+                procd_disconnect(c);
+        }
+        if (pid > 1 && ts_wait(pid, 5000) == -ETIMEDOUT)
+                ts_kill_reap(pid);
+}
+
+/* the family procd has for root, or NULL */
+static bool procd_family(procd_client *c, pid_t root, procd_family_info *out)
+{
+        procd_family_info *infos = NULL;
+        size_t n = 0;
+        bool found = false;
+        if (procd_dump(c, 0, &infos, &n, NULL) != PROCD_OK)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (infos[i].root_pid == root) {
+                        *out = infos[i];
+                        out->members = NULL;
+                        out->n_members = 0;
+                        found = true;
+                }
+        procd_family_info_free(infos, n);
+        return found;
+}
+
+static void test_with_procd(void)
+{
+        NEED_ROOT();
+        char sock[PATH_MAX], ready[PATH_MAX], report[PATH_MAX];
+        tmp_path(sock, sizeof sock, "procd", ".sock");
+        procd_client *c = NULL;
+        pid_t pd = procd_start(sock, &c);
+        if (pd < 0) {
+                CU_FAIL("procd did not start");
+                return;
+        }
+        tmp_path(ready, sizeof ready, "pdreg", ".ready");
+        tmp_path(report, sizeof report, "pdreg", ".json");
+        unlink(ready);
+        const char *args[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "pdreg",
+                               "--report", report, "--kill-grace", "2", "--", self_exe, "helper", "spin", ready, NULL };
+        uint64_t t0 = tr_now_usec();
+        pid_t sp = spawn("pdreg", args);
+        CU_ASSERT_FATAL(sp > 1);
+        CU_ASSERT_TRUE(wait_file(ready, 10000));
+        /* the job's root pid: the only process of <base>/pdreg/job */
+        char cg[PATH_MAX], job[PATH_MAX], dir[PATH_MAX], procs[256] = "";
+        snprintf(job, sizeof job, "%s/job", ts_cgroup_path(cg, sizeof cg, "pdreg"));
+        const tr_hierarchies *hs = ts_hierarchies();
+        int hi = hs->v2 >= 0 ? hs->v2 : 0;
+        tr_hierarchy_fs_path(&hs->h[hi], job, dir, sizeof dir, NULL);
+        char f[PATH_MAX + 16];
+        snprintf(f, sizeof f, "%s/cgroup.procs", dir);
+        tr_read_file_at(AT_FDCWD, f, procs, sizeof procs, NULL);
+        pid_t root = (pid_t) atoi(procs);
+        CU_ASSERT_TRUE(root > 1);
+        procd_family_info fi;
+        bool found = false;
+        for (int i = 0; i < 100 && !(found = procd_family(c, root, &fi)); i++)
+                usleep(10000); /* registration happens right after the launch */
+        CU_ASSERT_TRUE(found);
+        if (found) {
+                char want[PATH_MAX + 16];
+                snprintf(want, sizeof want, "cgroup:%s", job);
+                CU_ASSERT_STRING_EQUAL(fi.tracking, want);
+                CU_ASSERT_EQUAL(fi.watcher_pid, sp);
+                CU_ASSERT_STRING_EQUAL(fi.source, "cgroup");
+        }
+        tr_usage u;
+        CU_ASSERT_EQUAL(procd_get_usage(c, root, &u, NULL), PROCD_OK);
+        CU_ASSERT_TRUE(u.cpu_usec.available);
+        kill(sp, SIGTERM);
+        run r;
+        finish(sp, "pdreg", &r, 30000, t0);
+        CU_ASSERT_EQUAL(r.code, 128 + SIGTERM);
+        CU_ASSERT_TRUE(report_has("pdreg", "\"tracker\": \"procd\""));
+        CU_ASSERT_FALSE(procd_family(c, root, &fi)); /* unregistered at the end */
+        CU_ASSERT_TRUE(cg_gone("pdreg"));
+        procd_stop(pd, c);
+
+        /* no procd at --socket: a warning, the embedded tracker */
+        char rep2[PATH_MAX];
+        tmp_path(rep2, sizeof rep2, "pdnone", ".json");
+        const char *a2[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "pdnone",
+                             "--report", rep2, "--", "/bin/true", NULL };
+        t0 = tr_now_usec();
+        sp = spawn("pdnone", a2);
+        finish(sp, "pdnone", &r, 30000, t0);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "no procd at"));
+        CU_ASSERT_TRUE(report_has("pdnone", "\"tracker\": \"embedded\""));
+        CU_ASSERT_TRUE(cg_gone("pdnone"));
+}
+#endif
+
+int main(int argc, char **argv)
+{
+        if (argc > 2 && strcmp(argv[1], "helper") == 0) {
+                /* _exit: no atexit work in a job (LeakSanitizer's exit check needs a thread,
+                 * which --pids-max may refuse; the alloc helper keeps its memory on purpose) */
+                int rc = helper(argc, argv);
+                fflush(NULL);
+                _exit(rc);
+        }
+        ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+        if (n <= 0)
+                return 2;
+        self_exe[n] = '\0';
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/procd-starter-test.XXXXXX");
+        if (!mkdtemp(tmpdir))
+                return 2;
+        chmod(tmpdir, 0755);
+        if (access(starter_bin(), X_OK) != 0) {
+                fprintf(stderr, "procd-starter not built at %s\n", starter_bin());
+                return 2;
+        }
+        CU_TestInfo cgroupfs_tests[] = {
+                { "launch atomicity (clone3)", test_atomicity_clone3 },
+                { "launch atomicity (fork fallback)", test_atomicity_fork },
+                { "report JSON and exit status", test_report_and_status },
+                { "exec failures: 127/126/125, nothing left", test_exec_failures },
+                { "memory limit: OOM reported", test_memory_oom },
+                { "pids limit: fork fails beyond it", test_pids_max },
+                { "cpu quota, weight, cpuset", test_cpu_quota },
+                { "limits mapped to this host's files", test_limit_mapping },
+                { "v2-only knob: error, --best-effort warning", test_missing_controller },
+                { "no strays: setsid and double fork", test_no_strays },
+                { "SIGTERM grace then kill", test_sigterm_grace },
+                { "SIGTSTP/SIGCONT freeze and thaw", test_suspend_continue },
+                { "--user --cwd --env --stdin --stdout", test_user_env_cwd_stdio },
+                CU_TEST_INFO_NULL,
+        };
+        CU_TestInfo systemd_tests[] = {
+                { "scope from a real systemd --user manager", test_systemd_scope },
+                { "fallback when systemd is unreachable", test_systemd_fallback },
+                CU_TEST_INFO_NULL,
+        };
+#ifdef ST_HAVE_PROCD_CLIENT
+        CU_TestInfo procd_tests[] = {
+                { "registered with procd, tracked via the cgroup", test_with_procd },
+                CU_TEST_INFO_NULL,
+        };
+#endif
+        CU_SuiteInfo suites[] = {
+                { "starter cgroupfs", NULL, NULL, NULL, NULL, cgroupfs_tests },
+                { "starter systemd", NULL, NULL, NULL, NULL, systemd_tests },
+#ifdef ST_HAVE_PROCD_CLIENT
+                { "starter with procd", NULL, NULL, NULL, NULL, procd_tests },
+#endif
+                CU_SUITE_INFO_NULL,
+        };
+        int rc = ts_run(suites);
+        char cmd[PATH_MAX + 32];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (rc == 0 && system(cmd) != 0)
+                fprintf(stderr, "could not remove %s\n", tmpdir);
+        return rc;
+}
