@@ -6,9 +6,7 @@
 #include <string.h>
 
 #include "trackers/util.h"
-#ifdef ST_HAVE_PROCD_CLIENT
 #include "procd/client.h"
-#endif
 
 #define FREEZE_TIMEOUT_USEC 2000000
 
@@ -50,9 +48,6 @@ static const st_track_ops embedded_ops = {
 };
 
 /* ---- procd ---- */
-
-#ifdef ST_HAVE_PROCD_CLIENT
-bool st_track_have_procd(void) { return true; }
 
 static int pd_fail(st_track *t, const char *what, procd_error *perr, tr_error *err)
 {
@@ -147,9 +142,6 @@ static int try_procd(st_track *t, const st_options *o, st_jobcg *jc)
         t->ops = &procd_ops;
         return 0;
 }
-#else
-bool st_track_have_procd(void) { return false; }
-#endif
 
 int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, tr_error *err)
 {
@@ -164,13 +156,8 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
         r = tr_family_new(&spec, cg, &t->family, err);
         if (r < 0) /* the family owns cg even when it fails */
                 return tr_error_prefix(err, "tracking the job family");
-#ifdef ST_HAVE_PROCD_CLIENT
         if (!o->no_procd)
                 try_procd(t, o, jc);
-#else
-        if (!o->no_procd && o->socket_path)
-                fprintf(stderr, "procd-starter: warning: built without the procd client; tracking in-process\n");
-#endif
         return 0;
 }
 

@@ -38,4 +38,3 @@ struct st_track {
 int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, tr_error *err);
 int st_track_usage(st_track *t, tr_usage *u, tr_error *err);
 void st_track_close(st_track *t);
-bool st_track_have_procd(void);

@@ -19,9 +19,7 @@
 
 #include "testsupport.h"
 #include "trackers/util.h"
-#ifdef ST_HAVE_PROCD_CLIENT
 #include "procd/client.h"
-#endif
 
 static char self_exe[PATH_MAX];
 static char tmpdir[PATH_MAX];
@@ -960,7 +958,6 @@ static void test_systemd_fallback(void)
 
 /* ---------------------------------------------------------------- with procd */
 
-#ifdef ST_HAVE_PROCD_CLIENT
 static pid_t procd_start(const char *sock, procd_client **c)
 {
         char bin[PATH_MAX], log[PATH_MAX];
@@ -1092,7 +1089,6 @@ static void test_with_procd(void)
         CU_ASSERT_TRUE(report_has("pdnone", "\"tracker\": \"embedded\""));
         CU_ASSERT_TRUE(cg_gone("pdnone"));
 }
-#endif
 
 int main(int argc, char **argv)
 {
@@ -1136,18 +1132,14 @@ int main(int argc, char **argv)
                 { "fallback when systemd is unreachable", test_systemd_fallback },
                 CU_TEST_INFO_NULL,
         };
-#ifdef ST_HAVE_PROCD_CLIENT
         CU_TestInfo procd_tests[] = {
                 { "registered with procd, tracked via the cgroup", test_with_procd },
                 CU_TEST_INFO_NULL,
         };
-#endif
         CU_SuiteInfo suites[] = {
                 { "starter cgroupfs", NULL, NULL, NULL, NULL, cgroupfs_tests },
                 { "starter systemd", NULL, NULL, NULL, NULL, systemd_tests },
-#ifdef ST_HAVE_PROCD_CLIENT
                 { "starter with procd", NULL, NULL, NULL, NULL, procd_tests },
-#endif
                 CU_SUITE_INFO_NULL,
         };
         int rc = ts_run(suites);
