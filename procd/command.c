@@ -67,10 +67,9 @@ static procd_status find_family(pd_commands *cm, pid_t pid, pd_family **out, pro
 
 static uid_t family_owner(pd_family *f)
 {
-        uint64_t start;
         uid_t uid;
-        if (tr_pid_start_ticks(f->root_pid, &start) == 0 && start == f->root_start_ticks &&
-            pd_proc_uid(f->root_pid, &uid) == 0)
+        /* the uid is read, then the start time checked: a reused pid never lends its uid */
+        if (pd_proc_uid_checked(f->root_pid, f->root_start_ticks, &uid) == 0)
                 f->root_uid = uid;
         return f->root_uid;
 }
@@ -86,6 +85,23 @@ static procd_status may_act_on(const pd_caller *who, pd_family *f, const char *o
                             (int) f->root_pid, (unsigned) owner, (unsigned) who->uid);
 }
 
+/* Suspend/continue/kill act on a family and on every subfamily below it: a non-root
+ * caller must own each of them (owning the top family does not lend a say over a
+ * subfamily another uid owns). */
+static procd_status may_act_on_subtree(const pd_caller *who, pd_family *f, const char *op, procd_error *err)
+{
+        if (who->uid == 0)
+                return PROCD_OK;
+        g_autoptr(GPtrArray) fams = g_ptr_array_new();
+        pd_registry_subtree(f, fams);
+        for (guint i = fams->len; i-- > 0;) { /* f itself first (post-order: last) */
+                procd_status s = may_act_on(who, fams->pdata[i], op, err);
+                if (s != PROCD_OK)
+                        return s;
+        }
+        return PROCD_OK;
+}
+
 /* Suspend/continue/kill act on a family and its subfamilies, never on the root family
  * (it holds procd and its parent). */
 static procd_status find_actionable(pd_commands *cm, const pd_caller *who, pid_t pid, const char *op,
@@ -96,7 +112,18 @@ static procd_status find_actionable(pd_commands *cm, const pd_caller *who, pid_t
         procd_status s = find_subfamily(cm, pid, out, err);
         if (s != PROCD_OK)
                 return s;
-        return may_act_on(who, *out, op, err);
+        return may_act_on_subtree(who, *out, op, err);
+}
+
+/* Whether f has no member of its own now (a fresh snapshot for a /proc family). */
+static bool family_empty(pd_commands *cm, pd_family *f)
+{
+        if (f->proc_tracked && pd_registry_snapshot(cm->reg, NULL) < 0)
+                return false;
+        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+        if (pd_registry_members(cm->reg, f, &m, NULL) < 0)
+                return false;
+        return m.n == 0;
 }
 
 procd_status pd_cmd_register_subfamily(pd_commands *cm, const pd_caller *who, pid_t root_pid, pid_t watcher_pid,
@@ -112,11 +139,30 @@ procd_status pd_cmd_register_subfamily(pd_commands *cm, const pd_caller *who, pi
         if (interval == 0 || interval > PD_MAX_INTERVAL_SEC)
                 return pd_error_set(err, PROCD_E_BAD_INTERVAL, "bad snapshot interval %u s (1..%u)", interval,
                                     PD_MAX_INTERVAL_SEC);
-        if (pd_registry_find(cm->reg, root_pid))
+        /* identity is pid + start time: a family whose root was an earlier process with
+         * this pid is stale.  When nothing of it is left it gives way (folded into its
+         * parent); with members left it stays, so that its owner can still kill or
+         * unregister it. */
+        pd_family *old = pd_registry_find(cm->reg, root_pid);
+        uint64_t now = 0;
+        if (old && (!old->parent || tr_pid_start_ticks(root_pid, &now) < 0 || now == old->root_start_ticks))
                 return pd_error_set(err, PROCD_E_ALREADY_REGISTERED, "pid %d already roots a family", (int) root_pid);
+        pid_t tgid = 0;
+        if (pd_proc_tgid(root_pid, &tgid) == 0 && tgid != root_pid)
+                return pd_error_set(err, PROCD_E_BAD_ROOT_PID, "pid %d is a thread of process %d, not a process",
+                                    (int) root_pid, (int) tgid);
         if (holds_procd(root_pid))
                 return pd_error_set(err, PROCD_E_BAD_ROOT_PID, "pid %d is procd or one of its ancestors",
                                     (int) root_pid);
+        if (old) {
+                if (!family_empty(cm, old))
+                        return pd_error_set(err, PROCD_E_ALREADY_REGISTERED,
+                                            "pid %d roots a family of an earlier process with this pid that still has "
+                                            "members: kill or unregister it first",
+                                            (int) root_pid);
+                g_message("pid %d was reused: the empty family of its earlier process is unregistered", (int) root_pid);
+                pd_registry_unregister(cm->reg, old);
+        }
         tr_error terr = { 0 };
         bool bad_watcher = false;
         pd_family *f = NULL;
@@ -289,7 +335,9 @@ procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t 
                 return pd_error_set(err, PROCD_E_BAD_ARGUMENT, "refusing to signal pid %d", (int) pid);
         if (sig < 1 || sig > SIGRTMAX)
                 return pd_error_set(err, PROCD_E_BAD_ARGUMENT, "bad signal %d (1..%d)", sig, SIGRTMAX);
-        if (pid == getpid())
+        char task[64];
+        snprintf(task, sizeof task, "/proc/self/task/%d", (int) pid);
+        if (pid == getpid() || access(task, F_OK) == 0) /* procd or one of its threads */
                 return pd_error_set(err, PROCD_E_PERMISSION, "refusing to signal procd itself");
         uint64_t start;
         if (tr_pid_start_ticks(pid, &start) < 0)
@@ -301,6 +349,12 @@ procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t 
         procd_status s = may_act_on(who, f, "SignalProcess", err);
         if (s != PROCD_OK)
                 return s;
+        /* and, as the kernel would ask of the caller itself, the process must be the
+         * caller's (a root-owned helper inside a user's job stays out of the user's reach) */
+        uid_t puid = 0;
+        if (who->uid != 0 && (pd_proc_uid_checked(pid, start, &puid) < 0 || puid != who->uid))
+                return pd_error_set(err, PROCD_E_PERMISSION, "SignalProcess: process %d belongs to uid %u, caller is uid %u",
+                                    (int) pid, (unsigned) puid, (unsigned) who->uid);
         int k = tr_safe_kill(pid, start, sig);
         if (k == -ESRCH)
                 return pd_error_set(err, PROCD_E_PROCESS_NOT_FOUND, "process %d is gone", (int) pid);
@@ -316,24 +370,48 @@ static void mark_stale(GPtrArray *fams)
                 ((pd_family *) fams->pdata[i])->updated_usec = 0;
 }
 
+/* One freeze (or thaw) pass over f's subtree, each family bounded by bound_usec.  Freeze:
+ * subfamilies first, stops at the first failure.  Thaw: parents first, goes on past a
+ * failure so that nothing stays stopped by our hand.  *done: every family reached the
+ * state (frozen / thawed). */
+static procd_status freeze_round(pd_commands *cm, pd_family *f, bool freeze, uint64_t bound_usec, bool *done,
+                                 procd_error *err)
+{
+        g_autoptr(GPtrArray) fams = g_ptr_array_new();
+        pd_registry_subtree(f, fams);
+        if (freeze)
+                pd_registry_ensure_fresh(cm->reg, f, NULL);
+        procd_status first = PROCD_OK;
+        *done = true;
+        for (guint n = 0; n < fams->len; n++) {
+                pd_family *c = fams->pdata[freeze ? n : fams->len - 1 - n];
+                tr_freeze_state reached = freeze ? TR_THAWED : TR_FROZEN;
+                tr_error terr = { 0 };
+                int k = freeze ? tr_family_freeze(c->tf, bound_usec, &reached, &terr)
+                               : tr_family_thaw(c->tf, bound_usec, &reached, &terr);
+                if (k < 0) {
+                        if (first == PROCD_OK)
+                                first = pd_error_set(err, PROCD_E_INTERNAL, "%s family %d: %s",
+                                                     freeze ? "suspending" : "continuing", (int) c->root_pid, terr.msg);
+                        *done = false;
+                        if (freeze)
+                                break;
+                        continue;
+                }
+                if (reached != (freeze ? TR_FROZEN : TR_THAWED))
+                        *done = false;
+        }
+        return first;
+}
+
 procd_status pd_cmd_suspend_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
 {
         pd_family *f = NULL;
         procd_status s = find_actionable(cm, who, pid, "SuspendFamily", &f, err);
         if (s != PROCD_OK)
                 return s;
-        g_autoptr(GPtrArray) fams = g_ptr_array_new();
-        pd_registry_subtree(f, fams);
-        pd_registry_ensure_fresh(cm->reg, f, NULL);
-        for (guint i = 0; i < fams->len; i++) {
-                pd_family *c = fams->pdata[i];
-                tr_freeze_state reached = TR_THAWED;
-                tr_error terr = { 0 };
-                if (tr_family_freeze(c->tf, cm->freeze_timeout_usec, &reached, &terr) < 0)
-                        return pd_error_set(err, PROCD_E_INTERNAL, "suspending family %d: %s", (int) c->root_pid,
-                                            terr.msg);
-        }
-        return PROCD_OK;
+        bool done;
+        return freeze_round(cm, f, true, cm->freeze_timeout_usec, &done, err);
 }
 
 procd_status pd_cmd_continue_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
@@ -342,19 +420,8 @@ procd_status pd_cmd_continue_family(pd_commands *cm, const pd_caller *who, pid_t
         procd_status s = find_actionable(cm, who, pid, "ContinueFamily", &f, err);
         if (s != PROCD_OK)
                 return s;
-        g_autoptr(GPtrArray) fams = g_ptr_array_new();
-        pd_registry_subtree(f, fams);
-        procd_status first = PROCD_OK;
-        /* parents first; go on past a failure so nothing stays stopped by our hand */
-        for (guint i = fams->len; i-- > 0;) {
-                pd_family *c = fams->pdata[i];
-                tr_freeze_state reached = TR_THAWED;
-                tr_error terr = { 0 };
-                if (tr_family_thaw(c->tf, cm->freeze_timeout_usec, &reached, &terr) < 0 && first == PROCD_OK)
-                        first = pd_error_set(err, PROCD_E_INTERNAL, "continuing family %d: %s", (int) c->root_pid,
-                                             terr.msg);
-        }
-        return first;
+        bool done;
+        return freeze_round(cm, f, false, cm->freeze_timeout_usec, &done, err);
 }
 
 /* One kill round over f's subtree (subfamilies first), each family bounded by bound_usec.
@@ -410,80 +477,182 @@ procd_status pd_cmd_kill_family(pd_commands *cm, const pd_caller *who, pid_t pid
         return kill_round(cm, f, pid, cm->kill_timeout_usec, err);
 }
 
-/* KillFamily from the main loop: short rounds, the loop (other clients, watchers) runs
- * between them. */
-struct pd_kill_job {
+/* KillFamily, SuspendFamily and ContinueFamily from the main loop: short rounds, the loop
+ * (other clients, watchers) runs between them.  The family is looked up again (pid + start
+ * time) and the caller's right re-checked before every round. */
+struct pd_job {
         pd_commands *cm;
+        pd_job_kind kind;
+        pd_caller who;
         pid_t pid;
         uint64_t root_start;
         uint64_t deadline_usec;
         guint source;
-        pd_kill_done_fn done;
+        pd_job_done_fn done;
         void *userdata;
 };
 
-static void kill_job_finish(pd_kill_job *j, procd_status s, const procd_error *err)
+static const char *job_op(pd_job_kind kind)
 {
-        j->cm->pending_kills = g_slist_remove(j->cm->pending_kills, j);
+        return kind == PD_JOB_KILL ? "KillFamily" : kind == PD_JOB_SUSPEND ? "SuspendFamily" : "ContinueFamily";
+}
+
+static void job_finish(pd_job *j, procd_status s, const procd_error *err)
+{
+        j->cm->pending_jobs = g_slist_remove(j->cm->pending_jobs, j);
         if (j->source)
                 g_source_remove(j->source);
+        j->source = 0;
         j->done(s, err, j->userdata);
         g_free(j);
 }
 
-static gboolean kill_job_round(gpointer data)
+/* The job's family, while it is still the one the call named. */
+static pd_family *job_family(pd_job *j)
 {
-        pd_kill_job *j = data;
+        pd_family *f = pd_registry_find(j->cm->reg, j->pid);
+        return f && f->parent && f->root_start_ticks == j->root_start ? f : NULL;
+}
+
+static gboolean job_round(gpointer data)
+{
+        pd_job *j = data;
         j->source = 0;
         procd_error err = { 0 };
-        pd_family *f = pd_registry_find(j->cm->reg, j->pid);
-        if (!f || f->root_start_ticks != j->root_start) {
-                pd_error_set(&err, PROCD_E_FAMILY_NOT_FOUND, "family %d was unregistered while being killed",
-                             (int) j->pid);
-                kill_job_finish(j, err.status, &err);
+        pd_family *f = job_family(j);
+        if (!f) {
+                pd_error_set(&err, PROCD_E_FAMILY_NOT_FOUND, "%s: family %d was unregistered meanwhile",
+                             job_op(j->kind), (int) j->pid);
+                job_finish(j, err.status, &err);
                 return G_SOURCE_REMOVE;
         }
-        procd_status s = kill_round(j->cm, f, j->pid, PD_KILL_ROUND_USEC, &err);
-        if (s == PROCD_E_UNKILLABLE && tr_now_usec() < j->deadline_usec) {
-                j->source = g_timeout_add(PD_KILL_ROUND_PAUSE_MS, kill_job_round, j);
+        /* a subfamily another uid owns may have been registered below it since */
+        procd_status s = may_act_on_subtree(&j->who, f, job_op(j->kind), &err);
+        if (s != PROCD_OK) {
+                job_finish(j, s, &err);
                 return G_SOURCE_REMOVE;
         }
-        kill_job_finish(j, s, &err);
+        bool again;
+        guint pause_ms;
+        if (j->kind == PD_JOB_KILL) {
+                s = kill_round(j->cm, f, j->pid, PD_KILL_ROUND_USEC, &err);
+                again = s == PROCD_E_UNKILLABLE;
+                pause_ms = PD_KILL_ROUND_PAUSE_MS;
+        } else {
+                bool done = false;
+                s = freeze_round(j->cm, f, j->kind == PD_JOB_SUSPEND, PD_FREEZE_ROUND_USEC, &done, &err);
+                again = s == PROCD_OK && !done;
+                pause_ms = PD_FREEZE_ROUND_PAUSE_MS;
+        }
+        if (again && tr_now_usec() < j->deadline_usec) {
+                j->source = g_timeout_add(pause_ms, job_round, j);
+                return G_SOURCE_REMOVE;
+        }
+        if (again && j->kind != PD_JOB_KILL)
+                /* asked, not confirmed within the bound (a member in D state): the freezer
+                 * finishes on its own; as the synchronous call always answered */
+                g_message("%s %d: not confirmed within %.1f s", job_op(j->kind), (int) j->pid,
+                          (double) j->cm->freeze_timeout_usec / 1e6);
+        job_finish(j, s, &err);
         return G_SOURCE_REMOVE;
 }
 
-void pd_cmd_kill_family_async(pd_commands *cm, const pd_caller *who, pid_t pid, pd_kill_done_fn done, void *userdata)
+static bool overlaps(pd_family *a, pd_family *b)
+{
+        for (pd_family *x = a; x; x = x->parent)
+                if (x == b)
+                        return true;
+        for (pd_family *x = b; x; x = x->parent)
+                if (x == a)
+                        return true;
+        return false;
+}
+
+/* Whether a new call by who on f ends the pending job j: a suspend/continue on the same
+ * family, a subfamily or a parent, whose next round would undo the new call (a continue
+ * followed by a re-freeze).  Only root, or the uid that made j, ends j: a user's call never
+ * cuts short a call of root's or another user's. */
+static bool ends(pd_job *j, pd_family *f, const pd_caller *who)
+{
+        if (j->kind == PD_JOB_KILL || (who->uid != 0 && who->uid != j->who.uid))
+                return false;
+        pd_family *g = job_family(j);
+        return g && overlaps(f, g);
+}
+
+/* End the jobs a new call on f replaces; they are answered OK (what they asked was done,
+ * then the later call took over). */
+static void supersede(pd_commands *cm, pd_family *f, const pd_caller *who)
+{
+        bool again = true;
+        while (again) {
+                again = false;
+                for (GSList *l = cm->pending_jobs; l; l = l->next) {
+                        pd_job *j = l->data;
+                        if (ends(j, f, who)) {
+                                job_finish(j, PROCD_OK, NULL); /* edits the list: start over */
+                                again = true;
+                                break;
+                        }
+                }
+        }
+}
+
+void pd_cmd_family_async(pd_commands *cm, const pd_caller *who, pd_job_kind kind, pid_t pid, pd_job_done_fn done,
+                         void *userdata)
 {
         procd_error err = { 0 };
         pd_family *f = NULL;
-        procd_status s = find_actionable(cm, who, pid, "KillFamily", &f, &err);
+        procd_status s = find_actionable(cm, who, pid, job_op(kind), &f, &err);
         if (s != PROCD_OK) {
                 done(s, &err, userdata);
                 return;
         }
-        if (g_slist_length(cm->pending_kills) >= PD_MAX_PENDING_KILLS) {
-                pd_error_set(&err, PROCD_E_INTERNAL, "%d KillFamily calls in progress: try again later",
-                             PD_MAX_PENDING_KILLS);
+        /* one uid cannot take every slot: a user's calls on its own family whose member
+         * does not die must leave room for root's and other users' calls */
+        guint total = 0, mine = 0;
+        for (GSList *l = cm->pending_jobs; l; l = l->next) {
+                pd_job *o = l->data;
+                if (ends(o, f, who))
+                        continue; /* this call ends it (below) */
+                total++;
+                mine += o->who.uid == who->uid;
+        }
+        if (who->uid != 0 ? (total >= PD_MAX_PENDING_JOBS || mine >= PD_MAX_PENDING_JOBS_PER_UID)
+                          : total >= PD_MAX_PENDING_JOBS + PD_MAX_PENDING_JOBS_ROOT) {
+                pd_error_set(&err, PROCD_E_INTERNAL,
+                             "too many KillFamily/SuspendFamily/ContinueFamily calls in progress (%u, %u of uid %u): "
+                             "try again later",
+                             total, mine, (unsigned) who->uid);
                 done(err.status, &err, userdata);
                 return;
         }
-        pd_kill_job *j = g_new0(pd_kill_job, 1);
+        supersede(cm, f, who);
+        pd_job *j = g_new0(pd_job, 1);
         j->cm = cm;
+        j->kind = kind;
+        j->who = *who;
         j->pid = pid;
         j->root_start = f->root_start_ticks;
-        j->deadline_usec = tr_now_usec() + cm->kill_timeout_usec;
+        j->deadline_usec =
+                tr_now_usec() + (kind == PD_JOB_KILL ? cm->kill_timeout_usec : cm->freeze_timeout_usec);
         j->done = done;
         j->userdata = userdata;
-        cm->pending_kills = g_slist_prepend(cm->pending_kills, j);
-        kill_job_round(j); /* the first round now: most families are empty after it */
+        cm->pending_jobs = g_slist_prepend(cm->pending_jobs, j);
+        job_round(j); /* the first round now: most calls are done after it */
+}
+
+void pd_cmd_kill_family_async(pd_commands *cm, const pd_caller *who, pid_t pid, pd_job_done_fn done, void *userdata)
+{
+        pd_cmd_family_async(cm, who, PD_JOB_KILL, pid, done, userdata);
 }
 
 void pd_cmd_cancel_pending(pd_commands *cm)
 {
-        while (cm->pending_kills) {
+        while (cm->pending_jobs) {
                 procd_error err = { 0 };
                 pd_error_set(&err, PROCD_E_INTERNAL, "procd is shutting down");
-                kill_job_finish(cm->pending_kills->data, err.status, &err);
+                job_finish(cm->pending_jobs->data, err.status, &err);
         }
 }
 

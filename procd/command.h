@@ -25,7 +25,7 @@ typedef struct pd_caller {
         pid_t pid; /* 0 when unknown */
 } pd_caller;
 
-typedef struct pd_kill_job pd_kill_job;
+typedef struct pd_job pd_job;
 
 typedef struct pd_commands {
         pd_registry *reg;
@@ -34,7 +34,7 @@ typedef struct pd_commands {
         uint64_t freeze_timeout_usec;
         void (*quit)(void *userdata);
         void *quit_data;
-        GSList *pending_kills;      /* pd_kill_job *, owned (asynchronous KillFamily) */
+        GSList *pending_jobs;       /* pd_job *, owned (asynchronous Kill/Suspend/ContinueFamily) */
 } pd_commands;
 
 /* KillFamily from the main loop: rounds of PD_KILL_ROUND_USEC per family, a pause of
@@ -42,7 +42,17 @@ typedef struct pd_commands {
  * its subfamilies are empty or kill_timeout_usec has passed. */
 #define PD_KILL_ROUND_USEC 500000u
 #define PD_KILL_ROUND_PAUSE_MS 50u
-#define PD_MAX_PENDING_KILLS 256 /* asynchronous KillFamily calls in progress at once */
+/* SuspendFamily/ContinueFamily from the main loop: rounds of PD_FREEZE_ROUND_USEC per
+ * family, PD_FREEZE_ROUND_PAUSE_MS between them, until every family reached the state or
+ * freeze_timeout_usec has passed (then answered OK: the freeze was asked, a member in D
+ * state delays it, as the synchronous call). */
+#define PD_FREEZE_ROUND_USEC 20000u
+#define PD_FREEZE_ROUND_PAUSE_MS 20u
+/* Asynchronous calls in progress at once: non-root callers share PD_MAX_PENDING_JOBS, at
+ * most PD_MAX_PENDING_JOBS_PER_UID each; root has PD_MAX_PENDING_JOBS_ROOT more on top. */
+#define PD_MAX_PENDING_JOBS 256
+#define PD_MAX_PENDING_JOBS_PER_UID 16
+#define PD_MAX_PENDING_JOBS_ROOT 256
 
 /* Limits the command layer enforces on string arguments. */
 #define PD_MAX_CGROUP_LEN 4096
@@ -64,14 +74,21 @@ procd_status pd_cmd_track_associated_group(pd_commands *cm, const pd_caller *who
                                            procd_error *err);
 procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, tr_usage *out, procd_error *err);
 procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t pid, int sig, procd_error *err);
+/* Synchronous (in-process callers): one pass bounded by freeze_timeout_usec per family. */
 procd_status pd_cmd_suspend_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err);
 procd_status pd_cmd_continue_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err);
 /* Synchronous: returns once empty or after kill_timeout_usec per family. */
 procd_status pd_cmd_kill_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err);
-/* Asynchronous (the D-Bus transport uses it): done() is called exactly once, possibly
- * before this returns (validation errors, a family empty after the first round). */
-typedef void (*pd_kill_done_fn)(procd_status s, const procd_error *err, void *userdata);
-void pd_cmd_kill_family_async(pd_commands *cm, const pd_caller *who, pid_t pid, pd_kill_done_fn done,
+/* Asynchronous (the D-Bus transport uses these): done() is called exactly once, possibly
+ * before this returns (validation errors, a call done after its first round).  The caller's
+ * right is checked again before every round.  A new call on a family answers (OK) the
+ * pending suspend/continue calls on that family, its subfamilies and its parents that
+ * root or the same uid made. */
+typedef enum pd_job_kind { PD_JOB_KILL, PD_JOB_SUSPEND, PD_JOB_CONTINUE } pd_job_kind;
+typedef void (*pd_job_done_fn)(procd_status s, const procd_error *err, void *userdata);
+void pd_cmd_family_async(pd_commands *cm, const pd_caller *who, pd_job_kind kind, pid_t pid, pd_job_done_fn done,
+                         void *userdata);
+void pd_cmd_kill_family_async(pd_commands *cm, const pd_caller *who, pid_t pid, pd_job_done_fn done,
                               void *userdata);
 /* Finish every pending asynchronous call with an error (shutdown). */
 void pd_cmd_cancel_pending(pd_commands *cm);

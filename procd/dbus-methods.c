@@ -169,10 +169,8 @@ static procd_status pid_only(call *k, pid_fn fn)
         return s;
 }
 
-static procd_status m_suspend(call *k) { return pid_only(k, pd_cmd_suspend_family); }
-static procd_status m_continue(call *k) { return pid_only(k, pd_cmd_continue_family); }
-/* KillFamily replies once the family is empty: the call is kept (message and connection
- * referenced) and answered from the main loop. */
+/* KillFamily, SuspendFamily and ContinueFamily reply once done: the call is kept (message
+ * and connection referenced) and answered from the main loop. */
 typedef struct deferred_call {
         DBusConnection *c;
         DBusMessage *m;
@@ -182,7 +180,7 @@ static void reply_error(DBusConnection *c, DBusMessage *m, const char *name, con
         __attribute__((format(printf, 4, 5)));
 static void send_and_unref(DBusConnection *c, DBusMessage *call_msg, DBusMessage *reply);
 
-static void kill_done(procd_status s, const procd_error *err, void *data)
+static void deferred_done(procd_status s, const procd_error *err, void *data)
 {
         deferred_call *d = data;
         if (s == PROCD_OK)
@@ -194,7 +192,7 @@ static void kill_done(procd_status s, const procd_error *err, void *data)
         g_free(d);
 }
 
-static procd_status m_kill(call *k)
+static procd_status deferred(call *k, pd_job_kind kind)
 {
         dbus_int32_t pid;
         procd_status s = get_args(k, DBUS_TYPE_INT32, &pid, DBUS_TYPE_INVALID);
@@ -204,9 +202,13 @@ static procd_status m_kill(call *k)
         d->c = dbus_connection_ref(k->c);
         d->m = dbus_message_ref(k->m);
         k->deferred = true;
-        pd_cmd_kill_family_async(k->cm, &k->who, pid, kill_done, d);
+        pd_cmd_family_async(k->cm, &k->who, kind, pid, deferred_done, d);
         return PROCD_OK;
 }
+
+static procd_status m_suspend(call *k) { return deferred(k, PD_JOB_SUSPEND); }
+static procd_status m_continue(call *k) { return deferred(k, PD_JOB_CONTINUE); }
+static procd_status m_kill(call *k) { return deferred(k, PD_JOB_KILL); }
 static procd_status m_unregister(call *k) { return pid_only(k, pd_cmd_unregister_family); }
 static procd_status m_snapshot(call *k) { return pd_cmd_snapshot(k->cm, &k->who, &k->err); }
 static procd_status m_quit(call *k) { return pd_cmd_quit(k->cm, &k->who, &k->err); }

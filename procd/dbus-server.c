@@ -231,7 +231,16 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, pd_commands *cm, pd
         s->path = g_strdup(socket_path);
         s->cm = cm;
         s->conns = g_ptr_array_new();
-        if (chmod(socket_path, 0660) < 0 || (group != (gid_t) -1 && chown(socket_path, (uid_t) -1, group) < 0)) {
+        /* the umask made it 0660 at bind; never follow a symlink swapped in since (a
+         * --socket in a directory others can write) */
+        struct stat st;
+        if (lstat(socket_path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+                k = tr_error_set(err, EEXIST, "%s is not the socket procd created", socket_path);
+                pd_dbus_server_free(s);
+                return k;
+        }
+        if (((st.st_mode & 07777) != 0660 && chmod(socket_path, 0660) < 0) ||
+            (group != (gid_t) -1 && lchown(socket_path, (uid_t) -1, group) < 0)) {
                 k = tr_error_setx(err, errno, "setting mode/group of %s", socket_path);
                 pd_dbus_server_free(s);
                 return k;

@@ -349,7 +349,7 @@ int main(int argc, char **argv)
 
         g_main_loop_run(d.loop);
         g_source_remove(sig_src);
-        pd_cmd_cancel_pending(&d.cm); /* a KillFamily in progress gets an error reply */
+        pd_cmd_cancel_pending(&d.cm); /* a Kill/Suspend/ContinueFamily in progress gets an error reply */
         g_message("shutting down: %zu families registered", pd_registry_count(d.reg));
 out:
         pd_dbus_server_free(d.server);

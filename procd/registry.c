@@ -53,35 +53,81 @@ void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata)
         r->log_data = userdata;
 }
 
-/* ppid and real uid of pid from /proc; -errno (-ESRCH when gone). */
-int pd_proc_ppid(pid_t pid, pid_t *ppid)
+/* /proc/PID/stat through the tracker's parser (trackers/procscan.h): -ESRCH when gone. */
+int pd_proc_stat(pid_t pid, tr_proc *out)
 {
-        char path[64], buf[1024];
+        if (pid <= 0)
+                return -EINVAL;
+        char path[64], buf[4096];
         snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
         int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
         if (r < 0)
                 return r == -ENOENT ? -ESRCH : r;
-        const char *p = strrchr(buf, ')');
-        int v;
-        char state;
-        if (!p || sscanf(p + 1, " %c %d", &state, &v) != 2)
-                return -EINVAL;
-        *ppid = v;
+        memset(out, 0, sizeof *out);
+        return tr_parse_proc_stat(buf, 4096, out);
+}
+
+int pd_proc_ppid(pid_t pid, pid_t *ppid)
+{
+        tr_proc p;
+        int r = pd_proc_stat(pid, &p);
+        if (r < 0)
+                return r;
+        *ppid = p.ppid;
         return 0;
 }
 
+/* Real uid of pid through the tracker's status parser. */
 int pd_proc_uid(pid_t pid, uid_t *uid)
 {
-        char path[64], buf[4096];
+        if (pid <= 0)
+                return -EINVAL;
+        char path[64], buf[8192];
         snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
         int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
-        if (r < 0 && r != -EFBIG)
+        if (r < 0 && r != -EFBIG) /* Uid: is near the top: a cut file still holds it */
                 return r == -ENOENT ? -ESRCH : r;
-        const char *p = strstr(buf, "\nUid:");
-        unsigned v;
-        if (!p || sscanf(p + 5, "%u", &v) != 1)
+        buf[sizeof buf - 1] = '\0'; /* tr_read_file_at leaves a cut buffer unterminated */
+        tr_proc p = { .pid = pid };
+        r = tr_parse_proc_status(buf, &p);
+        if (r < 0)
+                return r;
+        *uid = p.uid;
+        return 0;
+}
+
+int pd_proc_tgid(pid_t pid, pid_t *tgid)
+{
+        if (pid <= 0)
                 return -EINVAL;
-        *uid = v;
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
+        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
+        if (r < 0 && r != -EFBIG) /* Tgid: is on the 4th line */
+                return r == -ENOENT ? -ESRCH : r;
+        buf[sizeof buf - 1] = '\0';
+        const char *t = strstr(buf, "\nTgid:");
+        int v;
+        if (!t || sscanf(t + 6, "%d", &v) != 1)
+                return -EINVAL;
+        *tgid = v;
+        return 0;
+}
+
+int pd_proc_uid_checked(pid_t pid, uint64_t start_ticks, uid_t *uid)
+{
+        uid_t u;
+        uint64_t now;
+        int r = pd_proc_uid(pid, &u);
+        if (r < 0)
+                return r;
+        /* read after the uid: the pid named the same process all along */
+        r = tr_pid_start_ticks(pid, &now);
+        if (r < 0)
+                return r;
+        if (now != start_ticks)
+                return -ESRCH;
+        *uid = u;
         return 0;
 }
 
@@ -126,7 +172,18 @@ static int build_tracker(pd_registry *r, pd_family *f, tr_error *err)
         };
         _cleanup_cgroup_ tr_cgroup *cg = NULL;
         if (f->cgroup_path) {
-                int k = tr_cgroup_open_for_pid(r->hs, f->cgroup_path, f->root_pid, TR_CG_MAY_ACT, &cg, err);
+                /* the root's own (deeper) cgroup only while the pid is still the root: a
+                 * gone root, or its pid reused by a stranger, gets the path as named */
+                uint64_t start = 0;
+                bool same = tr_pid_start_ticks(f->root_pid, &start) == 0 && start == f->root_start_ticks;
+                int k = same ? tr_cgroup_open_for_pid(r->hs, f->cgroup_path, f->root_pid, TR_CG_MAY_ACT, &cg, err)
+                             : -ESRCH;
+                if (k >= 0 && (tr_pid_start_ticks(f->root_pid, &start) < 0 || start != f->root_start_ticks)) {
+                        tr_cgroup_free(TR_TAKE_PTR(cg)); /* the pid changed hands meanwhile */
+                        k = -ESRCH;
+                }
+                if (k == -ESRCH || (k < 0 && !same))
+                        k = tr_cgroup_open(r->hs, f->cgroup_path, TR_CG_MAY_ACT, &cg, err);
                 if (k < 0)
                         return k;
                 /* cgroup families: the /proc side is only a fallback with its own scans */
@@ -236,7 +293,7 @@ int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_inte
                         pd_registry_free(r);
                         return tr_error_setx(err, -k, "root family: pid %d", (int) root_pid);
                 }
-                pd_proc_uid(root_pid, &f->root_uid);
+                pd_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
                 k = build_tracker(r, f, err);
                 if (k < 0) {
                         pd_registry_free(r);
@@ -301,14 +358,10 @@ static gboolean watcher_cb(gint fd, GIOCondition cond, gpointer data)
 static gboolean watcher_poll_cb(gpointer data)
 {
         watch_ctx *w = data;
-        uint64_t start;
-        if (tr_pid_start_ticks(w->f->watcher_pid, &start) == 0 && start == w->f->watcher_start_ticks) {
-                char path[64], buf[1024];
-                snprintf(path, sizeof path, "/proc/%d/stat", (int) w->f->watcher_pid);
-                const char *p = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) >= 0 ? strrchr(buf, ')') : NULL;
-                if (p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X')
-                        return G_SOURCE_CONTINUE;
-        }
+        tr_proc p;
+        if (pd_proc_stat(w->f->watcher_pid, &p) == 0 && p.start_ticks == w->f->watcher_start_ticks &&
+            p.state != 'Z' && p.state != 'X')
+                return G_SOURCE_CONTINUE;
         return watcher_cb(-1, 0, data);
 }
 
@@ -328,15 +381,20 @@ static bool is_ancestor(const pd_family *a, const pd_family *f)
 static pd_family *find_parent(pd_registry *r, pid_t pid)
 {
         pd_family *by_tree = NULL;
-        pid_t p = pid;
-        for (int depth = 0; depth < 4096 && !by_tree; depth++) {
-                pid_t pp;
-                if (pd_proc_ppid(p, &pp) < 0 || pp <= 0)
+        tr_proc p;
+        if (pd_proc_stat(pid, &p) < 0)
+                p.ppid = 0;
+        /* a family counts only while its root is the same process (pid + start time): a
+         * dead root's pid reused by an ancestor must not adopt the new family */
+        for (int depth = 0; depth < 4096 && !by_tree && p.ppid > 0; depth++) {
+                pid_t pp = p.ppid;
+                if (pd_proc_stat(pp, &p) < 0)
                         break;
-                by_tree = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(pp));
+                pd_family *f = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(pp));
+                if (f && f->root_start_ticks == p.start_ticks)
+                        by_tree = f;
                 if (pp == 1)
                         break;
-                p = pp;
         }
         if (!by_tree)
                 by_tree = r->root;
@@ -359,7 +417,7 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
                 family_free(f);
                 return tr_error_setx(err, -k, "root pid %d", (int) root_pid);
         }
-        pd_proc_uid(root_pid, &f->root_uid);
+        pd_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
         if (watcher_pid > 0) {
                 f->watcher_pidfd = (int) syscall(SYS_pidfd_open, watcher_pid, 0);
                 k = f->watcher_pidfd < 0 ? -errno : 0;
@@ -470,15 +528,22 @@ int pd_registry_track_login(pd_registry *r, pd_family *f, const char *login, uid
 {
         bool old_by = f->by_login;
         uid_t old_uid = f->login_uid;
+        char *old_name = f->login_name ? strdup(f->login_name) : NULL;
         int k = set_str(&f->login_name, login);
-        if (k < 0)
+        if (k < 0) {
+                free(old_name);
                 return k;
+        }
         f->by_login = true;
         f->login_uid = uid;
         k = build_tracker(r, f, err);
         if (k < 0) {
                 f->by_login = old_by;
                 f->login_uid = old_uid;
+                free(f->login_name);
+                f->login_name = old_name;
+        } else {
+                free(old_name);
         }
         return k;
 }
@@ -710,7 +775,7 @@ pd_family *pd_registry_family_of(pd_registry *r, pid_t pid)
                         continue;
                 /* the snapshot's process at pid must still be this one */
                 const tr_proc *tp = tr_scan_find(&r->scan, pid);
-                if (tr_pidset_contains(&c->last_members, pid) && (!tp || tp->start_ticks == start))
+                if (tr_pidset_contains(&c->last_members, pid) && tp && tp->start_ticks == start)
                         found = c;
         }
         if (have_pc)

@@ -448,7 +448,9 @@ static void systemd_teardown(st_jobcg *jc)
                 return;
         if (s->helper_wfd >= 0)
                 close(s->helper_wfd);
-        if (s->helper > 1) {
+        /* reaped by pid; the starter's stray reaper (main.c) leaves the helper to us while
+         * it lives, and says so when it reaped a helper that died early */
+        if (s->helper > 1 && !(jc->helper_reaped && jc->helper_pid == s->helper)) {
                 int st;
                 uint64_t end = tr_now_usec() + 2000000;
                 while (waitpid(s->helper, &st, WNOHANG) == 0) {

@@ -45,6 +45,8 @@ struct st_jobcg {
         bool top_created[TR_MAX_HIER]; /* <top> did not exist before in hierarchy i */
         bool want_starter_leaf;
         pid_t helper_pid;         /* a process of the strategy to keep in <top>/starter */
+        bool helper_reaped;       /* the starter's stray reaping already reaped it (it died
+                                     early): teardown must not wait for it */
         void *priv;               /* strategy state */
 };
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,60 @@
 
 #define END_KILL_TIMEOUT_USEC 10000000ULL
 #define DESTROY_TIMEOUT_USEC 5000000ULL
+#define REAP_TIMEOUT_USEC 1000000ULL
+
+/* ---- orphans ----
+ * The starter is a child subreaper (PR_SET_CHILD_SUBREAPER): the job's orphans - a
+ * double-forked or setsid'd escaper whose parent exited - are reparented to it instead of to
+ * PID 1.  PID 1 does not always reap (it does not on some execute nodes, e.g. a container
+ * init or a minimal one): killed orphans would stay zombies for ever, still charged to the
+ * job's pids.current and holding their pids.  So the starter reaps them: on SIGCHLD while the
+ * job runs, and after the family is killed.
+ *
+ * Every child of the starter is the job's root, a reparented orphan of the job, or the
+ * systemd helper (jobcg-systemd.c, parked until teardown).  waitid(WNOWAIT) peeks at one
+ * exited child and that very pid is reaped.  The root is never reaped here: the wait loop
+ * reaps it through its pidfd, for its status.  The helper is alive until teardown, which
+ * reaps it by pid; if it died early and was reaped here, jc->helper_reaped tells teardown. */
+
+/* Reap every exited child except `keep` (stops at it: the caller reaps it soon). */
+static void reap_strays(pid_t keep, st_jobcg *jc)
+{
+        for (;;) {
+                siginfo_t si;
+                memset(&si, 0, sizeof si);
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 || si.si_pid <= 0)
+                        return; /* no child (ECHILD), or none exited */
+                if (si.si_pid == keep)
+                        return;
+                if (waitpid(si.si_pid, NULL, WNOHANG | __WALL) != si.si_pid)
+                        return;
+                if (jc && si.si_pid == jc->helper_pid)
+                        jc->helper_reaped = true;
+        }
+}
+
+/* At the end, after the family was killed and the helper torn down: reap until no child is
+ * left.  Killed tasks leave the cgroup (cgroup_exit) a moment before they are reparented and
+ * become zombies (exit_notify), so poll, bounded. */
+static void reap_all(st_jobcg *jc)
+{
+        uint64_t end = tr_now_usec() + REAP_TIMEOUT_USEC;
+        for (;;) {
+                reap_strays(-1, jc);
+                siginfo_t si;
+                memset(&si, 0, sizeof si);
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0)
+                        return; /* ECHILD: nothing left */
+                if (tr_now_usec() >= end) {
+                        fprintf(stderr, "procd-starter: warning: a child of the job is still running after "
+                                        "the family was killed; leaving it\n");
+                        return;
+                }
+                if (si.si_pid <= 0)
+                        usleep(2000);
+        }
+}
 
 static int launch_exit_code(int r)
 {
@@ -98,8 +153,10 @@ static void on_signal(st_track *t, const st_options *o, loop_state *ls, int sig)
         }
 }
 
-/* Wait for the root; returns its siginfo.  Handles signals to the starter meanwhile. */
-static int wait_loop(st_track *t, const st_options *o, int pidfd, int sfd, siginfo_t *si, loop_state *ls)
+/* Wait for the root; returns its siginfo.  Handles signals to the starter meanwhile, and
+ * reaps the job's orphans as they exit (SIGCHLD). */
+static int wait_loop(st_track *t, const st_options *o, int pidfd, int sfd, siginfo_t *si, loop_state *ls,
+                     pid_t root, st_jobcg *jc)
 {
         for (;;) {
                 int timeout = -1;
@@ -119,8 +176,12 @@ static int wait_loop(st_track *t, const st_options *o, int pidfd, int sfd, sigin
                 }
                 if (n > 0 && (p[1].revents & POLLIN)) {
                         struct signalfd_siginfo ssi;
-                        if (read(sfd, &ssi, sizeof ssi) == (ssize_t) sizeof ssi)
-                                on_signal(t, o, ls, (int) ssi.ssi_signo);
+                        if (read(sfd, &ssi, sizeof ssi) == (ssize_t) sizeof ssi) {
+                                if (ssi.ssi_signo == SIGCHLD)
+                                        reap_strays(root, jc);
+                                else
+                                        on_signal(t, o, ls, (int) ssi.ssi_signo);
+                        }
                 }
                 if (ls->terminating && !ls->killed && tr_now_usec() >= ls->kill_at) {
                         tr_error err = { 0 };
@@ -146,6 +207,10 @@ int main(int argc, char **argv)
                 st_options_free(&o);
                 return ST_EXIT_FAILURE;
         }
+
+        /* see "orphans" above: before anything is forked */
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+                fprintf(stderr, "procd-starter: warning: PR_SET_CHILD_SUBREAPER: %s\n", strerror(errno));
 
         tr_hierarchies hs;
         if (tr_hierarchies_discover(&hs, &err) < 0) {
@@ -173,7 +238,7 @@ int main(int argc, char **argv)
         /* signals to the starter are read from a signalfd; the job gets the old mask back */
         sigset_t mask;
         sigemptyset(&mask);
-        int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGTSTP, SIGCONT };
+        int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGTSTP, SIGCONT, SIGCHLD };
         for (size_t i = 0; i < TR_ARRAY_SIZE(sigs); i++)
                 sigaddset(&mask, sigs[i]);
         sigprocmask(SIG_BLOCK, &mask, &l.child_mask);
@@ -233,7 +298,7 @@ int main(int argc, char **argv)
 
         loop_state ls = { 0 };
         siginfo_t si;
-        r = wait_loop(&t, &o, pidfd, sfd, &si, &ls);
+        r = wait_loop(&t, &o, pidfd, sfd, &si, &ls, pid, &jc);
         uint64_t wall = tr_now_usec() - t0;
         if (r < 0) {
                 tr_error_setx(&err, -r, "waiting for the job");
@@ -271,6 +336,7 @@ int main(int argc, char **argv)
         if (t.ops->kill(&t, END_KILL_TIMEOUT_USEC, &empty, &kerr) < 0 || !empty)
                 fprintf(stderr, "procd-starter: warning: killing what is left of the job: %s\n",
                         kerr.msg[0] ? kerr.msg : "not empty at the bound");
+        reap_strays(-1, &jc);
 
         tr_usage u;
         tr_error uerr = { 0 };
@@ -279,6 +345,7 @@ int main(int argc, char **argv)
         res.oom_killed = u.oom_kills.available && u.oom_kills.value > 0;
         st_track_close(&t);
         res.clean = st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC) == 0;
+        reap_all(&jc);
         res.exit_code = st_exit_code(&res);
         if (!o.quiet)
                 st_report_print(stderr, &res, &u);
@@ -292,6 +359,7 @@ int main(int argc, char **argv)
 out:
         st_track_close(&t);
         st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC);
+        reap_all(&jc);
         st_launch_free(&l);
         st_options_free(&o);
         return code;

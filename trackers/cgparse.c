@@ -183,7 +183,10 @@ int tr_parse_io_stat(const char *text, tr_usage *u)
                 return -EINVAL;
         uint64_t rd = 0, wr = 0;
         /* "MAJ:MIN rbytes=N wbytes=N rios=N wios=N dbytes=N dios=N", one line per device;
-         * no line at all when the cgroup did no I/O. */
+         * no line at all when the cgroup did no I/O.  Other policies append their own keys
+         * whose values are not all plain numbers (iocost "cost.vrate=1.00" at the root,
+         * iolatency "depth=max" and "use_delay=-1" with blkcg.debug_stats): only rbytes and
+         * wbytes must parse; any other token is skipped. */
         for (const char *p = text; *p; p = next_line(p)) {
                 size_t len = strcspn(p, "\n");
                 if (len == 0)
@@ -199,15 +202,19 @@ int tr_parse_io_stat(const char *text, tr_usage *u)
                         const char *eq = memchr(q, '=', (size_t) (end - q));
                         if (!eq)
                                 return -EINVAL;
-                        const char *v = eq + 1;
-                        uint64_t x;
-                        if (take_u64(&v, &x) < 0)
-                                return -EINVAL;
-                        if (eq - q == 6 && memcmp(q, "rbytes", 6) == 0)
-                                rd += x;
-                        else if (eq - q == 6 && memcmp(q, "wbytes", 6) == 0)
-                                wr += x;
-                        q = v;
+                        const char *tok_end = q + strcspn(q, " \n");
+                        if (eq > tok_end)
+                                return -EINVAL; /* a token without '=' */
+                        bool rb = eq - q == 6 && memcmp(q, "rbytes", 6) == 0;
+                        bool wb = eq - q == 6 && memcmp(q, "wbytes", 6) == 0;
+                        if (rb || wb) {
+                                const char *v = eq + 1;
+                                uint64_t x;
+                                if (take_u64(&v, &x) < 0 || v != tok_end)
+                                        return -EINVAL;
+                                *(rb ? &rd : &wr) += x;
+                        }
+                        q = tok_end;
                 }
         }
         tr_u64_set(u, &u->io_read_bytes, rd, TR_SRC_CGROUP_V2);
@@ -220,6 +227,7 @@ int tr_parse_blkio_bytes(const char *text, tr_usage *u)
         if (!text)
                 return -EINVAL;
         uint64_t rd = 0, wr = 0;
+        bool devices = false;
         /* "MAJ:MIN Read N" / Write / Sync / Async / Discard / Total per device, then a last
          * "Total N" line for all devices. */
         for (const char *p = text; *p; p = next_line(p)) {
@@ -230,6 +238,7 @@ int tr_parse_blkio_bytes(const char *text, tr_usage *u)
                 if (sscanf(p, "%31s %15s %llu", dev, op, &v) == 3) {
                         if (!strchr(dev, ':'))
                                 return -EINVAL;
+                        devices = true;
                         if (strcmp(op, "Read") == 0)
                                 rd += v;
                         else if (strcmp(op, "Write") == 0)
@@ -240,6 +249,11 @@ int tr_parse_blkio_bytes(const char *text, tr_usage *u)
                         return -EINVAL;
                 }
         }
+        /* Quirk: the v1 throttle counters are kept per device only once the device has a
+         * throttle group for this cgroup; a file that is just "Total 0" cannot tell "no I/O"
+         * from "not counted here", so the fields stay unavailable (unknown is not zero). */
+        if (!devices)
+                return 0;
         tr_u64_set(u, &u->io_read_bytes, rd, TR_SRC_CGROUP_V1);
         tr_u64_set(u, &u->io_write_bytes, wr, TR_SRC_CGROUP_V1);
         return 0;

@@ -40,6 +40,7 @@ enum hot_file {
         H_MEM_PRESSURE,
         H_IO_PRESSURE,
         H_EVENTS,
+        H_PROCS,
         H1_MEM_USAGE,
         H1_MEM_MAX,
         H1_MEM_STAT,
@@ -51,6 +52,7 @@ enum hot_file {
         H1_PIDS_CURRENT,
         H1_PIDS_PEAK,
         H1_FREEZER_STATE,
+        H1_MEM_OOM,
         H_COUNT
 };
 
@@ -71,6 +73,12 @@ static const struct {
         [H_MEM_PRESSURE] = { "memory.pressure", true, TR_CTRL_MEMORY },
         [H_IO_PRESSURE] = { "io.pressure", true, TR_CTRL_IO },
         [H_EVENTS] = { "cgroup.events", true, TR_CTRL_COUNT },
+        /* v2 only: re-reading a kept v2 cgroup.procs from offset 0 restarts the kernel's task
+         * iterator (__cgroup_procs_start).  v1 is NOT kept open: its per-open pidlist is
+         * cached and reused by a re-read for up to a second (cgroup_pidlist_start): seen on
+         * this 6.18 host, a pread at 0 of a kept v1 fd missed a pid added meanwhile that a
+         * fresh open listed.  v1 opens it afresh each time. */
+        [H_PROCS] = { "cgroup.procs", true, TR_CTRL_COUNT },
         [H1_MEM_USAGE] = { "memory.usage_in_bytes", false, TR_CTRL_MEMORY },
         [H1_MEM_MAX] = { "memory.max_usage_in_bytes", false, TR_CTRL_MEMORY },
         [H1_MEM_STAT] = { "memory.stat", false, TR_CTRL_MEMORY },
@@ -82,6 +90,7 @@ static const struct {
         [H1_PIDS_CURRENT] = { "pids.current", false, TR_CTRL_PIDS },
         [H1_PIDS_PEAK] = { "pids.peak", false, TR_CTRL_PIDS },
         [H1_FREEZER_STATE] = { "freezer.state", false, TR_CTRL_FREEZER },
+        [H1_MEM_OOM] = { "memory.oom_control", false, TR_CTRL_MEMORY },
 };
 
 #define HOT_UNTRIED (-2)
@@ -94,6 +103,8 @@ struct tr_cgroup {
         int dirfd[TR_MAX_HIER];
         int v2_fd; /* O_RDONLY, for clone3(CLONE_INTO_CGROUP) */
         int hot[H_COUNT];
+        char *procs_buf; /* text of the v2 cgroup.procs, reused across calls */
+        size_t procs_cap;
 };
 
 /* ---- small helpers ----------------------------------------------------------------- */
@@ -142,7 +153,7 @@ static int hot_index(const tr_cgroup *cg, enum hot_file h)
 /* pread a counter file through the fd kept open (opened on first use).  -ENOENT when the
  * file does not exist in this cgroup (remembered), -ENODEV when the cgroup was removed
  * under the open fd. */
-static int hot_read(tr_cgroup *cg, enum hot_file h, char *buf, size_t size)
+static int hot_fd(tr_cgroup *cg, enum hot_file h)
 {
         if (cg->hot[h] == HOT_ABSENT)
                 return -ENOENT;
@@ -161,7 +172,13 @@ static int hot_read(tr_cgroup *cg, enum hot_file h, char *buf, size_t size)
                 }
                 cg->hot[h] = fd;
         }
-        return tr_pread_all(cg->hot[h], buf, size);
+        return cg->hot[h];
+}
+
+static int hot_read(tr_cgroup *cg, enum hot_file h, char *buf, size_t size)
+{
+        int fd = hot_fd(cg, h);
+        return fd < 0 ? fd : tr_pread_all(fd, buf, size);
 }
 
 static void hot_close_all(tr_cgroup *cg)
@@ -311,6 +328,7 @@ void tr_cgroup_free(tr_cgroup *cg)
         }
         if (cg->v2_fd >= 0)
                 close(cg->v2_fd);
+        free(cg->procs_buf);
         free(cg);
 }
 
@@ -543,16 +561,27 @@ static bool is_subdir(DIR *d, const struct dirent *de)
 
 typedef int (*walk_fn)(int dfd, void *ud);
 
-/* Call fn on dfd and every descendant cgroup directory (parents first).  A child that
- * vanishes during the walk (rmdir racing us: ENOENT, or ENODEV from a removed kernfs
- * node) is skipped.  fn returning < 0 stops the walk. */
-static int walk_tree(int dfd, walk_fn fn, void *ud, int depth)
+#define MAX_DEPTH 256 /* walks and destroy stop descending here (bounded recursion, fds) */
+
+/* Kernel fact: kernfs (cgroupfs) gives a directory st_nlink = 2 + its number of
+ * subdirectories (kernfs_refresh_inode), as ext4 and tmpfs do.  So nlink == 2 means "no child
+ * cgroup" for one fstat() on the O_PATH fd instead of open + getdents + close; any other value
+ * (children, or a filesystem such as btrfs that always says 1) means: look. */
+static bool may_have_subdirs(int dfd)
 {
-        int r = fn(dfd, ud);
-        if (r < 0)
-                return r;
-        if (depth > 256)
+        struct stat st;
+        return fstat(dfd, &st) < 0 || st.st_nlink != 2;
+}
+
+static int walk_tree(int dfd, walk_fn fn, void *ud, int depth);
+
+/* Call walk_tree on every child cgroup directory of dfd.  A child that vanishes during the
+ * walk (rmdir racing us: ENOENT, or ENODEV from a removed kernfs node) is skipped. */
+static int walk_children(int dfd, walk_fn fn, void *ud, int depth)
+{
+        if (depth > MAX_DEPTH || !may_have_subdirs(dfd))
                 return 0;
+        int r;
         int rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (rfd < 0)
                 return is_gone_errno(errno) ? 0 : -errno;
@@ -578,13 +607,19 @@ static int walk_tree(int dfd, walk_fn fn, void *ud, int depth)
         return 0;
 }
 
-static int collect_procs(int dfd, void *ud)
+/* Call fn on dfd and every descendant cgroup directory (parents first).  fn returning < 0
+ * stops the walk. */
+static int walk_tree(int dfd, walk_fn fn, void *ud, int depth)
 {
-        tr_pidset *set = ud;
-        _cleanup_free_ char *text = NULL;
-        int r = tr_read_file_alloc_at(dfd, "cgroup.procs", &text, NULL, NULL);
+        int r = fn(dfd, ud);
         if (r < 0)
-                return is_gone_errno(-r) ? 0 : r;
+                return r;
+        return walk_children(dfd, fn, ud, depth);
+}
+
+/* Add the pids of cgroup.procs text to set. */
+static int add_pids(tr_pidset *set, char *text)
+{
         for (char *p = text; *p;) {
                 size_t len = strcspn(p, "\n");
                 char save = p[len];
@@ -600,6 +635,57 @@ static int collect_procs(int dfd, void *ud)
         return 0;
 }
 
+/* cgroup.procs of dfd, opened afresh: -ENOENT/-ENODEV when that cgroup is gone. */
+static int read_procs_at(int dfd, tr_pidset *set)
+{
+        _cleanup_free_ char *text = NULL;
+        int r = tr_read_file_alloc_at(dfd, "cgroup.procs", &text, NULL, NULL);
+        return r < 0 ? r : add_pids(set, text);
+}
+
+/* walk_fn for descendants: one vanishing mid-walk is not an error. */
+static int collect_procs(int dfd, void *ud)
+{
+        int r = read_procs_at(dfd, ud);
+        return is_gone_errno(-r) ? 0 : r;
+}
+
+/* The handle's own v2 cgroup.procs through the fd kept open (see H_PROCS).  Kernel quirk:
+ * cgroup.procs is a multi-record seq_file, so one read returns at most one seq buffer
+ * (PAGE_SIZE, >= 4096 bytes) and a short read is not EOF by itself.  Each request here is
+ * at least 4096 bytes, so a read that came back short with room left in a 4096-byte buffer
+ * for another record (<= 12 bytes) ended because the iterator did: EOF, without the extra
+ * pread that would return 0.  (A regular file - the fixture trees - ends there too.) */
+static int read_procs_hot(tr_cgroup *cg, tr_pidset *set)
+{
+        int fd = hot_fd(cg, H_PROCS);
+        if (fd < 0)
+                return fd;
+        size_t off = 0;
+        for (;;) {
+                if (cg->procs_cap - off < 4096 + 1) {
+                        size_t cap = cg->procs_cap ? cg->procs_cap * 2 : 8192;
+                        char *nb = realloc(cg->procs_buf, cap);
+                        if (!nb)
+                                return -ENOMEM;
+                        cg->procs_buf = nb;
+                        cg->procs_cap = cap;
+                }
+                size_t want = cg->procs_cap - 1 - off;
+                ssize_t n = pread(fd, cg->procs_buf + off, want, (off_t) off);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                off += (size_t) n;
+                if (n == 0 || ((size_t) n < want && (size_t) n + 64 <= 4096))
+                        break;
+        }
+        cg->procs_buf[off] = '\0';
+        return add_pids(set, cg->procs_buf);
+}
+
 int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
 {
         tr_pidset_clear(out);
@@ -608,10 +694,13 @@ int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
         for (int i = 0; i < cg->hs->n; i++) {
                 if (cg->dirfd[i] < 0 || (v2 >= 0 && i != v2))
                         continue;
-                /* a gone top-level cgroup: cgroup.procs is ENOENT/ENODEV there */
-                if (faccessat(cg->dirfd[i], "cgroup.procs", F_OK, 0) < 0)
+                /* a gone top-level cgroup: cgroup.procs is ENOENT (openat) or ENODEV (read on
+                 * the kept fd) there */
+                int r = i == v2 ? read_procs_hot(cg, out) : read_procs_at(cg->dirfd[i], out);
+                if (is_gone_errno(-r))
                         continue;
-                int r = walk_tree(cg->dirfd[i], collect_procs, out, 0);
+                if (r == 0)
+                        r = walk_children(cg->dirfd[i], collect_procs, out, 1);
                 if (r < 0)
                         return tr_error_setx(err, -r, "listing members of %s:%s", cg->hs->h[i].mount_point,
                                              cg->path[i]);
@@ -680,14 +769,15 @@ static void usage_memory(tr_cgroup *cg, tr_usage *u, char *buf, size_t size)
                 tr_u64_set(u, &u->memory_peak_bytes, v, TR_SRC_CGROUP_V1);
         if (hot_read(cg, H1_MEM_STAT, buf, size) >= 0)
                 (void) tr_parse_memory_stat_v1(buf, u);
+        /* Kernel quirk: v1 memory.oom_control's oom_kill counts only kills in that very
+         * cgroup, not its descendants (memcg_memory_event stops at the first level on v1):
+         * sum the subtree.  The own file is kept open; descendants are walked only when the
+         * directory has subdirectories.  No oom_kill line (kernels before 4.13): unknown. */
+        uint64_t sum;
         int i = v1_index(cg, TR_CTRL_MEMORY);
-        if (i >= 0 && faccessat(cg->dirfd[i], "memory.oom_control", F_OK, 0) == 0) {
-                /* Kernel quirk: v1 memory.oom_control's oom_kill counts only kills in that
-                 * very cgroup, not its descendants: sum the subtree. */
-                uint64_t sum = 0;
-                if (walk_tree(cg->dirfd[i], sum_oom_v1, &sum, 0) == 0)
-                        tr_u64_set(u, &u->oom_kills, sum, TR_SRC_CGROUP_V1);
-        }
+        if (i >= 0 && hot_read(cg, H1_MEM_OOM, buf, size) >= 0 && tr_parse_oom_control_v1(buf, &sum) == 0 &&
+            walk_children(cg->dirfd[i], sum_oom_v1, &sum, 1) == 0)
+                tr_u64_set(u, &u->oom_kills, sum, TR_SRC_CGROUP_V1);
 }
 
 static void usage_pids_io_psi(tr_cgroup *cg, tr_usage *u, char *buf, size_t size)
@@ -766,6 +856,45 @@ static int check_exists(tr_cgroup *cg, const char *op, tr_error *err)
         return cg_exists(cg) ? 0 : tr_error_set(err, ENODEV, "%s: cgroup is gone in every hierarchy it had", op);
 }
 
+/* Parent pid of pid from /proc/PID/stat (field 4, after the last ')'); -errno. */
+static pid_t parent_of(pid_t pid)
+{
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
+        if (r < 0)
+                return r;
+        const char *p = strrchr(buf, ')');
+        int ppid;
+        if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+                return -EINVAL;
+        return ppid;
+}
+
+/* Which ancestor process of the caller (its parent chain up to PID 1, at most 64 steps: the
+ * shell, batch daemon or init that started us) sits in the handle's cgroup or below it, or
+ * 0 when none.  Freezing or killing that would stop our own parents. */
+static pid_t holds_ancestor(const tr_cgroup *cg)
+{
+        pid_t pid = getppid();
+        for (int depth = 0; pid >= 1 && depth < 64; depth++) {
+                tr_pid_cgroups pc;
+                if (tr_pid_cgroups_read(cg->hs, pid, &pc, NULL) == 0) {
+                        bool held = false;
+                        for (int i = 0; i < cg->hs->n && !held; i++)
+                                held = cg->dirfd[i] >= 0 && cg->path[i] && pc.paths[i] &&
+                                       tr_cgroup_path_under(pc.paths[i], cg->path[i]);
+                        tr_pid_cgroups_clear(&pc);
+                        if (held)
+                                return pid;
+                }
+                if (pid == 1)
+                        break;
+                pid = parent_of(pid); /* an ancestor that exited meanwhile ends the chain */
+        }
+        return 0;
+}
+
 static int check_may_act(tr_cgroup *cg, const char *op, bool destroy, tr_error *err)
 {
         if (!(cg->flags & TR_CG_MAY_ACT) && !(destroy && (cg->flags & TR_CG_OWNED)))
@@ -777,6 +906,11 @@ static int check_may_act(tr_cgroup *cg, const char *op, bool destroy, tr_error *
                         return tr_error_set(err, EPERM, "%s: %s:%s is a hierarchy root or holds this process", op,
                                             cg->hs->h[i].mount_point, cg->path[i]);
         }
+        /* destroy only rmdirs (a cgroup holding a process cannot be removed anyway) */
+        pid_t anc = destroy ? 0 : holds_ancestor(cg);
+        if (anc > 0)
+                return tr_error_set(err, EPERM, "%s: the cgroup holds pid %d, an ancestor of this process", op,
+                                    (int) anc);
         return 0;
 }
 
@@ -911,7 +1045,11 @@ static int do_thaw(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reache
                         return 0;
                 }
                 if (tr_now_usec() >= deadline) {
-                        *reached = TR_FROZEN;
+                        /* not confirmed thawed: report what the freezer says (a v1
+                         * FREEZING is not FROZEN) */
+                        *reached = current_state(cg);
+                        if (*reached == TR_THAWED)
+                                *reached = TR_FREEZING;
                         return 0;
                 }
                 backoff(&step, deadline);
@@ -1068,8 +1206,12 @@ static int kill_via_freeze(tr_cgroup *cg, uint64_t deadline, tr_kill_result *res
                         res->empty = true;
                         return 0;
                 }
-                if (r < 0)
+                if (r < 0) {
+                        /* never leave the family frozen behind an error */
+                        if (freezer)
+                                (void) do_thaw(cg, FREEZE_BOUND_USEC, &st, NULL);
                         return r;
+                }
                 /* SIGKILL is queued to frozen tasks; they die when thawed (v1) or at once
                  * (v2 lets fatal signals through its freezer). */
                 signal_all(&members, SIGKILL);
@@ -1095,10 +1237,15 @@ int tr_cgroup_kill(tr_cgroup *cg, uint64_t timeout_usec, tr_kill_result *res, tr
         if (r < 0)
                 return r;
         uint64_t start = tr_now_usec(), deadline = start + timeout_usec;
+        r = -EOPNOTSUPP;
         if (tr_cgroup_has_file(cg, cg->hs->v2, "cgroup.kill"))
                 r = kill_via_cgroup_kill(cg, deadline, res, err);
-        else
+        /* cgroup.kill refuses threaded cgroups with EOPNOTSUPP (cgroup_kill_write): the
+         * freeze+kill rounds still work there. */
+        if (r == -EOPNOTSUPP) {
+                tr_error_clear(err);
                 r = kill_via_freeze(cg, deadline, res, err);
+        }
         res->elapsed_usec = tr_now_usec() - start;
         if (r < 0)
                 return r;
@@ -1148,9 +1295,12 @@ static int rmdir_retry(int dfd, const char *name, uint64_t deadline)
         }
 }
 
-/* Remove every descendant directory of dfd, deepest first. */
-static int rmdir_children(int dfd, uint64_t deadline, char *failed, size_t fsz)
+/* Remove every descendant directory of dfd, deepest first (at most MAX_DEPTH levels: a
+ * deeper tree is reported, not recursed into without bound). */
+static int rmdir_children(int dfd, uint64_t deadline, char *failed, size_t fsz, int depth)
 {
+        if (depth > MAX_DEPTH)
+                return -ELOOP;
         int rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (rfd < 0)
                 return is_gone_errno(errno) ? 0 : -errno;
@@ -1170,7 +1320,7 @@ static int rmdir_children(int dfd, uint64_t deadline, char *failed, size_t fsz)
                                 result = -errno;
                         continue;
                 }
-                int r = rmdir_children(cfd, deadline, failed, fsz);
+                int r = rmdir_children(cfd, deadline, failed, fsz, depth + 1);
                 if (r == 0)
                         r = rmdir_retry(dirfd(d), de->d_name, deadline);
                 if (r < 0 && !result) {
@@ -1197,7 +1347,7 @@ int tr_cgroup_destroy(tr_cgroup *cg, uint64_t timeout_usec, tr_error *err)
                 if (cg->dirfd[i] < 0)
                         continue;
                 char failed[NAME_MAX + 1] = "";
-                r = rmdir_children(cg->dirfd[i], deadline, failed, sizeof failed);
+                r = rmdir_children(cg->dirfd[i], deadline, failed, sizeof failed, 0);
                 if (r == 0) {
                         const char *base = strrchr(cg->path[i], '/');
                         base = base ? base + 1 : cg->path[i];

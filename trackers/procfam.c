@@ -16,6 +16,13 @@
  *      membership does not flow through them: their descendants are the subfamily's.
  *      An earlier member that becomes excluded leaves without its CPU being kept here (the
  *      subfamily accounts for it).
+ * Cost: with the scan's children index (tr_scan_take builds it) step 1 finds the root,
+ * earlier members and seeds by binary search and step 2 walks down from them, so a family
+ * tracked by tree/seeds costs O(its members and their children, x log n), not O(scan):
+ * many families over one shared scan no longer cost families x processes.  A family that
+ * matches by marker/login/gid still looks at every process once.  A scan without the index
+ * (built by hand) takes the whole-scan walk (each process decided by its ancestors), which
+ * gives the same members (tested on fixtures and random trees).
  *
  * Known limits (inherent to scanning; the integration test measures the CPU loss):
  *  - usage is as fresh as the last scan (max_age_usec);
@@ -81,8 +88,11 @@ struct tr_procfam {
 
         tr_pidset exclude; /* copy of the last exclude set, normalized */
 
-        uint8_t *mark;   /* per-scan scratch, one per proc */
-        size_t *path;    /* per-scan scratch: ancestor walk */
+        size_t *idx;     /* per-update scratch: scan indices of the members, then sorted */
+        size_t n_idx, cap_idx;
+
+        uint8_t *mark;   /* whole-scan walk only (scan without index): one per proc */
+        size_t *path;    /* ... ancestor walk */
         size_t scratch_cap;
 
         /* classic: exited members' last seen utime/stime */
@@ -155,6 +165,7 @@ void tr_procfam_free(tr_procfam *f)
         free(f->m);
         free(f->old);
         free(f->seeds);
+        free(f->idx);
         free(f->mark);
         free(f->path);
         tr_pidset_free(&f->exclude);
@@ -210,6 +221,13 @@ static bool is_seed(const tr_procfam *f, const tr_proc *p)
         return s && s->start_ticks == p->start_ticks;
 }
 
+/* Whether the family matches processes by something other than the tree (then every
+ * process of the scan has to be looked at). */
+static bool has_spec(const tr_procfam *f, int marker_index)
+{
+        return (marker_index >= 0 && marker_index < 64) || f->spec.by_login || f->spec.by_gid;
+}
+
 static bool spec_matches(const tr_procfam *f, const tr_proc *p, int marker_index)
 {
         if (marker_index >= 0 && marker_index < 64 && (p->env_match >> marker_index) & 1u)
@@ -236,6 +254,171 @@ static bool initial_member(const tr_procfam *f, const tr_proc *p, int marker_ind
                 return true;
         return is_seed(f, p) || spec_matches(f, p, marker_index);
 }
+
+static bool is_excluded(const tr_procfam *f, pid_t pid)
+{
+        return f->exclude.n && tr_pidset_contains(&f->exclude, pid);
+}
+
+static int push_idx(tr_procfam *f, size_t i)
+{
+        if (f->n_idx == f->cap_idx) {
+                size_t cap = f->cap_idx ? f->cap_idx * 2 : 16;
+                size_t *p = realloc(f->idx, cap * sizeof *p);
+                if (!p)
+                        return -ENOMEM;
+                f->idx = p;
+                f->cap_idx = cap;
+        }
+        f->idx[f->n_idx++] = i;
+        return 0;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+        size_t x = *(const size_t *) a, y = *(const size_t *) b;
+        return (x > y) - (x < y);
+}
+
+/* Galloping lower bound: the first position of an ascending sequence of n keys (key(i))
+ * not below k, searched outwards from hint: O(log distance), so walks in pid order cost
+ * little more than a merge.  [lo, hi) brackets the answer before the binary search. */
+#define GALLOP(n, hint, k, key, out)                                                         \
+        do {                                                                                 \
+                size_t lo_ = 0, hi_ = (hint) < (n) ? (hint) : (n);                            \
+                if (hi_ < (n) && key(hi_) < (k)) {                                           \
+                        size_t step_ = 1;                                                    \
+                        lo_ = hi_ + 1;                                                       \
+                        hi_ = lo_;                                                           \
+                        while (hi_ < (n) && key(hi_) < (k)) {                                \
+                                lo_ = hi_ + 1;                                               \
+                                hi_ = lo_ + step_;                                           \
+                                step_ *= 2;                                                  \
+                        }                                                                    \
+                        if (hi_ > (n))                                                       \
+                                hi_ = (n);                                                   \
+                } else if (hi_ > 0 && key(hi_ - 1) < (k)) {                                  \
+                        lo_ = hi_;                                                           \
+                }                                                                            \
+                while (lo_ < hi_) {                                                          \
+                        size_t mid_ = lo_ + (hi_ - lo_) / 2;                                 \
+                        if (key(mid_) < (k))                                                 \
+                                lo_ = mid_ + 1;                                              \
+                        else                                                                 \
+                                hi_ = mid_;                                                  \
+                }                                                                            \
+                (out) = lo_;                                                                 \
+        } while (0)
+
+/* Whether the ascending v[0..n) holds i; *hint: where to start, left at i's place. */
+static bool idx_holds(const size_t *v, size_t n, size_t *hint, size_t i)
+{
+#define IDX_KEY(j) v[j]
+        GALLOP(n, *hint, i, IDX_KEY, *hint);
+#undef IDX_KEY
+        return *hint < n && v[*hint] == i;
+}
+
+/* tr_scan_find from a hint (scan position), for lookups in pid order; *hint is left at
+ * pid's place. */
+static const tr_proc *scan_find_from(const tr_scan *scan, size_t *hint, pid_t pid)
+{
+#define PID_KEY(j) scan->procs[j].pid
+        GALLOP(scan->n, *hint, pid, PID_KEY, *hint);
+#undef PID_KEY
+        return *hint < scan->n && scan->procs[*hint].pid == pid ? &scan->procs[*hint] : NULL;
+}
+
+/* Sort f->idx[from..n_idx) unless it already is (the usual case: the sources are runs in
+ * pid order, and a steady family's initial members are just its earlier members). */
+static void sort_idx(tr_procfam *f, size_t from)
+{
+        for (size_t k = from + 1; k < f->n_idx; k++)
+                if (f->idx[k - 1] > f->idx[k]) {
+                        qsort(f->idx + from, f->n_idx - from, sizeof *f->idx, cmp_size);
+                        return;
+                }
+}
+
+/* ---- membership through the scan's children index ---------------------------------- *
+ * Cost O((earlier members + seeds) log n + members and their children) for a family
+ * tracked by tree/seeds only; a family matching by marker/login/gid also looks at every
+ * process once (inherent).  Same result as the whole-scan walk below:
+ *   - the initial members (step 1 of the file comment) are located directly: the root, each
+ *     earlier member and each seed by binary search on pid (start time checked), the
+ *     spec's matches by one pass over the scan; excluded pids and pid <= 1 are dropped;
+ *   - closure: breadth-first from them over the index, a child joining when its parent
+ *     was not born after it and it is not excluded (an excluded child is not traversed).
+ * Every process has one parent in the scan, so a non-initial process is reached at most
+ * once (from that parent, itself expanded once): no per-process marks are needed, only
+ * "is it initial" (a binary search in the sorted initial prefix).  A ppid cycle is reached
+ * only through an initial member on it, which is never re-added. */
+
+static int push_initial(tr_procfam *f, const tr_scan *scan, size_t *hint, pid_t pid, uint64_t start_ticks)
+{
+        const tr_proc *p = pid > 1 ? scan_find_from(scan, hint, pid) : NULL;
+        if (!p || p->start_ticks != start_ticks || is_excluded(f, pid))
+                return 0;
+        return push_idx(f, (size_t) (p - scan->procs));
+}
+
+static int members_by_index(tr_procfam *f, const tr_scan *scan, int marker_index)
+{
+        f->n_idx = 0;
+        /* the root, unless it is an earlier member anyway (keeps the runs in order) */
+        const member *o = table_find(f->m, f->n, f->spec.root_pid); /* f->m: the previous table */
+        size_t hint = scan->n / 2;
+        if ((!o || o->start_ticks != f->spec.root_start_ticks) &&
+            push_initial(f, scan, &hint, f->spec.root_pid, f->spec.root_start_ticks) < 0)
+                return -ENOMEM;
+        hint = 0; /* earlier members and seeds are in pid order: each search starts where
+                   * the last ended */
+        for (size_t i = 0; i < f->n; i++)
+                if (push_initial(f, scan, &hint, f->m[i].pid, f->m[i].start_ticks) < 0)
+                        return -ENOMEM;
+        hint = 0;
+        for (size_t i = 0; i < f->n_seeds; i++)
+                if (push_initial(f, scan, &hint, f->seeds[i].pid, f->seeds[i].start_ticks) < 0)
+                        return -ENOMEM;
+        if (has_spec(f, marker_index))
+                for (size_t i = 0; i < scan->n; i++) {
+                        const tr_proc *p = &scan->procs[i];
+                        if (p->pid > 1 && spec_matches(f, p, marker_index) && !is_excluded(f, p->pid) &&
+                            push_idx(f, i) < 0)
+                                return -ENOMEM;
+                }
+
+        /* sorted and unique: the initial prefix, searched during the closure */
+        sort_idx(f, 0);
+        size_t n0 = 0;
+        for (size_t k = 0; k < f->n_idx; k++)
+                if (n0 == 0 || f->idx[n0 - 1] != f->idx[k])
+                        f->idx[n0++] = f->idx[k];
+        f->n_idx = n0;
+
+        for (size_t q = 0; q < f->n_idx; q++) {
+                size_t par = f->idx[q];
+                const size_t *kids;
+                size_t nk = tr_scan_children(scan, par, &kids);
+                size_t at = q < n0 ? q : n0 / 2; /* children are ascending, usually after par */
+                for (size_t k = 0; k < nk; k++) {
+                        const tr_proc *c = &scan->procs[kids[k]];
+                        /* a parent born after its child is a reused pid, not the parent */
+                        if (scan->procs[par].start_ticks > c->start_ticks || is_excluded(f, c->pid) ||
+                            idx_holds(f->idx, n0, &at, kids[k]))
+                                continue;
+                        if (push_idx(f, kids[k]) < 0)
+                                return -ENOMEM;
+                }
+        }
+        sort_idx(f, 0);
+        return 0;
+}
+
+/* ---- membership by the whole-scan walk ---------------------------------------------- *
+ * Every process is decided by walking up its ancestors until a decided one: O(n) per
+ * family (with per-process marks).  Used for a scan without a children index (built by
+ * hand); the reference the index walk is tested against. */
 
 static int ensure_scratch(tr_procfam *f, size_t n)
 {
@@ -278,6 +461,29 @@ static void resolve(tr_procfam *f, const tr_scan *scan, size_t i)
         }
         for (size_t k = 0; k < depth; k++)
                 f->mark[f->path[k]] = result;
+}
+
+static int members_by_walk(tr_procfam *f, const tr_scan *scan, int marker_index)
+{
+        if (ensure_scratch(f, scan->n) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < scan->n; i++) {
+                const tr_proc *p = &scan->procs[i];
+                if (is_excluded(f, p->pid))
+                        f->mark[i] = M_EXCLUDED;
+                else if (initial_member(f, p, marker_index))
+                        f->mark[i] = M_MEMBER;
+                else
+                        f->mark[i] = M_UNKNOWN;
+        }
+        f->n_idx = 0;
+        for (size_t i = 0; i < scan->n; i++) {
+                if (f->mark[i] == M_UNKNOWN)
+                        resolve(f, scan, i);
+                if (f->mark[i] == M_MEMBER && push_idx(f, i) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
 }
 
 static int grow_table(member **t, size_t *cap, size_t need)
@@ -323,37 +529,27 @@ static bool reaped_by_member(const tr_procfam *f, const member *o, size_t k)
 
 int tr_procfam_update(tr_procfam *f, const tr_scan *scan, int marker_index, const tr_pidset *exclude)
 {
-        if (copy_exclude(f, exclude) < 0 || ensure_scratch(f, scan->n) < 0)
+        if (copy_exclude(f, exclude) < 0)
                 return -ENOMEM;
         if (scan->clk_tck > 0)
                 f->clk_tck = scan->clk_tck;
 
-        size_t nm = 0;
-        for (size_t i = 0; i < scan->n; i++) {
-                const tr_proc *p = &scan->procs[i];
-                if (f->exclude.n && tr_pidset_contains(&f->exclude, p->pid))
-                        f->mark[i] = M_EXCLUDED;
-                else if (initial_member(f, p, marker_index))
-                        f->mark[i] = M_MEMBER;
-                else
-                        f->mark[i] = M_UNKNOWN;
-        }
-        for (size_t i = 0; i < scan->n; i++) {
-                if (f->mark[i] == M_UNKNOWN)
-                        resolve(f, scan, i);
-                if (f->mark[i] == M_MEMBER)
-                        nm++;
-        }
+        /* f->idx: the members' scan indices, ascending (= by pid) */
+        int r = tr_scan_has_index(scan) ? members_by_index(f, scan, marker_index)
+                                        : members_by_walk(f, scan, marker_index);
+        if (r < 0)
+                return r;
+        size_t nm = f->n_idx;
 
         /* build the new table in f->old, then swap */
         if (grow_table(&f->old, &f->cap_old, nm) < 0)
                 return -ENOMEM;
-        size_t k = 0;
-        for (size_t i = 0; i < scan->n; i++) {
-                if (f->mark[i] != M_MEMBER)
-                        continue;
-                const tr_proc *p = &scan->procs[i];
-                const member *was = table_find(f->m, f->n, p->pid);
+        size_t k = 0, j = 0; /* both in pid order: j walks the previous table along */
+        for (size_t q = 0; q < nm; q++) {
+                const tr_proc *p = &scan->procs[f->idx[q]];
+                while (j < f->n && f->m[j].pid < p->pid)
+                        j++;
+                const member *was = j < f->n && f->m[j].pid == p->pid ? &f->m[j] : NULL;
                 bool known = was && was->start_ticks == p->start_ticks;
                 f->old[k++] = (member){
                         .pid = p->pid,
@@ -377,9 +573,12 @@ int tr_procfam_update(tr_procfam *f, const tr_scan *scan, int marker_index, cons
 
         /* earlier members not in the new table have exited (or left for a subfamily) */
         size_t n_new = k;
+        j = 0;
         for (size_t i = 0; i < f->n; i++) {
                 const member *o = &f->m[i];
-                const member *now = table_find(f->old, k, o->pid);
+                while (j < k && f->old[j].pid < o->pid)
+                        j++;
+                const member *now = j < k && f->old[j].pid == o->pid ? &f->old[j] : NULL;
                 if (now && now->start_ticks == o->start_ticks) {
                         n_new--;
                         continue;
@@ -422,7 +621,8 @@ int tr_procfam_update(tr_procfam *f, const tr_scan *scan, int marker_index, cons
         return 0;
 }
 
-int tr_procfam_set_seeds(tr_procfam *f, const tr_pidset *pids)
+/* Seeds pinned by start time, read from scan when given, else from the live /proc. */
+static int set_seeds(tr_procfam *f, const tr_scan *scan, const tr_pidset *pids)
 {
         ident *s = NULL;
         size_t n = 0;
@@ -431,10 +631,20 @@ int tr_procfam_set_seeds(tr_procfam *f, const tr_pidset *pids)
                 if (!s)
                         return -ENOMEM;
                 for (size_t i = 0; i < pids->n; i++) {
+                        pid_t pid = pids->pids[i];
                         uint64_t st;
+                        if (pid <= 1)
+                                continue;
                         /* pinned now: a seed that is gone (or reused later) names nobody */
-                        if (pids->pids[i] > 1 && tr_pid_start_ticks(pids->pids[i], &st) == 0)
-                                s[n++] = (ident){ pids->pids[i], st };
+                        if (scan) {
+                                const tr_proc *p = tr_scan_find(scan, pid);
+                                if (!p)
+                                        continue;
+                                st = p->start_ticks;
+                        } else if (tr_pid_start_ticks(pid, &st) < 0) {
+                                continue;
+                        }
+                        s[n++] = (ident){ pid, st };
                 }
                 qsort(s, n, sizeof *s, cmp_ident);
         }
@@ -442,6 +652,13 @@ int tr_procfam_set_seeds(tr_procfam *f, const tr_pidset *pids)
         f->seeds = s;
         f->n_seeds = n;
         return 0;
+}
+
+int tr_procfam_set_seeds(tr_procfam *f, const tr_pidset *pids) { return set_seeds(f, NULL, pids); }
+
+int tr_procfam_set_seeds_at(tr_procfam *f, const tr_scan *scan, const tr_pidset *pids)
+{
+        return set_seeds(f, scan, pids);
 }
 
 /* ---- scans -------------------------------------------------------------------------- */

@@ -48,7 +48,10 @@ const char *tr_procfam_env_marker(const tr_procfam *f);
 
 /* Recompute membership and accounting from a scan shared by many families.  marker_index is
  * the index of this family's marker in the scan's env_markers (-1: none).  Pids in
- * `exclude` (members of more specific subfamilies; may be NULL) are not members. */
+ * `exclude` (members of more specific subfamilies; may be NULL) are not members.
+ * With the scan's children index (tr_scan_has_index) a family tracked by tree/seeds costs
+ * O(members + their children) (x log n), independent of the other processes; with a
+ * marker (marker_index >= 0), login uid or gid it also looks at every process. */
 int tr_procfam_update(tr_procfam *f, const tr_scan *scan, int marker_index, const tr_pidset *exclude);
 
 /* Take a private scan when the last update is older than max_age_usec. */
@@ -56,6 +59,9 @@ int tr_procfam_refresh(tr_procfam *f, tr_error *err);
 
 /* Known members (e.g. what the cgroup listed last): they and their descendants count. */
 int tr_procfam_set_seeds(tr_procfam *f, const tr_pidset *pids);
+/* Same, the seeds' start times taken from scan instead of the live /proc (a pid absent
+ * from scan names nobody): for a caller holding a scan, and for fixture trees. */
+int tr_procfam_set_seeds_at(tr_procfam *f, const tr_scan *scan, const tr_pidset *pids);
 
 /* After tr_procfam_refresh (done inside when stale): */
 int tr_procfam_members(tr_procfam *f, tr_pidset *out, tr_error *err);

@@ -9,7 +9,9 @@
  * Vanishing processes (ENOENT/ESRCH) are skipped; EACCES/EPERM on environ or io of another
  * user's process (when not root) leaves that field absent.  The procs array is reused across
  * scans and sorted by pid (readdir order is the kernel's, fixture directories are not
- * sorted), so tr_scan_find is a binary search.
+ * sorted), so tr_scan_find is a binary search.  The children index (tr_scan_index) is built
+ * after sorting: parent of each proc by binary search, then a counting sort by parent into
+ * kid_off/kids (CSR), so a family walks parent -> children without touching the rest.
  */
 #include "procscan.h"
 
@@ -388,6 +390,7 @@ int tr_scan_take_at(int proc_dirfd, tr_scan *scan, const tr_scan_opts *opts, tr_
 {
         uint64_t t0 = tr_now_usec();
         scan->n = 0;
+        scan->indexed = false;
         if (scan->clk_tck <= 0)
                 scan->clk_tck = sysconf(_SC_CLK_TCK);
         if (scan->page_size <= 0)
@@ -427,6 +430,10 @@ int tr_scan_take_at(int proc_dirfd, tr_scan *scan, const tr_scan_opts *opts, tr_
                 return r;
         }
         sort_procs(scan);
+        if (tr_scan_index(scan) < 0) {
+                scan->n = 0;
+                return tr_error_set(err, ENOMEM, "out of memory indexing /proc");
+        }
         scan->taken_usec = tr_now_usec();
         scan->cost_usec = scan->taken_usec - t0;
         return 0;
@@ -456,9 +463,70 @@ const tr_proc *tr_scan_find(const tr_scan *scan, pid_t pid)
         return NULL;
 }
 
+static bool grow_index(size_t **a, size_t cap)
+{
+        size_t *p = realloc(*a, cap * sizeof *p);
+        if (!p)
+                return false;
+        *a = p;
+        return true;
+}
+
+int tr_scan_index(tr_scan *scan)
+{
+        size_t n = scan->n;
+        scan->indexed = false;
+        if (n + 1 > scan->index_cap) {
+                size_t cap = n + 1 + n / 4 + 64;
+                if (!grow_index(&scan->parent, cap) || !grow_index(&scan->kid_off, cap) ||
+                    !grow_index(&scan->kids, cap))
+                        return -ENOMEM;
+                scan->index_cap = cap;
+        }
+        /* parents; kid_off[p + 1] counts p's children */
+        memset(scan->kid_off, 0, (n + 1) * sizeof *scan->kid_off);
+        for (size_t i = 0; i < n; i++) {
+                const tr_proc *c = &scan->procs[i];
+                const tr_proc *par = c->ppid > 0 && c->ppid != c->pid ? tr_scan_find(scan, c->ppid) : NULL;
+                scan->parent[i] = par ? (size_t) (par - scan->procs) : TR_SCAN_NONE;
+                if (par)
+                        scan->kid_off[scan->parent[i] + 1]++;
+        }
+        for (size_t i = 0; i < n; i++)
+                scan->kid_off[i + 1] += scan->kid_off[i];
+        /* fill in ascending child order, using kid_off[p] as p's cursor, then shift back */
+        for (size_t i = 0; i < n; i++) {
+                size_t p = scan->parent[i];
+                if (p != TR_SCAN_NONE)
+                        scan->kids[scan->kid_off[p]++] = i;
+        }
+        for (size_t i = n; i > 0; i--)
+                scan->kid_off[i] = scan->kid_off[i - 1];
+        scan->kid_off[0] = 0;
+        scan->n_indexed = n;
+        scan->indexed = true;
+        return 0;
+}
+
+bool tr_scan_has_index(const tr_scan *scan)
+{
+        return scan->indexed && scan->n_indexed == scan->n && scan->kid_off;
+}
+
+size_t tr_scan_children(const tr_scan *scan, size_t i, const size_t **kids)
+{
+        *kids = scan->kids + scan->kid_off[i];
+        return scan->kid_off[i + 1] - scan->kid_off[i];
+}
+
 void tr_scan_free(tr_scan *scan)
 {
         free(scan->procs);
+        free(scan->parent);
+        free(scan->kid_off);
+        free(scan->kids);
         scan->procs = NULL;
-        scan->n = scan->cap = 0;
+        scan->parent = scan->kid_off = scan->kids = NULL;
+        scan->n = scan->cap = scan->index_cap = scan->n_indexed = 0;
+        scan->indexed = false;
 }

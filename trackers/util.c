@@ -7,6 +7,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+/* half of the smallest page size */
+#define TR_SEQ_EOF_BELOW 2048
+
 int tr_pread_all(int fd, char *buf, size_t size)
 {
         if (size == 0)
@@ -22,14 +25,19 @@ int tr_pread_all(int fd, char *buf, size_t size)
                 if (n == 0)
                         break;
                 off += (size_t) n;
-                /* cgroup (kernfs) and /proc files are seq_files: one read fills the buffer
-                 * up to EOF, so a short read is EOF.  This saves the second pread that would
-                 * only return 0 (half the syscalls of a usage call). */
-                if (off < size - 1)
+                /* cgroup (kernfs) and /proc files are seq_files.  A single-record one
+                 * (cpu.stat, memory.stat, /proc/PID/stat) hands its whole text to one read;
+                 * an iterating one (cgroup.procs) stops a read only when its page cannot
+                 * hold the next record, i.e. within one record of a full page.  So a read
+                 * of less than half a page is EOF (every record here is far shorter), and
+                 * the second pread that would only return 0 is saved.  A read near a page
+                 * boundary is not EOF: 682 five-digit pids fill a page of cgroup.procs. */
+                if ((size_t) n < TR_SEQ_EOF_BELOW && off < size - 1)
                         break;
                 if (off == size - 1) {
                         char c;
                         ssize_t more = pread(fd, &c, 1, (off_t) off);
+                        buf[off] = '\0';
                         if (more > 0)
                                 return -EFBIG;
                         break;

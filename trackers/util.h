@@ -63,7 +63,8 @@ int tr_read_file_at(int dirfd, const char *name, char *buf, size_t size, tr_erro
 int tr_read_file_alloc_at(int dirfd, const char *name, char **out, size_t *len, tr_error *err);
 
 /* pread() from offset 0 of an fd kept open (cgroup counter files); NUL-terminated.
- * Returns bytes read or -errno.  -EFBIG when the value does not fit. */
+ * Returns bytes read or -errno.  -EFBIG when the value does not fit (buf then holds the
+ * first size-1 bytes, NUL-terminated). */
 int tr_pread_all(int fd, char *buf, size_t size);
 
 /* Write value to dirfd/name (O_WRONLY|O_CLOEXEC, single write).  Returns 0 or -errno. */

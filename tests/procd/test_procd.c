@@ -698,6 +698,80 @@ static void test_unkillable(void)
         rmdir(dir);
 }
 
+
+/* SuspendFamily runs in rounds from the main loop: a member procd cannot stop (frozen in
+ * a v1 freezer cgroup procd was not handed) keeps the call open up to the freeze bound
+ * (2 s) while other clients are answered at once; a ContinueFamily meanwhile answers the
+ * pending suspend (it would otherwise stop the family again after the continue). */
+static int suspend_client(void *arg)
+{
+        kill_args *ka = arg;
+        procd_client *c = NULL;
+        procd_error e = { 0 };
+        if (procd_connect(ka->socket, &c, NULL) != PROCD_OK)
+                return 10;
+        procd_status s = procd_suspend_family(c, ka->pid, &e);
+        if (s != PROCD_OK)
+                fprintf(stderr, "suspend: status %d: %s\n", s, e.msg);
+        procd_disconnect(c);
+        return s == PROCD_OK ? 0 : 11;
+}
+
+static void test_suspend_does_not_block(void)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        int fz = hs->v1_of[TR_CTRL_FREEZER];
+        if (!ts_cgroup_base() || fz < 0) {
+                printf("SKIP suspend rounds: needs root and a v1 freezer hierarchy\n");
+                return;
+        }
+        char path[256], dir[512], f[600];
+        ts_cgroup_path(path, sizeof path, "pd-frozen-susp");
+        CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[fz], path, dir, sizeof dir, NULL) >= 0);
+        CU_ASSERT_FATAL(mkdir(dir, 0755) == 0 || errno == EEXIST);
+        pid_t victim = ph_sleeper();
+        char pidbuf[16];
+        snprintf(pidbuf, sizeof pidbuf, "%d", (int) victim);
+        snprintf(f, sizeof f, "%s/cgroup.procs", dir);
+        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, f, pidbuf, NULL) == 0);
+        snprintf(f, sizeof f, "%s/freezer.state", dir);
+        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, f, "FROZEN", NULL) == 0);
+
+        EXPECT(procd_register_subfamily(C, victim, 0, 60, &e_), PROCD_OK);
+        kill_args ka = { D.socket, victim };
+        uint64_t t0 = tr_now_usec();
+        pid_t sus = ts_fork(suspend_client, &ka);
+        usleep(300000);
+        CU_ASSERT(ts_alive(sus)); /* still waiting for the member to stop */
+        uint64_t t1 = tr_now_usec();
+        tr_usage u;
+        EXPECT(procd_get_usage(C, 0, &u, &e_), PROCD_OK);
+        CU_ASSERT(tr_now_usec() - t1 < 1200000); /* a blocking suspend would hold it ~1.7 s */
+        int st = ts_wait(sus, 10000);
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        if (st == -ETIMEDOUT)
+                ts_kill_reap(sus);
+        CU_ASSERT(tr_now_usec() - t0 >= 1500000); /* answered at the freeze bound */
+
+        /* a continue while a suspend is pending answers the suspend at once */
+        t0 = tr_now_usec();
+        sus = ts_fork(suspend_client, &ka);
+        usleep(300000);
+        CU_ASSERT(ts_alive(sus));
+        EXPECT(procd_continue_family(C, victim, &e_), PROCD_OK);
+        st = ts_wait(sus, 10000);
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        if (st == -ETIMEDOUT)
+                ts_kill_reap(sus);
+        CU_ASSERT(tr_now_usec() - t0 < 1500000);
+
+        EXPECT(procd_unregister_family(C, victim, &e_), PROCD_OK);
+        tr_write_file_at(AT_FDCWD, f, "THAWED", NULL);
+        kill(victim, SIGCONT);
+        ts_kill_reap(victim);
+        rmdir(dir);
+}
+
 static CU_TestInfo tests[] = {
         { "no daemon", test_no_daemon },
         { "socket mode and group", test_socket_mode },
@@ -717,6 +791,7 @@ static CU_TestInfo tests[] = {
         { "READY=1 on NOTIFY_SOCKET", test_notify_socket },
         { "detach without --foreground, syslog", test_detach },
         { "unkillable member: Unkillable reply, daemon responsive", test_unkillable },
+        { "suspend in rounds: daemon responsive, continue answers it", test_suspend_does_not_block },
         CU_TEST_INFO_NULL,
 };
 

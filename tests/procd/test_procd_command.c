@@ -3,16 +3,24 @@
  * snapshot timer's on/off rule, and 3,000 families in one registry.  (This program plays
  * procd: the root family is this program.) */
 #include <CUnit/CUnit.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
 #include "procd/command.h"
 #include "testsupport.h"
+#include "trackers/util.h"
 
 static tr_hierarchies HS;
 static pd_registry *R;
@@ -160,10 +168,387 @@ static void test_many_families(void)
         free(kids);
 }
 
+
+/* A process A that forks B, then A drops to uid USER (B stays root): A's family belongs
+ * to USER, B's (a subfamily below it by parent tree) to root. */
+static int owner_split(pid_t *a, pid_t *b)
+{
+        int p[2];
+        if (pipe(p) < 0)
+                return -errno;
+        fflush(NULL);
+        pid_t top = fork();
+        if (top < 0)
+                return -errno;
+        if (top == 0) {
+                close(p[0]);
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                pid_t c = fork();
+                if (c == 0) {
+                        prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        for (;;)
+                                pause();
+                }
+                if (c < 0 || setresuid(4242, 4242, 4242) < 0 || write(p[1], &c, sizeof c) != sizeof c)
+                        _exit(1);
+                for (;;)
+                        pause();
+        }
+        close(p[1]);
+        *a = top;
+        ssize_t n = read(p[0], b, sizeof *b);
+        close(p[0]);
+        for (int i = 0; i < 200; i++) { /* until A's setresuid shows */
+                uid_t u = 0;
+                if (pd_proc_uid(top, &u) == 0 && u == 4242)
+                        break;
+                usleep(5000);
+        }
+        return n == sizeof *b ? 0 : -EIO;
+}
+
+/* Owning a family does not lend a say over a subfamily another uid owns: suspend,
+ * continue and kill act on the whole subtree, so each family in it must be the caller's. */
+static void test_subtree_authorization(void)
+{
+        pid_t a = 0, b = 0;
+        CU_ASSERT_FATAL(owner_split(&a, &b) == 0);
+        procd_error e;
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, a, 0, 60, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, b, 0, 60, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_registry_find(R, b)->parent, pd_registry_find(R, a));
+        CU_ASSERT_EQUAL(pd_cmd_suspend_family(&CM, &USER, a, &e), PROCD_E_PERMISSION);
+        CU_ASSERT_EQUAL(pd_cmd_continue_family(&CM, &USER, a, &e), PROCD_E_PERMISSION);
+        CU_ASSERT_EQUAL(pd_cmd_kill_family(&CM, &USER, a, &e), PROCD_E_PERMISSION);
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "uid 0"));
+        CU_ASSERT(ts_alive(b));
+        CU_ASSERT_EQUAL(pd_cmd_kill_family(&CM, &USER, b, &e), PROCD_E_PERMISSION);
+        /* A itself is USER's: its own process may be signalled, the family unregistered */
+        CU_ASSERT_EQUAL(pd_cmd_signal_process(&CM, &USER, a, SIGCONT, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_signal_process(&CM, &USER, b, SIGCONT, &e), PROCD_E_PERMISSION);
+        /* without the root-owned subfamily the kill is USER's to do */
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, b, &e), PROCD_OK);
+        /* B's process now belongs to A's family, but it is root's: not USER's to signal */
+        CU_ASSERT(pd_registry_family_of(R, b) == pd_registry_find(R, a));
+        CU_ASSERT_EQUAL(pd_cmd_signal_process(&CM, &USER, b, SIGCONT, &e), PROCD_E_PERMISSION);
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "belongs to uid 0"));
+        CU_ASSERT_EQUAL(pd_cmd_signal_process(&CM, &ROOT, b, SIGCONT, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_suspend_family(&CM, &USER, a, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_continue_family(&CM, &USER, a, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, a, &e), PROCD_OK);
+        kill(b, SIGKILL);
+        ts_kill_reap(a);
+}
+
+/* A child at exactly pid `want` (clone3 set_tid, root only): 0 in the child, like fork. */
+static pid_t fork_at(pid_t want)
+{
+        pid_t tid = want;
+        struct clone_args ca = { .exit_signal = SIGCHLD, .set_tid = (uint64_t) (uintptr_t) &tid, .set_tid_size = 1 };
+        fflush(NULL);
+        return (pid_t) syscall(SYS_clone3, &ca, sizeof ca);
+}
+
+static pid_t sleeper_at(pid_t want)
+{
+        pid_t p = fork_at(want);
+        if (p == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                for (;;)
+                        pause();
+        }
+        return p;
+}
+
+static bool parent_is(pid_t child, pid_t want)
+{
+        pd_family *f = pd_registry_find(R, child);
+        return f && f->parent && f->parent->root_pid == want;
+}
+
+/* Pid identity is pid + start time: a new process with the pid of a registered family's
+ * dead root may be registered once nothing of that family is left; while it still has
+ * members it stays (its owner can kill it); and a family whose root was an earlier
+ * process with that pid never adopts the new process's descendants. */
+static void test_reused_pid(void)
+{
+        if (!ts_need_root("clone3 set_tid"))
+                return;
+        procd_error e;
+        /* an empty family of a dead root gives way */
+        pid_t x = ph_sleeper();
+        CU_ASSERT_EQUAL_FATAL(pd_cmd_register_subfamily(&CM, &ROOT, x, 0, 60, &e), PROCD_OK);
+        uint64_t old_start = pd_registry_find(R, x)->root_start_ticks;
+        ts_kill_reap(x);
+        usleep(30000); /* a later start time (clock ticks of 10 ms) */
+        pid_t y = sleeper_at(x);
+        if (y != x) {
+                printf("SKIP reused pid: clone3 set_tid gave %d (%s)\n", (int) y, strerror(errno));
+                CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, x, &e), PROCD_OK);
+                if (y > 0)
+                        ts_kill_reap(y);
+                return;
+        }
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, y, 0, 60, &e), PROCD_OK);
+        uint64_t ystart = 0;
+        CU_ASSERT_EQUAL(tr_pid_start_ticks(y, &ystart), 0);
+        CU_ASSERT_NOT_EQUAL(ystart, old_start);
+        CU_ASSERT_EQUAL(pd_registry_find(R, y)->root_start_ticks, ystart);
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, y, 0, 60, &e), PROCD_E_ALREADY_REGISTERED);
+        CU_ASSERT_EQUAL(pd_registry_count(R), 1);
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, y, &e), PROCD_OK);
+        ts_kill_reap(y);
+
+        /* a family with members left stays; the new process's child is not adopted by it */
+        pid_t ch[2];
+        CU_ASSERT_FATAL(ph_chain(1, ch) == 0);
+        CU_ASSERT_EQUAL_FATAL(pd_cmd_register_subfamily(&CM, &ROOT, ch[0], 0, 60, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_snapshot(&CM, &ROOT, &e), PROCD_OK); /* ch[1] seen as a member */
+        ts_kill_reap(ch[0]);
+        usleep(30000);
+        int p[2];
+        CU_ASSERT_FATAL(pipe(p) == 0);
+        pid_t z = 0;
+        y = fork_at(ch[0]);
+        if (y == 0) { /* the new process at the old root's pid forks a child of its own */
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                pid_t c = fork();
+                if (c == 0) {
+                        prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        for (;;)
+                                pause();
+                }
+                if (write(p[1], &c, sizeof c) != sizeof c)
+                        _exit(1);
+                for (;;)
+                        pause();
+        }
+        close(p[1]);
+        if (y != ch[0] || read(p[0], &z, sizeof z) != sizeof z) {
+                printf("SKIP reused pid (members left): clone3 set_tid gave %d\n", (int) y);
+                close(p[0]);
+                if (y > 0)
+                        ts_kill_reap(y);
+                kill(ch[1], SIGKILL);
+                ts_reap_orphans();
+                CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, ch[0], &e), PROCD_OK);
+                return;
+        }
+        close(p[0]);
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, y, 0, 60, &e), PROCD_E_ALREADY_REGISTERED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "still has members"));
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, z, 0, 60, &e), PROCD_OK);
+        CU_ASSERT(parent_is(z, getpid())); /* the root family, not the stale family at y's pid */
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, z, &e), PROCD_OK);
+        /* the stale family's last member ends: now the pid's new process may register */
+        kill(ch[1], SIGKILL);
+        ts_reap_orphans();
+        CU_ASSERT(ph_wait_gone(ch[1], 2000));
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, y, 0, 60, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, z, 0, 60, &e), PROCD_OK);
+        CU_ASSERT(parent_is(z, y));
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, z, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, y, &e), PROCD_OK);
+        kill(z, SIGKILL);
+        ts_kill_reap(y);
+        ts_reap_orphans();
+}
+
+/* The asynchronous calls: done() exactly once; a later continue answers a pending suspend;
+ * the caller's right is checked again before every round. */
+typedef struct done_rec {
+        int calls;
+        procd_status s;
+} done_rec;
+
+static void on_done(procd_status s, const procd_error *err, void *data)
+{
+        (void) err;
+        done_rec *d = data;
+        d->calls++;
+        d->s = s;
+}
+
+static void test_async_suspend_continue(void)
+{
+        pid_t ch[3];
+        CU_ASSERT_FATAL(ph_chain(2, ch) == 0);
+        procd_error e;
+        CU_ASSERT_EQUAL_FATAL(pd_cmd_register_subfamily(&CM, &ROOT, ch[0], 0, 60, &e), PROCD_OK);
+        done_rec d = { 0 };
+        pd_cmd_family_async(&CM, &ROOT, PD_JOB_SUSPEND, ch[0], on_done, &d);
+        /* rounds run from the main loop until every member is stopped */
+        for (int i = 0; i < 300 && d.calls == 0; i++)
+                g_main_context_iteration(NULL, TRUE);
+        CU_ASSERT_EQUAL(d.calls, 1);
+        CU_ASSERT_EQUAL(d.s, PROCD_OK);
+        for (int i = 0; i < 3; i++)
+                CU_ASSERT_EQUAL(ph_state(ch[i]), 'T');
+        done_rec c = { 0 };
+        pd_cmd_family_async(&CM, &ROOT, PD_JOB_CONTINUE, ch[0], on_done, &c);
+        for (int i = 0; i < 300 && c.calls == 0; i++)
+                g_main_context_iteration(NULL, TRUE);
+        CU_ASSERT_EQUAL(c.calls, 1);
+        CU_ASSERT_EQUAL(c.s, PROCD_OK);
+        for (int i = 0; i < 3; i++)
+                CU_ASSERT_NOT_EQUAL(ph_state(ch[i]), 'T');
+        done_rec u = { 0 };
+        pd_cmd_family_async(&CM, &USER, PD_JOB_SUSPEND, ch[0], on_done, &u);
+        CU_ASSERT_EQUAL(u.calls, 1);
+        CU_ASSERT_EQUAL(u.s, PROCD_E_PERMISSION);
+        done_rec n = { 0 };
+        pd_cmd_family_async(&CM, &ROOT, PD_JOB_SUSPEND, 999999, on_done, &n);
+        CU_ASSERT_EQUAL(n.calls, 1);
+        CU_ASSERT_EQUAL(n.s, PROCD_E_FAMILY_NOT_FOUND);
+        CU_ASSERT_PTR_NULL(CM.pending_jobs);
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, ch[0], &e), PROCD_OK);
+        ph_chain_kill(2, ch);
+}
+
+static void *thread_sleep(void *arg)
+{
+        pid_t *tid = arg;
+        __atomic_store_n(tid, (pid_t) syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* A thread id has a /proc/TID too (hidden from readdir): it is not a process and never the
+ * root of a family; procd's own threads are never signalled. */
+static void test_thread_ids(void)
+{
+        pid_t tid = 0;
+        pthread_t th;
+        CU_ASSERT_FATAL(pthread_create(&th, NULL, thread_sleep, &tid) == 0);
+        for (int i = 0; i < 200 && __atomic_load_n(&tid, __ATOMIC_SEQ_CST) == 0; i++)
+                usleep(5000);
+        CU_ASSERT_FATAL(tid > 1 && tid != getpid());
+        procd_error e;
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, tid, 0, 60, &e), PROCD_E_BAD_ROOT_PID);
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "thread"));
+        /* this program plays procd: its thread is procd's */
+        CU_ASSERT_EQUAL(pd_cmd_signal_process(&CM, &ROOT, tid, SIGCONT, &e), PROCD_E_PERMISSION);
+        CU_ASSERT_EQUAL(pd_registry_count(R), 0);
+        pthread_cancel(th);
+        pthread_join(th, NULL);
+}
+
+/* A cgroup family whose root is gone can still be re-tracked (its cgroup is opened by the
+ * named path, never through whatever process now has the root's pid); usage and kill still
+ * answer for the processes left in the cgroup. */
+static void test_root_gone_retrack(void)
+{
+        if (!ts_cgroup_base()) {
+                printf("SKIP root gone: needs root and cgroups\n");
+                return;
+        }
+        char path[256];
+        tr_cgroup *cg = NULL;
+        pid_t root = ph_sleeper_in_cgroup("cmd-rootgone", path, sizeof path, &cg);
+        CU_ASSERT_FATAL(root > 1 && cg);
+        pid_t other = ph_sleeper();
+        tr_error terr = { 0 };
+        CU_ASSERT_EQUAL(tr_cgroup_attach(cg, other, &terr), 0);
+        procd_error e;
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, root, 0, 60, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_track_cgroup(&CM, &ROOT, root, path, &e), PROCD_OK);
+        ts_kill_reap(root);
+        CU_ASSERT_EQUAL(pd_cmd_track_environment(&CM, &ROOT, root, "PROCD_CMD_GONE=1", &e), PROCD_OK);
+        if (e.status != PROCD_OK)
+                fprintf(stderr, "track-env: %s\n", e.msg);
+        CU_ASSERT_EQUAL(pd_cmd_track_login(&CM, &ROOT, root, "nobody", &e), PROCD_OK);
+        pd_family *f = pd_registry_find(R, root);
+        CU_ASSERT_FATAL(f != NULL);
+        CU_ASSERT_STRING_EQUAL(pd_family_source(f), "cgroup");
+        tr_usage u;
+        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &ROOT, root, &u, &e), PROCD_OK);
+        CU_ASSERT(u.num_procs.available && u.num_procs.value == 1);
+        CU_ASSERT_EQUAL(pd_cmd_kill_family(&CM, &ROOT, root, &e), PROCD_OK);
+        CU_ASSERT(ts_wait(other, 2000) >= 0);
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, root, &e), PROCD_OK);
+        tr_cgroup_destroy(cg, 2000000, NULL);
+        tr_cgroup_free(cg);
+}
+
+static int user_sleep(void *arg)
+{
+        (void) arg;
+        if (setresuid(4242, 4242, 4242) < 0)
+                return 1;
+        for (;;)
+                pause();
+        return 0;
+}
+
+/* Pending asynchronous calls are capped per uid: a user whose families cannot be frozen
+ * (members frozen in a v1 freezer cgroup procd was not handed) gets "try again later" past
+ * PD_MAX_PENDING_JOBS_PER_UID, while root's call is still taken. */
+static void test_pending_cap_per_uid(void)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        int fz = hs->v1_of[TR_CTRL_FREEZER];
+        if (!ts_cgroup_base() || fz < 0) {
+                printf("SKIP pending cap: needs root and a v1 freezer hierarchy\n");
+                return;
+        }
+        enum { N = PD_MAX_PENDING_JOBS_PER_UID + 1 };
+        char path[256], dir[512], f[600];
+        ts_cgroup_path(path, sizeof path, "cmd-cap-frozen");
+        CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[fz], path, dir, sizeof dir, NULL) >= 0);
+        CU_ASSERT_FATAL(mkdir(dir, 0755) == 0 || errno == EEXIST);
+        snprintf(f, sizeof f, "%s/cgroup.procs", dir);
+        pid_t kids[N];
+        procd_error e;
+        for (int i = 0; i < N; i++) {
+                kids[i] = ts_fork(user_sleep, NULL);
+                char pidbuf[16];
+                snprintf(pidbuf, sizeof pidbuf, "%d", (int) kids[i]);
+                CU_ASSERT(tr_write_file_at(AT_FDCWD, f, pidbuf, NULL) == 0);
+        }
+        for (int i = 0; i < N; i++) { /* owned by USER once setresuid shows */
+                uid_t u = 0;
+                for (int t = 0; t < 200 && (pd_proc_uid(kids[i], &u) < 0 || u != USER.uid); t++)
+                        usleep(5000);
+                CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, kids[i], 0, 60, &e), PROCD_OK);
+        }
+        snprintf(f, sizeof f, "%s/freezer.state", dir);
+        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, f, "FROZEN", NULL) == 0);
+        done_rec d[N + 1];
+        memset(d, 0, sizeof d);
+        for (int i = 0; i < N; i++)
+                pd_cmd_family_async(&CM, &USER, PD_JOB_SUSPEND, kids[i], on_done, &d[i]);
+        for (int i = 0; i < N - 1; i++)
+                CU_ASSERT_EQUAL(d[i].calls, 0); /* pending: the member does not stop */
+        CU_ASSERT_EQUAL(d[N - 1].calls, 1);
+        CU_ASSERT_EQUAL(d[N - 1].s, PROCD_E_INTERNAL); /* USER's share is used up */
+        pd_cmd_family_async(&CM, &ROOT, PD_JOB_SUSPEND, kids[N - 1], on_done, &d[N]);
+        CU_ASSERT_EQUAL(d[N].calls, 0); /* root's is taken */
+        CU_ASSERT_EQUAL(g_slist_length(CM.pending_jobs), N); /* USER's 16 + root's 1 */
+        pd_cmd_cancel_pending(&CM);
+        CU_ASSERT_PTR_NULL(CM.pending_jobs);
+        for (int i = 0; i <= N; i++)
+                CU_ASSERT_EQUAL(d[i].calls, 1);
+        CU_ASSERT_EQUAL(d[0].s, PROCD_E_INTERNAL); /* shutting down */
+        tr_write_file_at(AT_FDCWD, f, "THAWED", NULL);
+        for (int i = 0; i < N; i++) {
+                CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, kids[i], &e), PROCD_OK);
+                kill(kids[i], SIGCONT);
+                ts_kill_reap(kids[i]);
+        }
+        rmdir(dir);
+}
+
 static CU_TestInfo tests[] = {
         { "authorization matrix", test_authorization_matrix },
         { "snapshot timer on/off rule", test_timer_rule },
         { "3,000 families", test_many_families },
+        { "subtree authorization", test_subtree_authorization },
+        { "reused root pid", test_reused_pid },
+        { "asynchronous suspend/continue", test_async_suspend_continue },
+        { "thread ids", test_thread_ids },
+        { "root gone: re-track a cgroup family", test_root_gone_retrack },
+        { "pending calls capped per uid", test_pending_cap_per_uid },
         CU_TEST_INFO_NULL,
 };
 

@@ -355,7 +355,7 @@ static void test_report_and_status(void)
         CU_ASSERT_EQUAL(r.code, 3);
         long long v;
         const char *keys[] = { "source", "num_procs", "cpu_user_usec", "cpu_system_usec", "cpu_usec",
-                               "memory_peak_bytes", "oom_kills", "pids_peak", "io_read_bytes", "io_write_bytes",
+                               "memory_peak_bytes", "oom_kills", "pids_peak",
                                "exit_status", "exit_signal", "oom_killed", "wall_usec", "cgroups_removed" };
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
                 char needle[64];
@@ -598,6 +598,42 @@ static void test_no_strays(void)
         long long v;
         CU_ASSERT_TRUE(report_num("strays", "strays_killed", &v) && v == 1);
         CU_ASSERT_TRUE(cg_gone("strays"));
+}
+
+/* The starter is a child subreaper and reaps the job's orphans.  This test program is a
+ * subreaper too (ts_run) and does not reap here: without the starter's reaping, the killed
+ * escapers would be reparented to us as zombies, and /proc/PID would still exist after the
+ * starter exited (on a host whose PID 1 does not reap, for ever). */
+static void test_no_zombies(void)
+{
+        NEED_ROOT();
+        char file[PATH_MAX];
+        tmp_path(file, sizeof file, "zombies", ".pids");
+        unlink(file);
+        run r;
+        const char *args[] = { "--", self_exe, "helper", "escape", file, NULL };
+        run_starter(&r, "zombies", 60000, args);
+        CU_ASSERT_EQUAL(r.code, 0);
+        char text[256] = "";
+        tr_read_file_at(AT_FDCWD, file, text, sizeof text, NULL);
+        int n = 0;
+        char *save = NULL;
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                pid_t p = (pid_t) atoi(l);
+                CU_ASSERT_TRUE(p > 1);
+                if (p <= 1)
+                        continue;
+                n++;
+                char proc[64];
+                snprintf(proc, sizeof proc, "/proc/%d", (int) p);
+                bool present = access(proc, F_OK) == 0;
+                if (present)
+                        printf("\nescaper %d left behind (%s)\n", (int) p, ts_alive(p) ? "alive" : "zombie");
+                CU_ASSERT_FALSE(present);
+        }
+        CU_ASSERT_EQUAL(n, 2);
+        CU_ASSERT_TRUE(cg_gone("zombies"));
+        ts_reap_orphans(); /* only if the assertion above failed */
 }
 
 static void test_sigterm_grace(void)
@@ -1122,6 +1158,7 @@ int main(int argc, char **argv)
                 { "limits mapped to this host's files", test_limit_mapping },
                 { "v2-only knob: error, --best-effort warning", test_missing_controller },
                 { "no strays: setsid and double fork", test_no_strays },
+                { "no zombies: the starter reaps the job's orphans", test_no_zombies },
                 { "SIGTERM grace then kill", test_sigterm_grace },
                 { "SIGTSTP/SIGCONT freeze and thaw", test_suspend_continue },
                 { "--user --cwd --env --stdin --stdout", test_user_env_cwd_stdio },

@@ -103,6 +103,18 @@ static void test_v2_io_stat(void)
         CU_ASSERT_EQUAL(tr_parse_io_stat("garbage\n", &u), -EINVAL);
         CU_ASSERT_EQUAL(tr_parse_io_stat("8:0 rbytes=x\n", &u), -EINVAL);
         CU_ASSERT_EQUAL(tr_parse_io_stat("8:0 rbytes\n", &u), -EINVAL);
+        CU_ASSERT_EQUAL(tr_parse_io_stat("8:0 rbytes=5x wbytes=1\n", &u), -EINVAL);
+        /* keys of other policies with values that are not plain numbers (blk-iocost at the
+         * root, blk-iolatency and use_delay with blkcg.debug_stats): skipped, not fatal */
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL(tr_parse_io_stat("8:0 rbytes=100 wbytes=200 rios=1 wios=2 dbytes=0 dios=0 cost.vrate=100.00 "
+                                         "cost.usage=5 use_delay=-1 delay_nsec=0 missed=0 total=0 depth=max "
+                                         "avg_lat=0 win=0\n"
+                                         "8:16 rbytes=1 wbytes=2 rios=1 wios=1 dbytes=0 dios=0\n",
+                                         &u),
+                        0);
+        ASSERT_FIELD(u, io_read_bytes, 101, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, io_write_bytes, 202, TR_SRC_CGROUP_V2);
 }
 
 static void check_pressure(const char *rel, uint64_t some, uint64_t full)
@@ -208,10 +220,11 @@ static void test_hybrid_blkio(void)
         CU_ASSERT_EQUAL_FATAL(tr_parse_blkio_bytes(t, &u), 0);
         ASSERT_FIELD(u, io_read_bytes, 0, TR_SRC_CGROUP_V1);
         ASSERT_FIELD(u, io_write_bytes, 2097152, TR_SRC_CGROUP_V1);
-        /* "Total 0" alone: a cgroup without I/O */
+        /* "Total 0" alone: no device is counted, so I/O is unknown, not 0 */
         tr_usage_init(&u);
         CU_ASSERT_EQUAL(tr_parse_blkio_bytes("Total 0\n", &u), 0);
-        ASSERT_FIELD(u, io_read_bytes, 0, TR_SRC_CGROUP_V1);
+        CU_ASSERT_FALSE(u.io_read_bytes.available);
+        CU_ASSERT_FALSE(u.io_write_bytes.available);
         CU_ASSERT_EQUAL(tr_parse_blkio_bytes("8:0 Read x\n", &u), -EINVAL);
         CU_ASSERT_EQUAL(tr_parse_blkio_bytes("junk line here\n", &u), -EINVAL);
 }

@@ -540,6 +540,47 @@ static int run_many(void *arg)
         return 0;
 }
 
+/* Membership through the kept-open v2 cgroup.procs when it is longer than one seq_file
+ * buffer (4096 bytes: ~800 pids of 5 digits), and a child cgroup appearing after the first
+ * read (the "no subdirectory" shortcut must notice it). */
+static void check_members_large(const tr_hierarchies *hs, const char *tag)
+{
+        char name[64], sub[80];
+        snprintf(name, sizeof name, "large-%s", tag);
+        tr_cgroup *cg = make_cg(hs, name);
+        if (!cg)
+                return;
+        pid_t a = start_gated(cg, run_many, (void *) (intptr_t) 900);
+        size_t n = wait_members(cg, 901, 30000);
+        CU_ASSERT_EQUAL(n, 901);
+        int v2 = hs->v2;
+        _cleanup_free_ char *text = NULL;
+        if (v2 >= 0 && tr_cgroup_dirfd(cg, v2) >= 0) {
+                size_t len = 0;
+                CU_ASSERT(tr_read_file_alloc_at(tr_cgroup_dirfd(cg, v2), "cgroup.procs", &text, &len, NULL) > 0);
+                printf("\n    cgroup.procs (%s): %zu bytes, %zu members\n", tag, len, n);
+        }
+        tr_usage u;
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.num_procs.value, 901);
+        /* a child cgroup made after the first reads, with one process */
+        snprintf(sub, sizeof sub, "%s/later", name);
+        _cleanup_cgroup_ tr_cgroup *child = make_cg(hs, sub);
+        CU_ASSERT_FATAL(child != NULL);
+        pid_t c = start_in(child, run_sleeper, NULL);
+        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+        CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
+        CU_ASSERT_EQUAL(m.n, 902);
+        CU_ASSERT_TRUE(tr_pidset_contains(&m, c));
+        CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.num_procs.value, 902);
+        kill_destroy(cg);
+        waitpid(a, NULL, 0);
+        ts_kill_reap(c);
+        reap_strays();
+}
+
 /* Measurement only (no timed assertion): kill-to-empty of a few hundred sleepers. */
 static void check_kill_many(const tr_hierarchies *hs, const char *tag)
 {
@@ -732,6 +773,44 @@ static int run_self_check(void *arg)
         return bad;
 }
 
+typedef struct anc_arg {
+        const tr_hierarchies *hs;
+        const char *parent_cg; /* A sits here */
+        const char *child_cg;  /* B moves here */
+} anc_arg;
+
+static int run_anc_child(void *arg)
+{
+        anc_arg *aa = arg;
+        tr_cgroup *mine = NULL, *theirs = NULL;
+        if (tr_cgroup_open(aa->hs, aa->child_cg, TR_CG_MAY_ACT, &mine, NULL) < 0 ||
+            tr_cgroup_attach(mine, getpid(), NULL) < 0)
+                return 100;
+        if (tr_cgroup_open(aa->hs, aa->parent_cg, TR_CG_MAY_ACT | TR_CG_OWNED, &theirs, NULL) < 0)
+                return 101;
+        int bad = refusals(theirs, false);
+        tr_cgroup_free(theirs);
+        tr_cgroup_free(mine);
+        return bad;
+}
+
+/* A moves itself into parent_cg and forks B; B moves to child_cg: parent_cg no longer holds
+ * B but holds its parent A, so B must refuse to kill/freeze/signal it. */
+static int run_anc_parent(void *arg)
+{
+        anc_arg *aa = arg;
+        tr_cgroup *cg = NULL;
+        if (tr_cgroup_open(aa->hs, aa->parent_cg, TR_CG_MAY_ACT, &cg, NULL) < 0 ||
+            tr_cgroup_attach(cg, getpid(), NULL) < 0)
+                return 110;
+        tr_cgroup_free(cg);
+        pid_t b = ts_fork(run_anc_child, aa);
+        if (b <= 1)
+                return 111;
+        int st = ts_wait(b, 20000);
+        return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 112;
+}
+
 static void check_safety(const tr_hierarchies *hs, const char *tag)
 {
         tr_error err = { 0 };
@@ -764,6 +843,28 @@ static void check_safety(const tr_hierarchies *hs, const char *tag)
         if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st))
                 printf("\n    self-check child: status %d\n", WEXITSTATUS(st));
         CU_ASSERT_EQUAL(WEXITSTATUS(st), 0);
+
+        /* a cgroup holding an ancestor process of the caller (its parent) */
+        char aname[64], apath[PATH_MAX], bpath[PATH_MAX];
+        snprintf(aname, sizeof aname, "safe-anc-%s", tag);
+        tr_cgroup *acg = make_cg(hs, aname);
+        snprintf(aname, sizeof aname, "safe-anc-b-%s", tag);
+        tr_cgroup *bcg = make_cg(hs, aname);
+        if (acg && bcg) {
+                anc_arg aa = { hs, tr_cgroup_path(acg, 0), tr_cgroup_path(bcg, 0) };
+                snprintf(apath, sizeof apath, "%s", aa.parent_cg);
+                snprintf(bpath, sizeof bpath, "%s", aa.child_cg);
+                aa.parent_cg = apath;
+                aa.child_cg = bpath;
+                pid_t a = ts_fork(run_anc_parent, &aa);
+                CU_ASSERT_FATAL(a > 1);
+                st = ts_wait(a, 30000);
+                if (!(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0))
+                        printf("\n    ancestor check: status 0x%x\n", st);
+                CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        }
+        kill_destroy(acg);
+        kill_destroy(bcg);
 
         /* bad paths */
         tr_cgroup *x = NULL;
@@ -911,6 +1012,23 @@ static void test_fixture_tree_v2(void)
         CU_ASSERT_FALSE(tr_cgroup_has_file(cg, 3, "memory.peak"));
         CU_ASSERT_EQUAL(tr_cgroup_read(cg, 0, "../x", buf, sizeof buf, &err), -EINVAL);
         CU_ASSERT_EQUAL(tr_cgroup_write(cg, 1, "pids.max", "5", &err), -ENOENT);
+        /* the kept-open cgroup.procs: longer than its first buffer, then rewritten shorter
+         * (each read starts at offset 0 and sees the current content) */
+        {
+                size_t cap = 3000 * 8 + 1, off = 0;
+                _cleanup_free_ char *big = malloc(cap);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+                for (int pid = 1000; pid < 4000; pid++)
+                        off += (size_t) snprintf(big + off, cap - off, "%d\n", pid);
+                put_file(job, "cgroup.procs", big);
+                CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
+                CU_ASSERT_EQUAL(m.n, 3000 + 2); /* + 100, 200 of the subtree */
+                CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+                CU_ASSERT_EQUAL(u.num_procs.value, 3002);
+                put_file(job, "cgroup.procs", "300\n100\n");
+                CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
+                CU_ASSERT_EQUAL(m.n, 3);
+        }
         /* a child vanishing mid-walk is not an error; the handle's own cgroup vanishing is */
         rm_tree(sub);
         CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
@@ -981,6 +1099,12 @@ static void test_fixture_tree_v1(void)
         CU_ASSERT_EQUAL(u.io_read_bytes.value, 1048576 + 524288);
         CU_ASSERT_FALSE(u.psi_cpu_some_usec.available);
         CU_ASSERT_FALSE(u.pids_current.available);
+        /* a kernel without the oom_kill counter (before 4.13): unknown, not 0 */
+        snprintf(d, sizeof d, "%s/memory/job", tmp);
+        put_file(d, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\n");
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage(cg, &u, &err), 0);
+        CU_ASSERT_FALSE(u.oom_kills.available);
+        CU_ASSERT_TRUE(u.memory_current_bytes.available);
         bool pop = false;
         CU_ASSERT_EQUAL(tr_cgroup_populated(cg, &pop, &err), 0);
         CU_ASSERT_TRUE(pop);
@@ -1022,6 +1146,7 @@ HOST_TEST(peak_memory, "peak memory")
 HOST_TEST(oom, "oom")
 HOST_TEST(kill_escapers, "kill escapers")
 HOST_TEST(kill_many, "kill many")
+HOST_TEST(members_large, "members beyond one seq_file buffer")
 HOST_TEST(kill_timeout, "kill timeout")
 HOST_TEST(signal, "signal")
 HOST_TEST(destroy, "destroy")
@@ -1036,6 +1161,7 @@ int main(void)
                 { "oom", host_oom },
                 { "kill_escapers", host_kill_escapers },
                 { "kill_many", host_kill_many },
+                { "members_large", host_members_large },
                 { "kill_timeout", host_kill_timeout },
                 { "signal", host_signal },
                 { "destroy", host_destroy },
@@ -1049,6 +1175,7 @@ int main(void)
                 { "oom", v1_oom },
                 { "kill_escapers", v1_kill_escapers },
                 { "kill_many", v1_kill_many },
+                { "members_large", v1_members_large },
                 { "kill_timeout", v1_kill_timeout },
                 { "signal", v1_signal },
                 { "destroy", v1_destroy },

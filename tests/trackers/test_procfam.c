@@ -1,10 +1,12 @@
 /* test_procfam.c - /proc families.
  *
  * Unit: membership and accounting on the fake tree (tests/fixtures/proc/tree, tree2) through
- * tr_scan_take_at + tr_procfam_update.
+ * tr_scan_take_at + tr_procfam_update; the walk over the scan's children index against the
+ * whole-scan walk (a scan without the index) on the fixtures and on random hand-built trees.
  * Integration (real processes): fork trees, double fork + setsid, env marker, login uid, gid,
- * seeds, signal, kill spree against a fork loop, freeze/thaw, and the measured CPU loss of a
- * member that exits between scans.
+ * seeds, signal, kill spree against a fork loop, freeze/thaw, the measured CPU loss of a
+ * member that exits between scans, and the measured update cost of many families over one
+ * shared scan (PROCD_BENCH_ROOTS, PROCD_BENCH_FAMILIES scale it).
  *
  * The test process is a child subreaper so that every process a test starts (and every
  * orphan of it) can be reaped by pid; each test kills and reaps only what it started.
@@ -279,6 +281,275 @@ static void test_fake_tree_exclude(void)
         fake_update(f, &s, "proc/tree", &ex);
         CU_ASSERT_EQUAL(tr_procfam_exited_cpu_usec(f), 0);
         tr_procfam_free(f);
+        tr_scan_free(&s);
+}
+
+/* ---- unit: the children index gives the same members as the whole-scan walk ---------- */
+
+/* The same scan without its children index: tr_procfam_update then takes the whole-scan
+ * walk (the algorithm every update used before the index; the brute-force reference).
+ * A shallow copy: shares s's memory, never freed. */
+static tr_scan unindexed(const tr_scan *s)
+{
+        tr_scan c = *s;
+        c.indexed = false;
+        return c;
+}
+
+/* a and b agree: live members, usage (which also sums zombie members), exited CPU. */
+static bool same_family(tr_procfam *a, tr_procfam *b)
+{
+        _cleanup_pidset_ tr_pidset ma = TR_PIDSET_INIT, mb = TR_PIDSET_INIT;
+        if (tr_procfam_members(a, &ma, NULL) < 0 || tr_procfam_members(b, &mb, NULL) < 0)
+                return false;
+        bool same = ma.n == mb.n && (ma.n == 0 || memcmp(ma.pids, mb.pids, ma.n * sizeof *ma.pids) == 0);
+        tr_usage ua, ub;
+        tr_usage_init(&ua);
+        tr_usage_init(&ub);
+        if (tr_procfam_usage(a, &ua, NULL) < 0 || tr_procfam_usage(b, &ub, NULL) < 0)
+                return false;
+        same = same && ua.num_procs.value == ub.num_procs.value && ua.cpu_user_usec.value == ub.cpu_user_usec.value &&
+               ua.cpu_system_usec.value == ub.cpu_system_usec.value && ua.rss_bytes.value == ub.rss_bytes.value &&
+               ua.image_size_bytes.value == ub.image_size_bytes.value &&
+               ua.io_read_bytes.available == ub.io_read_bytes.available &&
+               ua.io_read_bytes.value == ub.io_read_bytes.value && ua.io_write_bytes.value == ub.io_write_bytes.value &&
+               tr_procfam_exited_cpu_usec(a) == tr_procfam_exited_cpu_usec(b);
+        if (!same) {
+                print_set("index walk", &ma);
+                print_set("whole-scan walk", &mb);
+        }
+        return same;
+}
+
+static void set_pids(tr_pidset *set, const pid_t *pids, size_t n)
+{
+        tr_pidset_clear(set);
+        for (size_t i = 0; i < n && pids[i]; i++)
+                tr_pidset_add(set, pids[i]);
+        tr_pidset_normalize(set);
+}
+
+static void test_fake_tree_index_vs_walk(void)
+{
+        static const char *const markers[] = { "OTHER=1", "PROCD_MARKER=job42" };
+        tr_scan_opts o = { TR_SCAN_STATUS | TR_SCAN_ENVIRON | TR_SCAN_IO, markers, 2 };
+        static const char *const seqs[][4] = {
+                { "proc/tree", "proc/tree2", "proc/tree2", "proc/tree" },
+                { "proc/tree2", "proc/tree", "proc/tree", NULL },
+                { "proc/tree", "proc/tree", NULL, NULL },
+        };
+        static const pid_t excludes[][3] = { { 0 }, { 101 }, { 102 }, { 101, 102 }, { 200 }, { 100 }, { 300, 201 } };
+        static const pid_t seedsets[][3] = { { 0 }, { 300 }, { 200 }, { 102 }, { 50 }, { 103, 400 }, { 1, 999 } };
+        _cleanup_close_ int dfd1 = open_fixture_dir("proc/tree");
+        _cleanup_close_ int dfd2 = open_fixture_dir("proc/tree2");
+        tr_scan s = { 0 };
+        _cleanup_pidset_ tr_pidset ex = TR_PIDSET_INIT, seeds = TR_PIDSET_INIT;
+        int runs = 0, bad = 0;
+        for (int spec = 0; spec < 5; spec++)
+                for (size_t q = 0; q < TR_ARRAY_SIZE(seqs); q++)
+                        for (size_t e = 0; e < TR_ARRAY_SIZE(excludes); e++)
+                                for (size_t d = 0; d < TR_ARRAY_SIZE(seedsets); d++) {
+                                        const char *marker = spec == 1 ? "PROCD_MARKER=job42" : NULL;
+                                        tr_procfam *fi = fake_family(marker, spec == 2, spec == 4 ? 1000 : 65534,
+                                                                     spec == 3, 4242);
+                                        tr_procfam *fw = fake_family(marker, spec == 2, spec == 4 ? 1000 : 65534,
+                                                                     spec == 3, 4242);
+                                        set_pids(&ex, excludes[e], 3);
+                                        for (int k = 0; k < 4 && seqs[q][k]; k++) {
+                                                bool two = strcmp(seqs[q][k], "proc/tree2") == 0;
+                                                CU_ASSERT_EQUAL_FATAL(tr_scan_take_at(two ? dfd2 : dfd1, &s, &o, NULL), 0);
+                                                CU_ASSERT_TRUE_FATAL(tr_scan_has_index(&s));
+                                                if (k == 0) { /* seeds pinned in the first scan */
+                                                        set_pids(&seeds, seedsets[d], 3);
+                                                        CU_ASSERT_EQUAL(tr_procfam_set_seeds_at(fi, &s, &seeds), 0);
+                                                        CU_ASSERT_EQUAL(tr_procfam_set_seeds_at(fw, &s, &seeds), 0);
+                                                }
+                                                tr_scan plain = unindexed(&s);
+                                                /* the exclude set only on some steps: members come and go */
+                                                const tr_pidset *x = k % 2 ? NULL : &ex;
+                                                int mi = marker ? 1 : -1;
+                                                CU_ASSERT_EQUAL_FATAL(tr_procfam_update(fi, &s, mi, x), 0);
+                                                CU_ASSERT_EQUAL_FATAL(tr_procfam_update(fw, &plain, mi, x), 0);
+                                                runs++;
+                                                if (!same_family(fi, fw)) {
+                                                        bad++;
+                                                        printf("\n  differ: spec %d, sequence %zu step %d, exclude %zu, seeds %zu\n",
+                                                               spec, q, k, e, d);
+                                                }
+                                        }
+                                        tr_procfam_free(fi);
+                                        tr_procfam_free(fw);
+                                }
+        CU_ASSERT_EQUAL(bad, 0);
+        CU_ASSERT_TRUE(runs > 1000);
+        tr_scan_free(&s);
+}
+
+static void test_fake_tree_seeds_at(void)
+{
+        /* seeds pinned from the scan (not the live /proc): a seed and its descendants count,
+         * the tree rules apply below it, an excluded seed names nobody */
+        _cleanup_close_ int dfd = open_fixture_dir("proc/tree");
+        tr_scan s = { 0 };
+        tr_scan_opts o = { TR_SCAN_IO, NULL, 0 };
+        CU_ASSERT_EQUAL_FATAL(tr_scan_take_at(dfd, &s, &o, NULL), 0);
+        _cleanup_pidset_ tr_pidset seeds = TR_PIDSET_INIT, m = TR_PIDSET_INIT, ex = TR_PIDSET_INIT;
+        static const pid_t sd[] = { 300, 200, 999 }; /* 999: not in the scan */
+        set_pids(&seeds, sd, 3);
+        static const pid_t x[] = { 201 };
+        set_pids(&ex, x, 1);
+        tr_procfam *f = fake_family(NULL, false, 0, false, 0);
+        CU_ASSERT_EQUAL_FATAL(tr_procfam_set_seeds_at(f, &s, &seeds), 0);
+        CU_ASSERT_EQUAL_FATAL(tr_procfam_update(f, &s, -1, &ex), 0);
+        CU_ASSERT_EQUAL_FATAL(tr_procfam_members(f, &m, NULL), 0);
+        static const pid_t want[] = { 100, 101, 102, 200, 300, 301 };
+        CU_ASSERT_TRUE(same_set(&m, want, TR_ARRAY_SIZE(want)));
+        if (!same_set(&m, want, TR_ARRAY_SIZE(want)))
+                print_set("members", &m);
+        tr_procfam_free(f);
+        tr_scan_free(&s);
+}
+
+typedef struct rng {
+        uint64_t s;
+} rng;
+
+static uint32_t rnd(rng *r, uint32_t n)
+{
+        r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
+        return (uint32_t) (r->s >> 33) % n;
+}
+
+#define RU 48 /* pids in the random universe */
+
+/* A random proc-like world: pids 1 and 2 + 3k, start times, ppids (reparenting, cycles,
+ * self, absent parents, reused pids younger than their children), zombies, spec fields. */
+typedef struct world {
+        pid_t pid[RU];
+        uint64_t start[RU];
+        pid_t ppid[RU];
+} world;
+
+static pid_t random_ppid(rng *r, const world *w, int k)
+{
+        switch (rnd(r, 10)) {
+        case 0:
+                return 0;
+        case 1:
+                return 1;
+        case 2:
+                return w->pid[k];
+        case 3:
+                return 9999;
+        default:
+                return w->pid[rnd(r, RU)];
+        }
+}
+
+/* One round: the world moves on, s is rebuilt by hand (present pids, sorted) and indexed. */
+static void world_scan(rng *r, world *w, tr_scan *s)
+{
+        if (s->cap < RU) {
+                s->procs = realloc(s->procs, RU * sizeof *s->procs);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(s->procs);
+                s->cap = RU;
+        }
+        s->n = 0;
+        for (int k = 0; k < RU; k++) {
+                if (k > 0 && rnd(r, 12) == 0)
+                        w->start[k] += 1 + rnd(r, 60); /* pid reused */
+                if (k > 0 && rnd(r, 4) == 0)
+                        w->ppid[k] = random_ppid(r, w, k);
+                if (k > 0 && rnd(r, 7) == 0)
+                        continue; /* not there this time */
+                tr_proc *p = &s->procs[s->n++];
+                memset(p, 0, sizeof *p);
+                p->pid = w->pid[k];
+                p->ppid = w->ppid[k];
+                p->start_ticks = w->start[k];
+                p->state = rnd(r, 10) == 0 ? 'Z' : 'S';
+                p->utime_ticks = rnd(r, 1000);
+                p->stime_ticks = rnd(r, 1000);
+                p->cutime_ticks = rnd(r, 3) ? 0 : rnd(r, 100);
+                p->rss_bytes = 4096u * rnd(r, 100);
+                p->vsize_bytes = 4096u * rnd(r, 1000);
+                p->has_io = rnd(r, 20) != 0;
+                p->io_read_bytes = rnd(r, 100000);
+                p->env_match = rnd(r, 8) == 0 ? 1 : 0;
+                p->has_status = rnd(r, 10) != 0;
+                p->uid = 1000 + rnd(r, 4);
+                p->ngroups = (int) rnd(r, 3);
+                for (int g = 0; g < p->ngroups; g++)
+                        p->groups[g] = 70 + rnd(r, 10);
+        }
+        s->clk_tck = 100;
+        s->page_size = 4096;
+        s->taken_usec = tr_now_usec(); /* fresh: members/usage never rescan the live /proc */
+        CU_ASSERT_EQUAL_FATAL(tr_scan_index(s), 0);
+}
+
+static void test_random_trees_index_vs_walk(void)
+{
+        tr_scan s = { 0 };
+        _cleanup_pidset_ tr_pidset ex = TR_PIDSET_INIT, seeds = TR_PIDSET_INIT;
+        int runs = 0, bad = 0;
+        uint64_t members = 0;
+        for (uint64_t trial = 0; trial < 400; trial++) {
+                rng r = { trial * 7919u + 17u };
+                world w;
+                for (int k = 0; k < RU; k++) {
+                        w.pid[k] = k ? 2 + 3 * k : 1;
+                        w.start[k] = k ? 1 + rnd(&r, 100) : 1;
+                }
+                for (int k = 0; k < RU; k++)
+                        w.ppid[k] = k ? random_ppid(&r, &w, k) : 0;
+                int root = 1 + (int) rnd(&r, RU - 1);
+                tr_procfam_spec spec = { .root_pid = w.pid[root],
+                                         .root_start_ticks = w.start[root] + (rnd(&r, 8) == 0),
+                                         .by_login = rnd(&r, 6) == 0,
+                                         .login_uid = 1001,
+                                         .by_gid = rnd(&r, 6) == 0,
+                                         .gid = 72,
+                                         .max_age_usec = HOUR_USEC };
+                int mi = rnd(&r, 5) == 0 ? 0 : -1;
+                tr_procfam *fi = NULL, *fw = NULL;
+                CU_ASSERT_EQUAL_FATAL(tr_procfam_new(&spec, &fi, NULL), 0);
+                CU_ASSERT_EQUAL_FATAL(tr_procfam_new(&spec, &fw, NULL), 0);
+                for (int round = 0; round < 8; round++) {
+                        world_scan(&r, &w, &s);
+                        tr_pidset_clear(&ex);
+                        for (int k = 0; k < RU; k++)
+                                if (rnd(&r, 14) == 0)
+                                        tr_pidset_add(&ex, w.pid[k]);
+                        tr_pidset_normalize(&ex);
+                        if (round == 0 || rnd(&r, 4) == 0) {
+                                tr_pidset_clear(&seeds);
+                                for (uint32_t j = rnd(&r, 4); j > 0; j--)
+                                        tr_pidset_add(&seeds, w.pid[rnd(&r, RU)]);
+                                tr_pidset_normalize(&seeds);
+                                CU_ASSERT_EQUAL(tr_procfam_set_seeds_at(fi, &s, &seeds), 0);
+                                CU_ASSERT_EQUAL(tr_procfam_set_seeds_at(fw, &s, &seeds), 0);
+                        }
+                        tr_scan plain = unindexed(&s);
+                        const tr_pidset *x = rnd(&r, 3) ? &ex : NULL;
+                        CU_ASSERT_EQUAL_FATAL(tr_procfam_update(fi, &s, mi, x), 0);
+                        CU_ASSERT_EQUAL_FATAL(tr_procfam_update(fw, &plain, mi, x), 0);
+                        runs++;
+                        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+                        CU_ASSERT_EQUAL(tr_procfam_members(fi, &m, NULL), 0);
+                        members += m.n;
+                        if (!same_family(fi, fw)) {
+                                bad++;
+                                printf("\n  differ: trial %llu round %d\n", (unsigned long long) trial, round);
+                        }
+                }
+                tr_procfam_free(fi);
+                tr_procfam_free(fw);
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        printf("\n  %d random updates compared, %.1f live members on average\n", runs,
+               runs ? (double) members / runs : 0.0);
+        CU_ASSERT_TRUE(members > (uint64_t) runs); /* not trivially empty families */
         tr_scan_free(&s);
 }
 
@@ -1114,6 +1385,175 @@ static void test_live_io_of_reaped_member(void)
         cleanup_recs(sh);
 }
 
+/* ---- measure: update cost per family over one shared scan ---------------------------- */
+
+static void bench_root(void)
+{
+        /* a job-like root with two children, all pausing; its process group is its own */
+        for (int i = 0; i < 2; i++) {
+                pid_t c = fork();
+                if (c == 0)
+                        for (;;)
+                                pause();
+        }
+        for (;;)
+                pause();
+}
+
+/* Mean usec of one snapshot's updates: every family of fs over scan, `rounds` times. */
+static double time_updates(tr_procfam **fs, size_t nf, const tr_scan *scan, int rounds)
+{
+        uint64_t t0 = tr_now_usec();
+        for (int r = 0; r < rounds; r++)
+                for (size_t i = 0; i < nf; i++)
+                        CU_ASSERT_EQUAL(tr_procfam_update(fs[i], scan, -1, NULL), 0);
+        return (double) (tr_now_usec() - t0) / rounds;
+}
+
+static void test_measure_many_families(void)
+{
+        /* PROCD_BENCH_ROOTS roots (default 1000), each with 2 children: 3 processes per
+         * family, the rest of the host's processes strangers to it.  1, 10, 100, 1000
+         * families (at most one per root), and PROCD_BENCH_FAMILIES more (rooted at the
+         * roots in turn: several families may share a root) when set. */
+        const char *env = getenv("PROCD_BENCH_ROOTS");
+        size_t nroots = env ? strtoul(env, NULL, 10) : 1000;
+        if (nroots < 1 || nroots > 10000)
+                nroots = 1000;
+        env = getenv("PROCD_BENCH_FAMILIES");
+        size_t extra = env ? strtoul(env, NULL, 10) : 0;
+        if (extra > 100000)
+                extra = 0;
+        pid_t *roots = calloc(nroots, sizeof *roots);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(roots);
+        size_t nr = 0;
+        fflush(NULL);
+        for (; nr < nroots; nr++) {
+                pid_t c = fork();
+                if (c < 0)
+                        break;
+                if (c == 0) {
+                        setpgid(0, 0);
+                        bench_root();
+                }
+                setpgid(c, c);
+                roots[nr] = c;
+        }
+        CU_ASSERT_EQUAL(nr, nroots);
+
+        tr_scan s = { 0 };
+        tr_scan_opts o = { TR_SCAN_IO, NULL, 0 };
+        size_t kids = 0;
+        for (int t = 0; t < 3000 && kids < 2 * nr; t++) { /* until every root has its children */
+                CU_ASSERT_EQUAL_FATAL(tr_scan_take(&s, &o, NULL), 0);
+                kids = 0;
+                for (size_t i = 0; i < s.n; i++) {
+                        const tr_proc *par = s.parent[i] != TR_SCAN_NONE ? &s.procs[s.parent[i]] : NULL;
+                        if (par && par->ppid == getpid() && s.procs[i].state != 'Z')
+                                kids++;
+                }
+                if (kids < 2 * nr)
+                        usleep(10000);
+        }
+        CU_ASSERT_EQUAL(kids, 2 * nr);
+        uint64_t t0 = tr_now_usec();
+        for (int i = 0; i < 10; i++)
+                CU_ASSERT_EQUAL(tr_scan_index(&s), 0);
+        double index_usec = (double) (tr_now_usec() - t0) / 10;
+        tr_scan plain = unindexed(&s);
+        printf("\n  MEASURE update cost over one shared scan of %zu processes (scan %.1f ms, children index %.0f us):",
+               s.n, (double) s.cost_usec / 1000.0, index_usec);
+        printf("\n    %-34s %9s %14s %14s %14s %14s %8s", "families", "members", "walk ms/snap", "walk us/fam",
+               "index ms/snap", "index us/fam", "speedup");
+
+        /* families rooted at the roots (3 members each); then one rooted at this process
+         * (every bench process: a big family) and one matching by login uid (looks at
+         * every process by nature) */
+        size_t counts[] = { 1, 10, 100, 1000, extra };
+        size_t top = nr > extra ? nr : extra; /* families kept at most */
+        tr_procfam **fi = calloc(top + 2, sizeof *fi), **fw = calloc(top + 2, sizeof *fw);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(fi);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(fw);
+        size_t made = 0;
+        bool agree = true;
+        for (size_t c = 0; c < TR_ARRAY_SIZE(counts) + 2; c++) {
+                bool big = c == TR_ARRAY_SIZE(counts), login = c == TR_ARRAY_SIZE(counts) + 1;
+                size_t want = big || login ? 1 : counts[c];
+                if (!big && !login && (want == 0 || (c < 4 && (want > nr || (c > 0 && counts[c - 1] >= nr))) ||
+                                       (c == 4 && want <= made)))
+                        continue;
+                tr_procfam **ai = fi, **aw = fw;
+                if (big || login) { /* measured on their own */
+                        ai = fi + top;
+                        aw = fw + top;
+                        for (size_t k = 0; k < 2 && ai[k]; k++) {
+                                tr_procfam_free(ai[k]);
+                                tr_procfam_free(aw[k]);
+                                ai[k] = aw[k] = NULL;
+                        }
+                }
+                for (size_t k = big || login ? 0 : made; k < want; k++) {
+                        pid_t root = big || login ? getpid() : roots[k % nr];
+                        const tr_proc *p = tr_scan_find(&s, root);
+                        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+                        tr_procfam_spec spec = { .root_pid = root, .root_start_ticks = p->start_ticks,
+                                                 .by_login = login, .login_uid = getuid(),
+                                                 .max_age_usec = HOUR_USEC };
+                        CU_ASSERT_EQUAL_FATAL(tr_procfam_new(&spec, &ai[k], NULL), 0);
+                        CU_ASSERT_EQUAL_FATAL(tr_procfam_new(&spec, &aw[k], NULL), 0);
+                        /* first update (no earlier members) outside the timing */
+                        CU_ASSERT_EQUAL(tr_procfam_update(ai[k], &s, -1, NULL), 0);
+                        CU_ASSERT_EQUAL(tr_procfam_update(aw[k], &plain, -1, NULL), 0);
+                }
+                if (!big && !login)
+                        made = want;
+                int rounds = want > 1000 ? 1 : want == 1000 ? 3 : want >= 100 ? 10 : 50;
+                double walk = time_updates(aw, want, &plain, rounds);
+                double idx = time_updates(ai, want, &s, rounds);
+                size_t members = 0;
+                for (size_t k = 0; k < want; k++) {
+                        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+                        CU_ASSERT_EQUAL(tr_procfam_members(ai[k], &m, NULL), 0);
+                        members += m.n;
+                        agree = agree && same_family(ai[k], aw[k]);
+                }
+                char label[64];
+                snprintf(label, sizeof label, "%s", big ? "1 rooted at the test (its subtree)"
+                                              : login ? "1 by login uid (all processes)" : "");
+                if (!big && !login)
+                        snprintf(label, sizeof label, "%zu x (root + 2 children)", want);
+                printf("\n    %-34s %9zu %14.2f %14.2f %14.3f %14.2f %7.0fx", label, members, walk / 1000.0,
+                       walk / (double) want, idx / 1000.0, idx / (double) want, idx > 0 ? walk / idx : 0.0);
+                if (!big && !login)
+                        CU_ASSERT_EQUAL(members, 3 * want);
+        }
+        CU_ASSERT_TRUE(agree);
+        printf("\n");
+        for (size_t k = 0; k < top + 2; k++) {
+                tr_procfam_free(fi[k]);
+                tr_procfam_free(fw[k]);
+        }
+        free(fi);
+        free(fw);
+        tr_scan_free(&s);
+
+        /* kill each root's group, reap the roots, then their children (orphans of this
+         * subreaper) */
+        for (size_t i = 0; i < nr; i++)
+                kill(-roots[i], SIGKILL);
+        for (size_t i = 0; i < nr; i++)
+                waitpid(roots[i], NULL, 0);
+        size_t reaped = 0;
+        for (int t = 0; t < 3000 && reaped < 2 * nr; t++) {
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        reaped++;
+                if (reaped < 2 * nr)
+                        usleep(10000);
+        }
+        CU_ASSERT_EQUAL(reaped, 2 * nr);
+        free(roots);
+}
+
 int main(void)
 {
         /* orphans of the tests come to this process, which reaps them by pid */
@@ -1125,6 +1565,9 @@ int main(void)
                 { "no history: reparented and reused pids", test_fake_tree_reuse_without_history },
                 { "env marker, login uid, gid", test_fake_tree_marker_login_gid },
                 { "exclude set", test_fake_tree_exclude },
+                { "seeds pinned from a scan", test_fake_tree_seeds_at },
+                { "children index = whole-scan walk, fixture trees", test_fake_tree_index_vs_walk },
+                { "children index = whole-scan walk, random trees", test_random_trees_index_vs_walk },
                 { "new rejects bad specs", test_new_rejects },
                 CU_TEST_INFO_NULL,
         };
@@ -1140,6 +1583,7 @@ int main(void)
                 { "freeze and thaw", test_live_freeze_thaw },
                 { "io of a member reaped by a member", test_live_io_of_reaped_member },
                 { "measure exited CPU loss", test_measure_exited_cpu },
+                { "measure update cost with many families", test_measure_many_families },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = {

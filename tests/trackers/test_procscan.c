@@ -232,6 +232,143 @@ static void test_scan_fixture_tree(void)
         CU_ASSERT_PTR_NULL(s.procs);
 }
 
+/* Pids of the children of pid through the index, ascending, into out ("" when none). */
+static void kids_of(const tr_scan *s, pid_t pid, char *out, size_t size)
+{
+        out[0] = '\0';
+        const tr_proc *p = tr_scan_find(s, pid);
+        if (!p)
+                return;
+        const size_t *k;
+        size_t n = tr_scan_children(s, (size_t) (p - s->procs), &k);
+        for (size_t i = 0; i < n; i++)
+                snprintf(out + strlen(out), size - strlen(out), "%s%d", i ? " " : "", (int) s->procs[k[i]].pid);
+}
+
+/* Every proc is listed once, under the proc its ppid names (a brute-force check). */
+static bool index_consistent(const tr_scan *s)
+{
+        if (!tr_scan_has_index(s) || s->kid_off[0] != 0)
+                return false;
+        size_t listed = 0;
+        for (size_t i = 0; i < s->n; i++) {
+                const tr_proc *c = &s->procs[i];
+                const tr_proc *par = c->ppid > 0 && c->ppid != c->pid ? tr_scan_find(s, c->ppid) : NULL;
+                size_t want = par ? (size_t) (par - s->procs) : TR_SCAN_NONE;
+                if (s->parent[i] != want)
+                        return false;
+                const size_t *k;
+                size_t n = tr_scan_children(s, i, &k);
+                for (size_t j = 0; j < n; j++) {
+                        if (s->parent[k[j]] != i || (j && k[j - 1] >= k[j]))
+                                return false;
+                }
+                listed += n;
+                if (par) {
+                        n = tr_scan_children(s, want, &k);
+                        bool found = false;
+                        for (size_t j = 0; j < n; j++)
+                                found = found || k[j] == i;
+                        if (!found)
+                                return false;
+                }
+        }
+        size_t with_parent = 0;
+        for (size_t i = 0; i < s->n; i++)
+                with_parent += s->parent[i] != TR_SCAN_NONE;
+        return listed == with_parent && s->kid_off[s->n] == listed;
+}
+
+static void test_scan_children_index(void)
+{
+        _cleanup_close_ int dfd = open_fixture_dir("proc/tree");
+        tr_scan s = { 0 };
+        CU_ASSERT_FALSE(tr_scan_has_index(&s));
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL_FATAL(tr_scan_take_at(dfd, &s, NULL, &err), 0);
+        CU_ASSERT_TRUE_FATAL(tr_scan_has_index(&s));
+        CU_ASSERT_TRUE(index_consistent(&s));
+        char buf[256];
+        kids_of(&s, 1, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "100 200 300 302 400 500");
+        /* raw ppid relation: 50 (older than 100, a stale ppid) is listed; procfam drops it */
+        kids_of(&s, 100, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "50 101 103");
+        kids_of(&s, 101, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "102");
+        kids_of(&s, 102, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "");
+        CU_ASSERT_EQUAL(s.parent[tr_scan_find(&s, 1) - s.procs], TR_SCAN_NONE); /* ppid 0 */
+
+        /* a rescan (another tree) rebuilds it, memory kept */
+        _cleanup_close_ int dfd2 = open_fixture_dir("proc/tree2");
+        size_t *kids_before = s.kids;
+        CU_ASSERT_EQUAL_FATAL(tr_scan_take_at(dfd2, &s, NULL, &err), 0);
+        CU_ASSERT_PTR_EQUAL(s.kids, kids_before);
+        CU_ASSERT_TRUE(index_consistent(&s));
+        kids_of(&s, 102, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "104");
+        kids_of(&s, 200, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "101");
+        kids_of(&s, 100, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "50");
+
+        /* edited by hand: stale until indexed again (n changed), then right; a ppid naming
+         * the proc itself or an absent pid has no parent, a cycle is indexed as it is */
+        s.n--;
+        CU_ASSERT_FALSE(tr_scan_has_index(&s));
+        s.n++;
+        s.procs[tr_scan_find(&s, 104) - s.procs].ppid = 104;
+        s.procs[tr_scan_find(&s, 102) - s.procs].ppid = 31337;
+        s.procs[tr_scan_find(&s, 50) - s.procs].ppid = 101;
+        s.procs[tr_scan_find(&s, 101) - s.procs].ppid = 50;
+        CU_ASSERT_EQUAL_FATAL(tr_scan_index(&s), 0);
+        CU_ASSERT_TRUE(index_consistent(&s));
+        kids_of(&s, 102, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "");
+        kids_of(&s, 104, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "");
+        kids_of(&s, 50, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "101");
+        kids_of(&s, 101, buf, sizeof buf);
+        CU_ASSERT_STRING_EQUAL(buf, "50");
+
+        /* failed scan: no index */
+        CU_ASSERT_EQUAL(tr_scan_take_at(-1, &s, NULL, &err), -EBADF);
+        CU_ASSERT_FALSE(tr_scan_has_index(&s));
+        tr_scan_free(&s);
+        CU_ASSERT_PTR_NULL(s.kids);
+        CU_ASSERT_FALSE(tr_scan_has_index(&s));
+
+        /* an empty scan indexes too */
+        CU_ASSERT_EQUAL_FATAL(tr_scan_index(&s), 0);
+        CU_ASSERT_TRUE(tr_scan_has_index(&s));
+        CU_ASSERT_EQUAL(s.kid_off[0], 0);
+        tr_scan_free(&s);
+}
+
+static void test_scan_live_index(void)
+{
+        tr_scan s = { 0 };
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL_FATAL(tr_scan_take(&s, NULL, &err), 0);
+        CU_ASSERT_TRUE(index_consistent(&s));
+        /* this process is listed under its parent */
+        const tr_proc *me = tr_scan_find(&s, getpid());
+        CU_ASSERT_PTR_NOT_NULL_FATAL(me);
+        size_t mi = (size_t) (me - s.procs);
+        CU_ASSERT_NOT_EQUAL_FATAL(s.parent[mi], TR_SCAN_NONE);
+        CU_ASSERT_EQUAL(s.procs[s.parent[mi]].pid, getppid());
+        /* cost of the index alone (rebuilt on the same scan) */
+        uint64_t t0 = tr_now_usec();
+        for (int i = 0; i < 20; i++)
+                CU_ASSERT_EQUAL(tr_scan_index(&s), 0);
+        uint64_t per = (tr_now_usec() - t0) / 20;
+        printf("\n  MEASURE children index: %zu processes, %llu us per build (scan %llu us)\n", s.n,
+               (unsigned long long) per, (unsigned long long) s.cost_usec);
+        tr_scan_free(&s);
+}
+
 static void test_scan_bad_dir(void)
 {
         tr_scan s = { 0 };
@@ -401,10 +538,12 @@ int main(void)
         CU_TestInfo fixture[] = {
                 { "scan fake tree", test_scan_fixture_tree },
                 { "scan bad dirfd", test_scan_bad_dir },
+                { "children index", test_scan_children_index },
                 CU_TEST_INFO_NULL,
         };
         CU_TestInfo live[] = {
                 { "scan finds self", test_scan_live_self },
+                { "children index of the live /proc", test_scan_live_index },
                 { "scan with vanishing processes", test_scan_vanishing },
                 { "scan cost", test_scan_cost },
                 CU_TEST_INFO_NULL,
