@@ -94,21 +94,6 @@ static int parse_signal(const char *s, int *out)
         return -EINVAL;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-        fputc('"', f);
-        for (; *s; s++) {
-                unsigned char ch = (unsigned char) *s;
-                if (ch == '"' || ch == '\\')
-                        fprintf(f, "\\%c", ch);
-                else if (ch < 0x20)
-                        fprintf(f, "\\u%04x", ch);
-                else
-                        fputc(ch, f);
-        }
-        fputc('"', f);
-}
-
 static int daemon_error(const procd_error *e)
 {
         fprintf(stderr, "procctl: %s: %s\n", pd_status_name(e->status), e->msg);
@@ -314,9 +299,9 @@ static int cmd_dump(ctl *c, int argc, char **argv)
                                "\"parent_root_pid\": %d, \"tracking\": ",
                                i ? ", " : "", (int) fi->root_pid, (unsigned long long) fi->root_start_ticks,
                                (int) fi->watcher_pid, (int) fi->parent_root_pid);
-                        json_string(stdout, fi->tracking);
+                        tr_json_write_string(stdout, fi->tracking);
                         printf(", \"source\": ");
-                        json_string(stdout, fi->source);
+                        tr_json_write_string(stdout, fi->source);
                         printf(", \"num_members\": %zu", fi->n_members);
                         if (!list) {
                                 printf(", \"members\": [");

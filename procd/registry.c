@@ -53,24 +53,10 @@ void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata)
         r->log_data = userdata;
 }
 
-/* /proc/PID/stat through the tracker's parser (trackers/procscan.h): -ESRCH when gone. */
-int pd_proc_stat(pid_t pid, tr_proc *out)
-{
-        if (pid <= 0)
-                return -EINVAL;
-        char path[64], buf[4096];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
-        if (r < 0)
-                return r == -ENOENT ? -ESRCH : r;
-        memset(out, 0, sizeof *out);
-        return tr_parse_proc_stat(buf, 4096, out);
-}
-
 int pd_proc_ppid(pid_t pid, pid_t *ppid)
 {
         tr_proc p;
-        int r = pd_proc_stat(pid, &p);
+        int r = tr_proc_stat_read(pid, &p);
         if (r < 0)
                 return r;
         *ppid = p.ppid;
@@ -359,7 +345,7 @@ static gboolean watcher_poll_cb(gpointer data)
 {
         watch_ctx *w = data;
         tr_proc p;
-        if (pd_proc_stat(w->f->watcher_pid, &p) == 0 && p.start_ticks == w->f->watcher_start_ticks &&
+        if (tr_proc_stat_read(w->f->watcher_pid, &p) == 0 && p.start_ticks == w->f->watcher_start_ticks &&
             p.state != 'Z' && p.state != 'X')
                 return G_SOURCE_CONTINUE;
         return watcher_cb(-1, 0, data);
@@ -382,13 +368,13 @@ static pd_family *find_parent(pd_registry *r, pid_t pid)
 {
         pd_family *by_tree = NULL;
         tr_proc p;
-        if (pd_proc_stat(pid, &p) < 0)
+        if (tr_proc_stat_read(pid, &p) < 0)
                 p.ppid = 0;
         /* a family counts only while its root is the same process (pid + start time): a
          * dead root's pid reused by an ancestor must not adopt the new family */
         for (int depth = 0; depth < 4096 && !by_tree && p.ppid > 0; depth++) {
                 pid_t pp = p.ppid;
-                if (pd_proc_stat(pp, &p) < 0)
+                if (tr_proc_stat_read(pp, &p) < 0)
                         break;
                 pd_family *f = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(pp));
                 if (f && f->root_start_ticks == p.start_ticks)

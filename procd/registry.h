@@ -123,9 +123,8 @@ void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata);
 /* The interval the snapshot timer runs at now (0: not running). */
 uint32_t pd_registry_timer_interval(const pd_registry *r);
 
-/* Small /proc readers over the tracker's parsers (tr_parse_proc_stat, tr_parse_proc_status):
- * stat fields, parent pid and real uid of pid; -ESRCH when gone. */
-int pd_proc_stat(pid_t pid, tr_proc *out);
+/* Small /proc readers over the tracker's parsers (tr_proc_stat_read, tr_parse_proc_status):
+ * parent pid and real uid of pid; -ESRCH when gone. */
 int pd_proc_ppid(pid_t pid, pid_t *ppid);
 int pd_proc_uid(pid_t pid, uid_t *uid);
 /* Thread group of pid (/proc/PID/status Tgid): pid itself for a process, another for a

@@ -53,21 +53,6 @@ void st_report_print(FILE *f, const st_result *r, const tr_usage *u)
                 r->clean ? "" : ", CGROUPS LEFT BEHIND");
 }
 
-static void json_string(FILE *f, const char *s)
-{
-        fputc('"', f);
-        for (const char *p = s ? s : ""; *p; p++) {
-                unsigned char c = (unsigned char) *p;
-                if (c == '"' || c == '\\')
-                        fprintf(f, "\\%c", c);
-                else if (c < 0x20)
-                        fprintf(f, "\\u%04x", c);
-                else
-                        fputc(c, f);
-        }
-        fputc('"', f);
-}
-
 int st_report_write_json(const char *path, const st_result *r, const tr_usage *u, tr_error *err)
 {
         char tmp[4096];
@@ -83,11 +68,11 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
                 r->exit_code, (int) r->pid, r->terminated ? "true" : "false", r->strays_killed ? "true" : "false",
                 r->clean ? "true" : "false");
         fputs(", \"cgroup\": ", f);
-        json_string(f, r->cgroup);
+        tr_json_write_string(f, r->cgroup);
         fputs(", \"mode\": ", f);
-        json_string(f, r->mode);
+        tr_json_write_string(f, r->mode);
         fputs(", \"tracker\": ", f);
-        json_string(f, r->tracker);
+        tr_json_write_string(f, r->tracker);
         fputs("}\n", f);
         if (ferror(f) | (fclose(f) != 0)) {
                 unlink(tmp);

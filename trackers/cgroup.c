@@ -577,19 +577,30 @@ static int walk_tree(int dfd, walk_fn fn, void *ud, int depth);
 
 /* Call walk_tree on every child cgroup directory of dfd.  A child that vanishes during the
  * walk (rmdir racing us: ENOENT, or ENODEV from a removed kernfs node) is skipped. */
+/* A readable DIR over the cgroup directory dfd (an O_PATH fd cannot be read).  1 with *out
+ * set, 0 when the cgroup vanished meanwhile, or -errno. */
+static int open_dir(int dfd, DIR **out)
+{
+        int rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (rfd < 0)
+                return is_gone_errno(errno) ? 0 : -errno;
+        *out = fdopendir(rfd);
+        if (!*out) {
+                int e = errno;
+                close(rfd);
+                return -e;
+        }
+        return 1;
+}
+
 static int walk_children(int dfd, walk_fn fn, void *ud, int depth)
 {
         if (depth > MAX_DEPTH || !may_have_subdirs(dfd))
                 return 0;
-        int r;
-        int rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (rfd < 0)
-                return is_gone_errno(errno) ? 0 : -errno;
-        _cleanup_closedir_ DIR *d = fdopendir(rfd);
-        if (!d) {
-                close(rfd);
-                return -errno;
-        }
+        _cleanup_closedir_ DIR *d = NULL;
+        int r = open_dir(dfd, &d);
+        if (r <= 0)
+                return r;
         struct dirent *de;
         while ((de = readdir(d))) {
                 if (!is_subdir(d, de))
@@ -1301,15 +1312,11 @@ static int rmdir_children(int dfd, uint64_t deadline, char *failed, size_t fsz, 
 {
         if (depth > MAX_DEPTH)
                 return -ELOOP;
-        int rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (rfd < 0)
-                return is_gone_errno(errno) ? 0 : -errno;
-        _cleanup_closedir_ DIR *d = fdopendir(rfd);
-        if (!d) {
-                close(rfd);
-                return -errno;
-        }
-        int result = 0;
+        _cleanup_closedir_ DIR *d = NULL;
+        int result = open_dir(dfd, &d);
+        if (result <= 0)
+                return result;
+        result = 0;
         struct dirent *de;
         while ((de = readdir(d))) {
                 if (!is_subdir(d, de))

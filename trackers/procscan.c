@@ -131,6 +131,19 @@ static const char *find_key(const char *text, const char *key)
         return NULL;
 }
 
+int tr_proc_stat_read(pid_t pid, tr_proc *out)
+{
+        if (pid <= 0)
+                return -EINVAL;
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
+        if (r < 0)
+                return r == -ENOENT ? -ESRCH : r;
+        memset(out, 0, sizeof *out);
+        return tr_parse_proc_stat(buf, sysconf(_SC_PAGESIZE), out);
+}
+
 int tr_parse_proc_status(const char *text, tr_proc *out)
 {
         const char *u = find_key(text, "Uid:");

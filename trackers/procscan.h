@@ -89,6 +89,9 @@ void tr_scan_free(tr_scan *scan);
 /* /proc/PID/stat text -> pid, ppid, pgrp, session, state, utime, stime, cutime, cstime,
  * start, vsize, rss (pages * page_size), sigignore.  comm may hold spaces and ')'. */
 int tr_parse_proc_stat(const char *text, long page_size, tr_proc *out);
+/* Read and parse /proc/PID/stat of one process (page size from sysconf).  0, -ESRCH when
+ * the process is gone, or -errno. */
+int tr_proc_stat_read(pid_t pid, tr_proc *out);
 /* /proc/PID/status text -> uid (Uid: real), groups (Groups:); sets has_status. */
 int tr_parse_proc_status(const char *text, tr_proc *out);
 /* /proc/PID/io text -> read_bytes, write_bytes; sets has_io. */

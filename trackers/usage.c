@@ -63,20 +63,29 @@ const char *tr_usage_source_name(const tr_usage *u, char *buf, size_t size)
         return buf;
 }
 
+void tr_json_write_string(FILE *f, const char *s)
+{
+        fputc('"', f);
+        for (const char *p = s ? s : ""; *p; p++) {
+                unsigned char c = (unsigned char) *p;
+                if (c == '"' || c == '\\')
+                        fprintf(f, "\\%c", c);
+                else if (c < 0x20)
+                        fprintf(f, "\\u%04x", c);
+                else
+                        fputc(c, f);
+        }
+        fputc('"', f);
+}
+
 int tr_usage_write_json_members(const tr_usage *u, FILE *f, bool all_fields)
 {
         char src[64];
         fprintf(f, "\"source\": \"%s\"", tr_usage_source_name(u, src, sizeof src));
         int keys = 1;
         if (u->fallback) {
-                fputs(", \"fallback_reason\": \"", f);
-                for (const char *p = u->fallback_reason; *p; p++) {
-                        if (*p == '"' || *p == '\\')
-                                fputc('\\', f);
-                        if ((unsigned char) *p >= 0x20)
-                                fputc(*p, f);
-                }
-                fputc('"', f);
+                fputs(", \"fallback_reason\": ", f);
+                tr_json_write_string(f, u->fallback_reason);
                 keys++;
         }
         for (size_t i = 0; i < tr_usage_field_count(); i++) {

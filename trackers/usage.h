@@ -76,6 +76,9 @@ const char *tr_usage_source_name(const tr_usage *u, char *buf, size_t size);
  * (all fields when all_fields), without braces, to f.  Returns the number of keys. */
 int tr_usage_write_json_members(const tr_usage *u, FILE *f, bool all_fields);
 
+/* Write s as a JSON string literal (quotes, backslashes and control characters escaped). */
+void tr_json_write_string(FILE *f, const char *s);
+
 /* Name of each field in X-macro order, and a pointer to it; for iteration in tests/output. */
 size_t tr_usage_field_count(void);
 const char *tr_usage_field_name(size_t i);

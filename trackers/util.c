@@ -1,5 +1,7 @@
 #include "util.h"
 
+#include "procscan.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -179,30 +181,11 @@ uint64_t tr_now_usec(void)
 
 int tr_pid_start_ticks(pid_t pid, uint64_t *out)
 {
-        if (pid <= 0)
-                return -EINVAL;
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
+        tr_proc p;
+        int r = tr_proc_stat_read(pid, &p);
         if (r < 0)
-                return r == -ENOENT ? -ESRCH : r;
-        /* comm may hold spaces and parentheses: fields restart after the last ')'. */
-        const char *p = strrchr(buf, ')');
-        if (!p)
-                return -EINVAL;
-        p++;
-        /* after ')' come fields 3.. ; start time is field 22 -> the 20th after ')' */
-        for (int field = 3; field < 22; field++) {
-                p = strchr(p + 1, ' ');
-                if (!p)
-                        return -EINVAL;
-        }
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(p + 1, &end, 10);
-        if (errno || end == p + 1)
-                return -EINVAL;
-        *out = v;
+                return r;
+        *out = p.start_ticks;
         return 0;
 }
 
