@@ -358,6 +358,9 @@ procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t 
         int k = tr_safe_kill(pid, start, sig);
         if (k == -ESRCH)
                 return pd_error_set(err, PROCD_E_PROCESS_NOT_FOUND, "process %d is gone", (int) pid);
+        if (k == -EINVAL) /* a thread id, not a process (tr_safe_kill refuses those) */
+                return pd_error_set(err, PROCD_E_BAD_ARGUMENT, "SignalProcess: %d is a thread id, not a process",
+                                    (int) pid);
         if (k < 0)
                 return pd_error_set(err, k == -EPERM ? PROCD_E_PERMISSION : PROCD_E_INTERNAL, "signal %d to %d: %s",
                                     sig, (int) pid, strerror(-k));

@@ -22,7 +22,9 @@ struct pd_dbus_server {
         pd_commands *cm;
         GPtrArray *conns; /* pd_conn * */
         unsigned next_serial;
+        unsigned max_per_uid;      /* connections one non-root uid may hold */
         gint64 last_refusal_log;
+        unsigned refusals_unlogged; /* refused since the last warning */
 };
 
 typedef struct pd_conn {
@@ -32,15 +34,81 @@ typedef struct pd_conn {
         guint reap_idle;
         bool dropped;
         bool throttled;
+        bool uid_known;
+        uid_t uid;         /* the peer's: SO_PEERCRED at accept, then the authenticated one */
         guint auth_timer;
 } pd_conn;
 
-static dbus_bool_t allow_any_uid(DBusConnection *c, unsigned long uid, void *data)
+/* One warning per 10 s for refused connections, with how many went unlogged meanwhile. */
+static void log_refusal(pd_dbus_server *s, bool uid_known, uid_t uid, const char *why)
 {
-        (void) c;
-        (void) uid;
-        (void) data;
-        return TRUE; /* authorization is per call, from the peer's uid */
+        gint64 now = g_get_monotonic_time();
+        if (s->last_refusal_log && now - s->last_refusal_log < 10 * G_USEC_PER_SEC) {
+                s->refusals_unlogged++;
+                return;
+        }
+        char who[32];
+        if (uid_known)
+                snprintf(who, sizeof who, "uid %u", (unsigned) uid);
+        else
+                snprintf(who, sizeof who, "an unknown uid");
+        g_warning("refusing a connection from %s: %s (%u more refused since the last warning)", who, why,
+                  s->refusals_unlogged);
+        s->last_refusal_log = now;
+        s->refusals_unlogged = 0;
+}
+
+/* Whether a peer of this uid may hold one more connection, other live connections than
+ * self counted.  NULL when it may, else why not. */
+static const char *over_quota(const pd_dbus_server *s, const pd_conn *self, bool uid_known, uid_t uid, char *buf,
+                              size_t size)
+{
+        unsigned total = 0, nonroot = 0, mine = 0;
+        for (guint i = 0; i < s->conns->len; i++) {
+                const pd_conn *o = s->conns->pdata[i];
+                if (o == self)
+                        continue;
+                total++;
+                if (o->dropped || !dbus_connection_get_is_connected(o->c))
+                        continue; /* leaving: reaped at the next idle */
+                if (!o->uid_known || o->uid != 0)
+                        nonroot++;
+                if (uid_known && o->uid_known && o->uid == uid)
+                        mine++;
+        }
+        if (total >= PD_DBUS_MAX_CONNECTIONS)
+                snprintf(buf, size, "%u clients connected (limit)", total);
+        else if (uid_known && uid == 0)
+                return NULL;
+        else if (nonroot >= PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS)
+                snprintf(buf, size, "%u non-root clients connected (the last %d slots are root's)", nonroot,
+                         PD_DBUS_ROOT_RESERVED_CONNECTIONS);
+        else if (uid_known && mine >= s->max_per_uid)
+                snprintf(buf, size, "it has %u connections (--max-connections-per-uid %u)", mine, s->max_per_uid);
+        else
+                return NULL;
+        return buf;
+}
+
+/* Called by libdbus once the peer has authenticated (never again for that connection):
+ * the uid from SO_PEERCRED at accept is confirmed; were it another, the quotas are checked
+ * again for the authenticated one.  FALSE: libdbus disconnects the peer. */
+static dbus_bool_t allow_uid(DBusConnection *c, unsigned long uid, void *data)
+{
+        pd_conn *pc = data;
+        (void) c; /* libdbus calls this with the connection unlocked: do not use it here */
+        if (pc->uid_known && pc->uid == (uid_t) uid)
+                return TRUE; /* admitted at accept; authorization is per call, from the uid */
+        char why[128];
+        const char *r = over_quota(pc->srv, pc, true, (uid_t) uid, why, sizeof why);
+        pc->uid_known = true;
+        pc->uid = (uid_t) uid;
+        if (r) {
+                log_refusal(pc->srv, true, (uid_t) uid, r);
+                pc->dropped = true;
+                return FALSE;
+        }
+        return TRUE;
 }
 
 static DBusHandlerResult object_message(DBusConnection *c, DBusMessage *m, void *data)
@@ -143,24 +211,39 @@ static gboolean auth_timeout_cb(gpointer data)
         return G_SOURCE_REMOVE;
 }
 
+/* The peer's uid from the kernel (fixed at connect(2)); false when it cannot be read. */
+static bool peer_uid(DBusConnection *c, uid_t *uid)
+{
+        int fd = -1;
+        struct ucred cr;
+        socklen_t len = sizeof cr;
+        if (!dbus_connection_get_unix_fd(c, &fd) || fd < 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || len != sizeof cr)
+                return false;
+        *uid = cr.uid;
+        return true;
+}
+
 static void new_connection(DBusServer *server, DBusConnection *c, void *data)
 {
         pd_dbus_server *s = data;
         (void) server;
-        if (s->conns->len >= PD_DBUS_MAX_CONNECTIONS) {
-                gint64 now = g_get_monotonic_time();
-                if (now - s->last_refusal_log > 10 * G_USEC_PER_SEC) {
-                        g_warning("refusing connections: %u clients connected (limit)", s->conns->len);
-                        s->last_refusal_log = now;
-                }
+        uid_t uid = (uid_t) -1;
+        bool known = peer_uid(c, &uid);
+        char why[128];
+        const char *r = over_quota(s, NULL, known, uid, why, sizeof why);
+        if (r) {
+                log_refusal(s, known, uid, r);
                 dbus_connection_close(c);
                 return; /* not referenced: libdbus frees it */
         }
         pd_conn *pc = g_new0(pd_conn, 1);
         pc->srv = s;
         pc->c = dbus_connection_ref(c);
+        pc->uid_known = known;
+        pc->uid = uid;
         dbus_connection_set_exit_on_disconnect(c, FALSE);
-        dbus_connection_set_unix_user_function(c, allow_any_uid, NULL, NULL);
+        dbus_connection_set_unix_user_function(c, allow_uid, pc, NULL);
         dbus_connection_set_max_message_size(c, PD_DBUS_MAX_MESSAGE_BYTES);
         dbus_connection_set_max_received_size(c, PD_DBUS_MAX_RECEIVED_BYTES);
         /* no method takes a file descriptor: bound what a peer can park in our fd table */
@@ -202,8 +285,12 @@ static int check_existing(const char *path, tr_error *err)
         return 0;
 }
 
-int pd_dbus_server_new(const char *socket_path, gid_t group, pd_commands *cm, pd_dbus_server **out, tr_error *err)
+int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_uid, pd_commands *cm,
+                       pd_dbus_server **out, tr_error *err)
 {
+        if (max_per_uid > PD_DBUS_MAX_CONNECTIONS)
+                return tr_error_set(err, EINVAL, "max connections per uid %u > %d", max_per_uid,
+                                    PD_DBUS_MAX_CONNECTIONS);
         g_autofree char *dir = g_path_get_dirname(socket_path);
         if (g_mkdir_with_parents(dir, 0755) < 0)
                 return tr_error_setx(err, errno, "creating %s", dir);
@@ -230,6 +317,7 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, pd_commands *cm, pd
         s->server = server;
         s->path = g_strdup(socket_path);
         s->cm = cm;
+        s->max_per_uid = max_per_uid ? max_per_uid : PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID;
         s->conns = g_ptr_array_new();
         /* the umask made it 0660 at bind; never follow a symlink swapped in since (a
          * --socket in a directory others can write) */

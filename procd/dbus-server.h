@@ -11,6 +11,13 @@
 
 /* Limits per connection. */
 #define PD_DBUS_MAX_CONNECTIONS 256
+/* Connection quotas (see QUOTA-NOTES.md): the peer's uid is read with SO_PEERCRED at accept
+ * (the credential libdbus's EXTERNAL authentication uses) and confirmed once authenticated.
+ * Peers of non-zero uid (and peers whose uid could not be read) share
+ * PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS slots, at most
+ * --max-connections-per-uid each; uid 0 may take every slot, the last ones are its alone. */
+#define PD_DBUS_ROOT_RESERVED_CONNECTIONS 32
+#define PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID 32
 #define PD_DBUS_AUTH_TIMEOUT_SEC 10                      /* unauthenticated peers are dropped */
 #define PD_DBUS_MAX_MESSAGE_BYTES (1024 * 1024)          /* larger: libdbus drops the peer */
 #define PD_DBUS_MAX_RECEIVED_BYTES (4 * 1024 * 1024)     /* queued unread calls: backpressure */
@@ -22,9 +29,11 @@
 typedef struct pd_dbus_server pd_dbus_server;
 
 /* Listen on socket_path (its directory is created 0755 when missing; a stale socket is
- * replaced, a live one is -EADDRINUSE).  group (gid_t)-1: keep procd's group. */
-int pd_dbus_server_new(const char *socket_path, gid_t group, pd_commands *cm, pd_dbus_server **out,
-                       tr_error *err);
+ * replaced, a live one is -EADDRINUSE).  group (gid_t)-1: keep procd's group.
+ * max_per_uid: connections one non-root uid may hold (1..PD_DBUS_MAX_CONNECTIONS; 0: the
+ * default). */
+int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_uid, pd_commands *cm,
+                       pd_dbus_server **out, tr_error *err);
 /* Flush pending replies, close every connection, stop listening, unlink the socket. */
 void pd_dbus_server_free(pd_dbus_server *s);
 size_t pd_dbus_server_connections(const pd_dbus_server *s);

@@ -31,6 +31,7 @@ typedef struct pd_options {
         gid_t gid_min, gid_max;
         uint32_t snapshot_interval;
         uint32_t kill_timeout;
+        unsigned max_conns_per_uid;
         bool syslog;
         bool foreground;
         int ready_fd;
@@ -52,7 +53,7 @@ static void usage(FILE *f)
 {
         fprintf(f, "usage: procd [--socket PATH] [--group GROUP] [--root-pid PID] [--gid-range MIN-MAX]\n"
                    "             [--snapshot-interval SEC] [--kill-timeout SEC] [--log stderr|syslog]\n"
-                   "             [--foreground] [--ready-fd N]\n"
+                   "             [--max-connections-per-uid N] [--foreground] [--ready-fd N]\n"
                    "  --socket PATH           D-Bus peer-to-peer socket (default " PROCD_DEFAULT_SOCKET ")\n"
                    "  --group GROUP           group of the socket (mode 0660)\n"
                    "  --root-pid PID          root of the root family (default: procd's parent)\n"
@@ -60,8 +61,13 @@ static void usage(FILE *f)
                    "  --snapshot-interval S   max age of the root family's /proc data (default 60)\n"
                    "  --kill-timeout S        KillFamily gives up (Unkillable) after S seconds (default 10)\n"
                    "  --log stderr|syslog     where log messages go (default stderr)\n"
+                   "  --max-connections-per-uid N\n"
+                   "                          connections one non-root uid may hold (1..%d, default %d;\n"
+                   "                          non-root uids share %d, the last %d are root's)\n"
                    "  --foreground            do not detach\n"
-                   "  --ready-fd N            close fd N once listening\n");
+                   "  --ready-fd N            close fd N once listening\n",
+                PD_DBUS_MAX_CONNECTIONS, PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID,
+                PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS, PD_DBUS_ROOT_RESERVED_CONNECTIONS);
 }
 
 static int parse_options(int argc, char **argv, pd_options *o)
@@ -76,11 +82,13 @@ static int parse_options(int argc, char **argv, pd_options *o)
                 { "log", required_argument, NULL, 'l' },
                 { "foreground", no_argument, NULL, 'f' },
                 { "ready-fd", required_argument, NULL, 'R' },
+                { "max-connections-per-uid", required_argument, NULL, 'C' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         *o = (pd_options) { .socket_path = PROCD_DEFAULT_SOCKET, .group = (gid_t) -1, .snapshot_interval = 60,
-                            .kill_timeout = 10, .ready_fd = -1, .gid_max = 0, .gid_min = 1 };
+                            .kill_timeout = 10, .ready_fd = -1,
+                            .max_conns_per_uid = PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, .gid_max = 0, .gid_min = 1 };
         int c;
         uint64_t v;
         while ((c = getopt_long(argc, argv, "s:g:r:G:i:k:l:fR:h", longopts, NULL)) != -1) {
@@ -148,6 +156,14 @@ static int parse_options(int argc, char **argv, pd_options *o)
                                 return -EINVAL;
                         }
                         o->ready_fd = (int) v;
+                        break;
+                case 'C':
+                        if (tr_parse_u64(optarg, &v) < 0 || v == 0 || v > PD_DBUS_MAX_CONNECTIONS) {
+                                fprintf(stderr, "procd: bad --max-connections-per-uid (1..%d): %s\n",
+                                        PD_DBUS_MAX_CONNECTIONS, optarg);
+                                return -EINVAL;
+                        }
+                        o->max_conns_per_uid = (unsigned) v;
                         break;
                 case 'h':
                         usage(stdout);
@@ -329,7 +345,7 @@ int main(int argc, char **argv)
                 .quit = quit_cb,
                 .quit_data = &d,
         };
-        if (pd_dbus_server_new(d.opt.socket_path, d.opt.group, &d.cm, &d.server, &err) < 0) {
+        if (pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, &d.cm, &d.server, &err) < 0) {
                 g_warning("%s", err.msg);
                 d.exit_code = 1;
                 goto out;

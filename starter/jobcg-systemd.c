@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -302,11 +304,37 @@ static int get_control_group(sd_state *s, char *out, size_t size, tr_error *err)
         }
 }
 
+/* In the forked helper (async-signal-safe calls only): keep nothing of the starter's but
+ * the pipe's read end, moved to fd 3, and the stdio fds, pointed at /dev/null.  Otherwise
+ * the parked helper would hold the D-Bus socket, the job's stdio files, the report file...
+ * open until teardown. */
+static void helper_close_fds(int rfd)
+{
+        if (rfd != 3 && dup2(rfd, 3) < 0)
+                _exit(1);
+        int devnull = open("/dev/null", O_RDWR | O_CLOEXEC); /* not 3: that is taken now */
+        if (devnull >= 0) {
+                for (int fd = 0; fd < 3; fd++)
+                        if (devnull != fd)
+                                dup2(devnull, fd);
+        }
+        if (syscall(SYS_close_range, 4u, ~0u, 0u) < 0) {
+                /* close_range needs Linux 5.9: close one by one up to the fd limit */
+                struct rlimit rl;
+                unsigned max = 65536;
+                if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < max)
+                        max = (unsigned) rl.rlim_cur;
+                for (unsigned fd = 4; fd < max; fd++)
+                        close((int) fd);
+        }
+}
+
 static int fork_helper(sd_state *s, tr_error *err)
 {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 return tr_error_setx(err, errno, "pipe");
+        pid_t parent = getpid();
         pid_t pid = fork();
         if (pid < 0) {
                 int e = errno;
@@ -318,8 +346,11 @@ static int fork_helper(sd_state *s, tr_error *err)
                 /* parked until the starter closes the pipe (or dies); async-signal-safe only */
                 char c;
                 close(p[1]);
+                helper_close_fds(p[0]);
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
-                while (read(p[0], &c, 1) < 0 && errno == EINTR)
+                if (getppid() != parent) /* the starter died before the prctl */
+                        _exit(0);
+                while (read(3, &c, 1) < 0 && errno == EINTR)
                         ;
                 _exit(0);
         }
@@ -455,7 +486,10 @@ static void systemd_teardown(st_jobcg *jc)
                 uint64_t end = tr_now_usec() + 2000000;
                 while (waitpid(s->helper, &st, WNOHANG) == 0) {
                         if (tr_now_usec() > end) {
-                                tr_safe_kill(s->helper, 0, SIGKILL);
+                                /* our unreaped child (pid not reusable): plain kill, so
+                                 * that the blocking waitpid cannot hang on a refused
+                                 * tr_safe_kill (pidfd_open failing with EMFILE...) */
+                                kill(s->helper, SIGKILL);
                                 waitpid(s->helper, &st, 0);
                                 break;
                         }

@@ -391,7 +391,11 @@ int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
                         int e = errno;
                         close(ep[0]);
                         close(ep[1]);
-                        tr_safe_kill(pid, 0, SIGKILL);
+                        /* our own unreaped child: its pid cannot be reused before the
+                         * waitpid, and tr_safe_kill would refuse now that pidfd_open fails
+                         * (EMFILE...), leaving waitpid blocked: plain kill, pid > 1 */
+                        if (pid > 1)
+                                kill(pid, SIGKILL);
                         waitpid(pid, NULL, 0);
                         return tr_error_setx(err, e, "pidfd_open");
                 }

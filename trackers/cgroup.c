@@ -181,6 +181,20 @@ static int hot_read(tr_cgroup *cg, enum hot_file h, char *buf, size_t size)
         return fd < 0 ? fd : tr_pread_all(fd, buf, size);
 }
 
+/* A PSI file that answers EOPNOTSUPP never will (kernels that show the files with psi=0
+ * on the command line refuse the read in psi_show): drop the fd and remember the file as
+ * absent for this handle, so that usage does not retry it on every call. */
+static int psi_read(tr_cgroup *cg, enum hot_file h, char *buf, size_t size)
+{
+        int r = hot_read(cg, h, buf, size);
+        if (r == -EOPNOTSUPP) {
+                if (cg->hot[h] >= 0)
+                        close(cg->hot[h]);
+                cg->hot[h] = HOT_ABSENT;
+        }
+        return r;
+}
+
 static void hot_close_all(tr_cgroup *cg)
 {
         for (int h = 0; h < H_COUNT; h++) {
@@ -500,9 +514,22 @@ static int check_index(const tr_cgroup *cg, int i, tr_error *err)
         return 0;
 }
 
+/* attach and write change the cgroup (membership, limits, freezer.state...): like every
+ * mutating operation they need TR_CG_MAY_ACT.  Only the flag: unlike kill/freeze they may
+ * target a cgroup holding the caller (a process attaching itself, a limit on its own job). */
+static int check_may_change(const tr_cgroup *cg, const char *op, tr_error *err)
+{
+        if (!(cg->flags & TR_CG_MAY_ACT))
+                return tr_error_set(err, EPERM, "%s: cgroup handle was not created or handed to us", op);
+        return 0;
+}
+
 int tr_cgroup_write(tr_cgroup *cg, int i, const char *file, const char *value, tr_error *err)
 {
-        int r = check_index(cg, i, err);
+        int r = check_may_change(cg, "write", err);
+        if (r < 0)
+                return r;
+        r = check_index(cg, i, err);
         if (r < 0)
                 return r;
         if (!file || strchr(file, '/'))
@@ -531,6 +558,9 @@ bool tr_cgroup_has_file(tr_cgroup *cg, int i, const char *file)
 
 int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err)
 {
+        int r = check_may_change(cg, "attach", err);
+        if (r < 0)
+                return r;
         if (pid <= 0)
                 return tr_error_set(err, EINVAL, "bad pid %d", (int) pid);
         char v[32];
@@ -538,7 +568,7 @@ int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err)
         for (int i = 0; i < cg->hs->n; i++) {
                 if (cg->dirfd[i] < 0)
                         continue;
-                int r = tr_write_file_at(cg->dirfd[i], "cgroup.procs", v, err);
+                r = tr_write_file_at(cg->dirfd[i], "cgroup.procs", v, err);
                 if (r < 0)
                         return tr_error_prefix(err, "attach pid %d to %s:%s", (int) pid, cg->hs->h[i].mount_point,
                                                cg->path[i]);
@@ -821,7 +851,7 @@ static void usage_pids_io_psi(tr_cgroup *cg, tr_usage *u, char *buf, size_t size
         for (size_t k = 0; k < TR_ARRAY_SIZE(psi); k++) {
                 uint64_t some = 0, full = 0;
                 bool has_full = false;
-                if (hot_read(cg, psi[k].h, buf, size) < 0 || tr_parse_pressure(buf, &some, &full, &has_full) < 0)
+                if (psi_read(cg, psi[k].h, buf, size) < 0 || tr_parse_pressure(buf, &some, &full, &has_full) < 0)
                         continue;
                 tr_u64_set(u, (tr_u64 *) ((char *) u + psi[k].some), some, TR_SRC_CGROUP_V2);
                 if (has_full)
@@ -1098,20 +1128,58 @@ int tr_cgroup_thaw(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reache
 
 static bool has_freezer(tr_cgroup *cg) { return has_v2_freeze(cg) || v1_freezer(cg) >= 0; }
 
-/* Send sig to every pid of the set except ourselves.  Returns the number signalled. */
-static size_t signal_all(const tr_pidset *s, int sig)
+static tr_cgroup_hook_fn signal_hook;
+static void *signal_hook_ud;
+
+void tr_cgroup_set_signal_hook(tr_cgroup_hook_fn fn, void *ud)
 {
-        size_t n = 0;
+        signal_hook = fn;
+        signal_hook_ud = ud;
+}
+
+/* List the family into *members and send sig to each member except ourselves, never to a
+ * process that merely reuses a listed pid.  Returns 0 or the listing's -errno.
+ *
+ * Each member's start time is read right after the listing, and the signal goes through
+ * tr_safe_kill(pid, start), which signals only the process with that start time (through
+ * a pidfd).  A pid that was reused between the listing and the start-time read is caught
+ * by listing again: only pids listed both before and after their start times were read are
+ * signalled (a stranger that took a member's pid is not in the cgroup; one that took it
+ * and is in the cgroup is a member).  A pid gone by the start-time read is skipped.
+ *
+ * This matters where no freezer holds the family still (no freezer, or the freeze only
+ * reached FREEZING): members exit and pids get reused while we list.  It is done on the
+ * frozen path too: a frozen task cannot exit on its own, but a fatal signal from elsewhere
+ * gets through the v2 freezer, so a listed pid can still be freed and reused there.  The
+ * cost is one /proc/PID/stat read per member (two, with tr_safe_kill's own check) and one
+ * more listing: small next to the freeze wait, and only on signal/kill. */
+static int signal_members(tr_cgroup *cg, int sig, tr_pidset *members, tr_error *err)
+{
+        int r = tr_cgroup_members(cg, members, err);
+        if (r < 0)
+                return r;
+        if (members->n == 0)
+                return 0;
+        _cleanup_free_ uint64_t *ticks = calloc(members->n, sizeof *ticks);
+        if (!ticks)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        for (size_t k = 0; k < members->n; k++)
+                if (tr_pid_start_ticks(members->pids[k], &ticks[k]) < 0)
+                        ticks[k] = 0; /* gone: not signalled */
+        _cleanup_pidset_ tr_pidset again = TR_PIDSET_INIT;
+        r = tr_cgroup_members(cg, &again, err);
+        if (r < 0)
+                return r;
+        if (signal_hook)
+                signal_hook(signal_hook_ud);
         pid_t self = getpid();
-        for (size_t k = 0; k < s->n; k++) {
-                if (s->pids[k] == self)
+        for (size_t k = 0; k < members->n; k++) {
+                pid_t pid = members->pids[k];
+                if (pid == self || ticks[k] == 0 || !tr_pidset_contains(&again, pid))
                         continue;
-                /* Membership was listed while the cgroup was frozen where a freezer exists:
-                 * a frozen task cannot exit, so its pid cannot be reused before the signal. */
-                if (tr_safe_kill(s->pids[k], 0, sig) == 0)
-                        n++;
+                (void) tr_safe_kill(pid, ticks[k], sig);
         }
-        return n;
+        return 0;
 }
 
 int tr_cgroup_signal(tr_cgroup *cg, int sig, tr_error *err)
@@ -1132,9 +1200,7 @@ int tr_cgroup_signal(tr_cgroup *cg, int sig, tr_error *err)
                 froze = true;
         }
         _cleanup_pidset_ tr_pidset members = TR_PIDSET_INIT;
-        r = tr_cgroup_members(cg, &members, err);
-        if (r == 0)
-                signal_all(&members, sig);
+        r = signal_members(cg, sig, &members, err);
         /* Thaw only what we froze: a family frozen by the caller stays frozen (its SIGCONT
          * or SIGSTOP is delivered and takes effect at thaw, as with a stopped process). */
         if (froze) {
@@ -1212,7 +1278,9 @@ static int kill_via_freeze(tr_cgroup *cg, uint64_t deadline, tr_kill_result *res
                 uint64_t left = deadline > now ? deadline - now : 0;
                 if (freezer)
                         (void) do_freeze(cg, left < FREEZE_BOUND_USEC ? left : FREEZE_BOUND_USEC, &st, NULL);
-                int r = tr_cgroup_members(cg, &members, err);
+                /* SIGKILL is queued to frozen tasks; they die when thawed (v1) or at once
+                 * (v2 lets fatal signals through its freezer). */
+                int r = signal_members(cg, SIGKILL, &members, err);
                 if (r == -ENODEV || r == -ENOENT) {
                         res->empty = true;
                         return 0;
@@ -1223,9 +1291,6 @@ static int kill_via_freeze(tr_cgroup *cg, uint64_t deadline, tr_kill_result *res
                                 (void) do_thaw(cg, FREEZE_BOUND_USEC, &st, NULL);
                         return r;
                 }
-                /* SIGKILL is queued to frozen tasks; they die when thawed (v1) or at once
-                 * (v2 lets fatal signals through its freezer). */
-                signal_all(&members, SIGKILL);
                 if (freezer)
                         (void) do_thaw(cg, FREEZE_BOUND_USEC, &st, NULL);
                 uint64_t round_end = tr_now_usec() + 50000;

@@ -7,6 +7,7 @@
  *
  * Safety: every destructive operation (signal, kill, freeze, destroy) refuses a handle
  * without TR_CG_MAY_ACT, a hierarchy root, and a cgroup that holds the caller (-EPERM).
+ * attach and write need TR_CG_MAY_ACT too.
  */
 #pragma once
 
@@ -65,10 +66,12 @@ int tr_cgroup_dirfd(const tr_cgroup *cg, int i);
  * there is no v2 cgroup.  Owned by the handle. */
 int tr_cgroup_v2_fd(tr_cgroup *cg);
 
-/* Write pid into cgroup.procs of every hierarchy of the handle. */
+/* Write pid into cgroup.procs of every hierarchy of the handle.  Needs TR_CG_MAY_ACT
+ * (-EPERM); unlike the destructive operations it may target a cgroup holding the caller. */
 int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err);
 
-/* Write value to file in hierarchy i of the handle (limits: "memory.max", "pids.max"...). */
+/* Write value to file in hierarchy i of the handle (limits: "memory.max", "pids.max"...).
+ * Needs TR_CG_MAY_ACT (-EPERM). */
 int tr_cgroup_write(tr_cgroup *cg, int i, const char *file, const char *value, tr_error *err);
 /* Read file in hierarchy i into buf (NUL-terminated).  Returns length or -errno. */
 int tr_cgroup_read(tr_cgroup *cg, int i, const char *file, char *buf, size_t size, tr_error *err);
@@ -101,6 +104,12 @@ int tr_cgroup_thaw(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reache
 /* Signal every member: freeze first where a freezer exists (no fork escapes between
  * listing and signalling), signal, thaw.  SIGSTOP/SIGCONT keep their meaning. */
 int tr_cgroup_signal(tr_cgroup *cg, int sig, tr_error *err);
+
+/* Test seam: when set, called by signal and kill after the members are listed (and their
+ * start times read) and before any is signalled, so that a test can free a member's pid and
+ * have a stranger take it.  NULL (the default) disables it.  Not for production use. */
+typedef void (*tr_cgroup_hook_fn)(void *ud);
+void tr_cgroup_set_signal_hook(tr_cgroup_hook_fn fn, void *ud);
 
 typedef struct tr_kill_result {
         bool empty;             /* nothing left in the family */

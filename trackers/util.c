@@ -195,10 +195,18 @@ int tr_safe_kill(pid_t pid, uint64_t start_ticks, int sig)
                 return -EPERM;
         /* Open a pidfd first, then check the start time: if it still matches, the pidfd
          * names that very process and a reuse of the pid after this point cannot hit a
-         * stranger.  Without pidfd support, fall back to check-then-kill. */
+         * stranger.  Without pidfd support, fall back to check-then-kill.
+         *
+         * Only "unavailable" falls back: ENOSYS (kernel < 5.3), or EPERM, which the kernel
+         * never returns for pidfd_open but a seccomp filter denying it does.  EINVAL (kernels
+         * before 6.9) or ENOENT (seen on this 6.18 host) means pid is a thread id, not a
+         * thread-group leader: kill(tid) would signal that whole process, so refuse with
+         * -EINVAL.  Any other failure (ESRCH, EMFILE, ENOMEM...) is returned as is. */
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        if (pidfd < 0 && errno == ESRCH)
-                return -ESRCH;
+        if (pidfd < 0 && (errno == EINVAL || errno == ENOENT))
+                return -EINVAL;
+        if (pidfd < 0 && errno != ENOSYS && errno != EPERM)
+                return -errno;
         if (start_ticks != 0) {
                 uint64_t now;
                 int r = tr_pid_start_ticks(pid, &now);

@@ -88,7 +88,10 @@ uint64_t tr_now_usec(void);
 int tr_pid_start_ticks(pid_t pid, uint64_t *out);
 
 /* Safety gate for every kill(): refuses pid <= 1 with -EPERM, never calls kill() with
- * pid <= 0.  When start_ticks != 0 the pid must still have that start time (-ESRCH if not). */
+ * pid <= 0.  When start_ticks != 0 the pid must still have that start time (-ESRCH if not).
+ * Signals through a pidfd; a thread id that is not a process (thread-group leader) is
+ * refused with -EINVAL (kill() on it would hit the whole process).  Falls back to kill()
+ * only where pidfd_open is unavailable (ENOSYS, or EPERM from a seccomp filter). */
 int tr_safe_kill(pid_t pid, uint64_t start_ticks, int sig);
 
 /* Whether pid exists and is not a zombie (a killed process its parent has not reaped yet

@@ -18,3 +18,6 @@ procd_add_test(NAME test_procd_valgrind SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_p
 add_dependencies(test_procd_valgrind procd)
 procd_add_test(NAME test_procd_command SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_command.c
                LIBS procd_test_harness procd_core LABELS integration TIMEOUT 300)
+procd_add_test(NAME test_procd_quota SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_quota.c
+               LIBS procd_test_harness PkgConfig::GLIB LABELS integration TIMEOUT 300)
+add_dependencies(test_procd_quota procd)

@@ -1,10 +1,12 @@
 /* test_procd_valgrind.c - the daemon under valgrind (--error-exitcode=1 --leak-check=full)
  * through a short client session that touches every operation, bad input, a watcher's
- * death and a client that disconnects mid-call; procd must exit 0 (no error, no definite
+ * death, a client that disconnects mid-call and a non-root client refused over its
+ * connection quota (--max-connections-per-uid 1); procd must exit 0 (no error, no definite
  * or indirect leak).  Skips with a printed reason when valgrind is missing. */
 #include <CUnit/CUnit.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +110,37 @@ static void pending_suspends(ph_daemon *d, procd_client *c)
                 send_suspend(pending_raw, frozen_victim);
 }
 
+/* As nobody, with --max-connections-per-uid 1: the first connection is served, the second
+ * refused at accept. */
+static int over_quota_fn(void *arg)
+{
+        const ph_daemon *d = arg;
+        if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+                return 20;
+        DBusConnection *a = ph_raw_connect(d), *b = ph_raw_connect(d);
+        int rc = 0;
+        if (!a)
+                rc = 21;
+        else {
+                DBusMessage *m = dbus_message_new_method_call(NULL, PROCD_DBUS_PATH, PROCD_DBUS_INTERFACE, "GetUsage");
+                dbus_int32_t z = 0;
+                dbus_message_append_args(m, DBUS_TYPE_INT32, &z, DBUS_TYPE_INVALID);
+                if (ph_raw_call(a, m, 30000))
+                        rc = 22;
+                dbus_message_unref(m);
+        }
+        if (b && dbus_connection_get_is_authenticated(b) && dbus_connection_get_is_connected(b))
+                rc = 23;
+        for (int i = 0; i < 2; i++) {
+                DBusConnection *c = i ? b : a;
+                if (c) {
+                        dbus_connection_close(c);
+                        dbus_connection_unref(c);
+                }
+        }
+        return rc;
+}
+
 static void session(ph_daemon *d)
 {
         procd_client *c = ph_connect(d);
@@ -177,6 +210,13 @@ static void session(ph_daemon *d)
                 dbus_connection_close(raw);
                 dbus_connection_unref(raw);
         }
+        pid_t q = ts_fork(over_quota_fn, d);
+        int qst = q > 1 ? ts_wait(q, 120000) : -1;
+        if (qst == -ETIMEDOUT)
+                ts_kill_reap(q);
+        if (!(qst >= 0 && WIFEXITED(qst) && WEXITSTATUS(qst) == 0))
+                fprintf(stderr, "over-quota client: status %d\n", qst);
+        CU_ASSERT(qst >= 0 && WIFEXITED(qst) && WEXITSTATUS(qst) == 0);
         pending_suspends(d, c);
         procd_disconnect(c);
         if (cg) {
@@ -204,7 +244,8 @@ static void test_valgrind(void)
                                         "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect",
                                         NULL };
         ph_daemon d;
-        static const char *const extra[] = { "--gid-range", "70300-70301", NULL };
+        static const char *const extra[] = { "--gid-range", "70300-70301", "--group", "65534",
+                                             "--max-connections-per-uid", "1", NULL };
         CU_ASSERT_EQUAL_FATAL(ph_start(&d, extra, wrapper, 60000), 0);
         session(&d);
         int st = ph_stop(&d, 60000);

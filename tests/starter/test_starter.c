@@ -136,6 +136,52 @@ static int helper(int argc, char **argv)
                 for (;;)
                         x++;
         }
+        if (strcmp(what, "scopefds") == 0) { /* the fds of the systemd scope's parked helper */
+                /* the job sits in <scope>/job; the helper in <scope>/starter (the starter,
+                 * our parent, is not in the scope, but skip it anyway) */
+                char text[4096] = "", scope[PATH_MAX] = "";
+                tr_read_file_at(AT_FDCWD, "/proc/self/cgroup", text, sizeof text, NULL);
+                char *l = strstr(text, "0::");
+                if (!l)
+                        return 3;
+                snprintf(scope, sizeof scope, "%.*s", (int) strcspn(l + 3, "\n"), l + 3);
+                char *slash = strrchr(scope, '/');
+                if (!slash)
+                        return 3;
+                snprintf(slash, sizeof scope - (size_t) (slash - scope), "/starter");
+                const tr_hierarchies *hs = ts_hierarchies();
+                char dir[PATH_MAX], procs[8192] = "";
+                if (hs->v2 < 0 || tr_hierarchy_fs_path(&hs->h[hs->v2], scope, dir, sizeof dir, NULL) < 0)
+                        return 4;
+                strncat(dir, "/cgroup.procs", sizeof dir - strlen(dir) - 1);
+                if (tr_read_file_at(AT_FDCWD, dir, procs, sizeof procs, NULL) < 0)
+                        return 5;
+                int helpers = 0;
+                for (char *save = NULL, *t = strtok_r(procs, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
+                        int pid = atoi(t);
+                        if (pid <= 1 || pid == (int) getppid())
+                                continue;
+                        helpers++;
+                        char fdd[64];
+                        snprintf(fdd, sizeof fdd, "/proc/%d/fd", pid);
+                        DIR *d = opendir(fdd);
+                        if (!d)
+                                return 6;
+                        struct dirent *de;
+                        while ((de = readdir(d))) {
+                                if (de->d_name[0] == '.')
+                                        continue;
+                                char lp[128], target[PATH_MAX] = "";
+                                snprintf(lp, sizeof lp, "%s/%s", fdd, de->d_name);
+                                ssize_t n = readlink(lp, target, sizeof target - 1);
+                                target[n > 0 ? n : 0] = '\0';
+                                printf("helperfd %d %s %s\n", pid, de->d_name, target);
+                        }
+                        closedir(d);
+                }
+                printf("helpers %d\n", helpers);
+                return 0;
+        }
         fprintf(stderr, "unknown helper %s\n", what);
         return 2;
 }
@@ -968,6 +1014,34 @@ static void test_systemd_scope(void)
         CU_ASSERT_EQUAL(r.code, 4);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "(systemd)"));
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "stray processes killed"));
+
+        /* the parked scope helper keeps no fd of the starter's (D-Bus socket, job stdio,
+         * report): only stdio on /dev/null and its pipe */
+        const char *a3[] = { "--no-procd", "--systemd=yes", "--systemd-address", addr, "--name", "sdjob3",
+                             "--report", report, "--", self_exe, "helper", "scopefds", NULL };
+        t0 = tr_now_usec();
+        pid = spawn("sd3", a3);
+        finish(pid, "sd3", &r, 60000, t0);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "helpers 1\n"));
+        int nfds = 0, pipes = 0, bad = 0;
+        char copy[16384];
+        snprintf(copy, sizeof copy, "%s", r.out);
+        for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                int hp, fd;
+                char target[PATH_MAX];
+                if (sscanf(l, "helperfd %d %d %4095s", &hp, &fd, target) != 3)
+                        continue;
+                nfds++;
+                if (fd <= 2 ? strcmp(target, "/dev/null") != 0 : strncmp(target, "pipe:", 5) != 0) {
+                        printf("\nscope helper holds fd %d -> %s\n", fd, target);
+                        bad++;
+                }
+                pipes += fd > 2;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        CU_ASSERT_EQUAL(nfds, 4);
+        CU_ASSERT_EQUAL(pipes, 1);
         sd_stop();
 }
 

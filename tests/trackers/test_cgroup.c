@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <ftw.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,8 +52,9 @@ static int run_spinner(void *arg)
 }
 
 /* A host view without the cgroup2 mount: pure v1 on a hybrid host.  false when the host
- * has no v1 controller hierarchy. */
-static bool v1_view(tr_hierarchies *out)
+ * has no v1 controller hierarchy.  no_freezer: without the v1 freezer hierarchy too (a
+ * family no freezer can hold still). */
+static bool v1_view_ex(tr_hierarchies *out, bool no_freezer)
 {
         _cleanup_free_ char *text = NULL;
         if (tr_read_file_alloc_at(AT_FDCWD, "/proc/self/mountinfo", &text, NULL, NULL) < 0)
@@ -60,7 +62,7 @@ static bool v1_view(tr_hierarchies *out)
         char *w = text;
         for (char *p = text; *p;) {
                 size_t len = strcspn(p, "\n");
-                bool keep = !memmem(p, len, " - cgroup2 ", 11);
+                bool keep = !memmem(p, len, " - cgroup2 ", 11) && !(no_freezer && memmem(p, len, "freezer", 7));
                 if (keep) {
                         memmove(w, p, len);
                         w += len;
@@ -73,8 +75,10 @@ static bool v1_view(tr_hierarchies *out)
         *w = '\0';
         if (tr_hierarchies_parse(out, text, NULL) < 0)
                 return false;
-        return out->mode == TR_MODE_V1;
+        return out->mode == TR_MODE_V1 && (!no_freezer || out->v1_of[TR_CTRL_FREEZER] < 0);
 }
+
+static bool v1_view(tr_hierarchies *out) { return v1_view_ex(out, false); }
 
 static tr_cgroup *make_cg(const tr_hierarchies *hs, const char *name)
 {
@@ -693,6 +697,82 @@ static void check_signal(const tr_hierarchies *hs, const char *tag)
         kill_destroy(cg);
 }
 
+/* Pid reuse between listing and signalling: the hook (run after the members are listed,
+ * before any is signalled) kills member A, reaps it and starts a stranger outside the
+ * cgroup with A's very pid (clone3 set_tid).  The signal must reach member B and never the
+ * stranger.  Run where no freezer holds the family ("nofreezer" view) and on the host's v2
+ * freezer (a frozen v2 member still dies of SIGKILL, so its pid can be freed there too). */
+struct reuse_ctx {
+        pid_t victim;
+        pid_t stranger; /* > 0 once started; -errno when set_tid failed */
+        bool done;
+};
+
+struct ts_clone_args {
+        uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+                set_tid_size, cgroup;
+};
+
+static pid_t fork_with_pid(pid_t want)
+{
+        pid_t tid = want;
+        struct ts_clone_args a;
+        memset(&a, 0, sizeof a);
+        a.exit_signal = SIGCHLD;
+        a.set_tid = (uint64_t) (uintptr_t) &tid;
+        a.set_tid_size = 1;
+        fflush(NULL);
+        long r = syscall(SYS_clone3, &a, sizeof a);
+        if (r == 0) {
+                for (;;)
+                        pause();
+        }
+        return r < 0 ? -errno : (pid_t) r;
+}
+
+static void reuse_hook(void *ud)
+{
+        struct reuse_ctx *c = ud;
+        if (c->done)
+                return;
+        c->done = true;
+        if (c->victim <= 1)
+                return;
+        kill(c->victim, SIGKILL); /* our own child */
+        waitpid(c->victim, NULL, 0);
+        c->stranger = fork_with_pid(c->victim);
+}
+
+static void check_signal_reuse(const tr_hierarchies *hs, const char *tag)
+{
+        char name[64];
+        snprintf(name, sizeof name, "sigreuse-%s", tag);
+        tr_cgroup *cg = make_cg(hs, name);
+        if (!cg)
+                return;
+        pid_t a = start_in(cg, run_sleeper, NULL);
+        pid_t b = start_in(cg, run_sleeper, NULL);
+        msleep(50); /* the stranger's start time (10 ms ticks) must differ from A's */
+        struct reuse_ctx ctx = { .victim = a };
+        tr_cgroup_set_signal_hook(reuse_hook, &ctx);
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL(tr_cgroup_signal(cg, SIGTERM, &err), 0);
+        tr_cgroup_set_signal_hook(NULL, NULL);
+        CU_ASSERT_TRUE(ctx.done);
+        int sb = ts_wait(b, 5000);
+        CU_ASSERT(sb >= 0 && WIFSIGNALED(sb) && WTERMSIG(sb) == SIGTERM);
+        if (ctx.stranger > 1) {
+                CU_ASSERT_EQUAL(ctx.stranger, a);
+                msleep(50);
+                CU_ASSERT_TRUE(ts_alive(ctx.stranger)); /* the reused pid was not signalled */
+                CU_ASSERT_EQUAL(ts_wait(ctx.stranger, 0), -ETIMEDOUT);
+                ts_kill_reap(ctx.stranger);
+        } else {
+                printf("\n    SKIP pid reuse (%s): clone3 set_tid: %s\n", tag, strerror(-ctx.stranger));
+        }
+        kill_destroy(cg);
+}
+
 /* ---- destroy ------------------------------------------------------------------------ */
 
 static void check_destroy(const tr_hierarchies *hs, const char *tag)
@@ -831,6 +911,22 @@ static void check_safety(const tr_hierarchies *hs, const char *tag)
         _cleanup_cgroup_ tr_cgroup *ro = NULL;
         CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(hs, path, 0, &ro, &err), 0);
         CU_ASSERT_EQUAL(refusals(ro, true), 0);
+        /* attach and write change the cgroup: refused too */
+        pid_t outsider = ts_fork(run_sleeper, NULL);
+        CU_ASSERT_FATAL(outsider > 1);
+        CU_ASSERT_EQUAL(tr_cgroup_attach(ro, outsider, &err), -EPERM);
+        CU_ASSERT_EQUAL(err.code, EPERM);
+        for (int i = 0; i < hs->n; i++) {
+                if (tr_cgroup_dirfd(ro, i) < 0)
+                        continue;
+                char v[32];
+                snprintf(v, sizeof v, "%d", (int) outsider);
+                CU_ASSERT_EQUAL(tr_cgroup_write(ro, i, "cgroup.procs", v, &err), -EPERM);
+        }
+        _cleanup_pidset_ tr_pidset none = TR_PIDSET_INIT;
+        CU_ASSERT_EQUAL(tr_cgroup_members(ro, &none, &err), 0);
+        CU_ASSERT_FALSE(tr_pidset_contains(&none, outsider));
+        ts_kill_reap(outsider);
         tr_usage u; /* reading is fine */
         CU_ASSERT_EQUAL(tr_cgroup_usage(ro, &u, &err), 0);
 
@@ -1011,7 +1107,13 @@ static void test_fixture_tree_v2(void)
         CU_ASSERT_FALSE(tr_cgroup_has_file(cg, 0, "memory.max"));
         CU_ASSERT_FALSE(tr_cgroup_has_file(cg, 3, "memory.peak"));
         CU_ASSERT_EQUAL(tr_cgroup_read(cg, 0, "../x", buf, sizeof buf, &err), -EINVAL);
-        CU_ASSERT_EQUAL(tr_cgroup_write(cg, 1, "pids.max", "5", &err), -ENOENT);
+        CU_ASSERT_EQUAL(tr_cgroup_write(cg, 0, "pids.max", "5", &err), -EPERM); /* no MAY_ACT */
+        {
+                _cleanup_cgroup_ tr_cgroup *rw = NULL;
+                CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", TR_CG_MAY_ACT, &rw, &err), 0);
+                CU_ASSERT_EQUAL(tr_cgroup_write(rw, 1, "pids.max", "5", &err), -ENOENT);
+                CU_ASSERT_EQUAL(tr_cgroup_write(rw, 0, "../x", "5", &err), -EINVAL);
+        }
         /* the kept-open cgroup.procs: longer than its first buffer, then rewritten shorter
          * (each read starts at offset 0 and sees the current content) */
         {
@@ -1112,6 +1214,94 @@ static void test_fixture_tree_v1(void)
         rm_tree(tmp);
 }
 
+/* A PSI file that answers EOPNOTSUPP (psi=0 kernels that still show the files) is dropped
+ * and not retried.  Stand-in for such a file: cgroup.procs of a threaded v2 cgroup, which
+ * refuses reads with EOPNOTSUPP (cgroup_procs_start), reached through a symlink named
+ * io.pressure in a fixture tree.  After each usage call no fd of ours may point at it. */
+static bool fd_open_on(const char *target)
+{
+        _cleanup_closedir_ DIR *d = opendir("/proc/self/fd");
+        if (!d)
+                return false;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                char link[PATH_MAX], path[64];
+                snprintf(path, sizeof path, "/proc/self/fd/%s", de->d_name);
+                ssize_t n = readlink(path, link, sizeof link - 1);
+                if (n <= 0)
+                        continue;
+                link[n] = '\0';
+                if (strcmp(link, target) == 0)
+                        return true;
+        }
+        return false;
+}
+
+static void test_psi_unsupported(void)
+{
+        if (!ts_cgroup_base()) {
+                printf("SKIP psi unsupported: needs root and the test base\n");
+                return;
+        }
+        const tr_hierarchies *host = ts_hierarchies();
+        char thr[PATH_MAX], dom[PATH_MAX], procs[PATH_MAX];
+        if (host->v2 < 0 ||
+            tr_hierarchy_fs_path(&host->h[host->v2], ts_cgroup_base(), dom, sizeof dom, NULL) < 0) {
+                printf("SKIP psi unsupported: no v2 tree\n");
+                return;
+        }
+        strncat(dom, "/psi-dom", sizeof dom - strlen(dom) - 1);
+        snprintf(thr, sizeof thr, "%s/t", dom);
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", thr);
+        CU_ASSERT_FATAL(mkdir(dom, 0755) == 0 || errno == EEXIST);
+        CU_ASSERT_FATAL(mkdir(thr, 0755) == 0 || errno == EEXIST);
+        char tpath[PATH_MAX + 16];
+        snprintf(tpath, sizeof tpath, "%s/cgroup.type", thr);
+        char buf[256];
+        int fd = -1;
+        if (tr_write_file_at(AT_FDCWD, tpath, "threaded", NULL) < 0 ||
+            (fd = open(procs, O_RDONLY | O_CLOEXEC)) < 0 || read(fd, buf, sizeof buf) >= 0 || errno != EOPNOTSUPP) {
+                printf("SKIP psi unsupported: a threaded cgroup's cgroup.procs does not answer EOPNOTSUPP here\n");
+                if (fd >= 0)
+                        close(fd);
+                rmdir(thr);
+                rmdir(dom);
+                return;
+        }
+        close(fd);
+
+        char tmp[] = "/tmp/procd-cgfx.XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
+        char root[PATH_MAX], job[PATH_MAX], link[PATH_MAX + 32], mi[PATH_MAX * 2];
+        snprintf(root, sizeof root, "%s/cg2", tmp);
+        mkdirs(tmp, "cg2/job");
+        snprintf(job, sizeof job, "%s/job", root);
+        put_fixture(job, "cpu.stat", "v2/cpu.stat");
+        put_fixture(job, "cpu.pressure", "v2/cpu.pressure");
+        put_file(job, "cgroup.procs", "");
+        snprintf(link, sizeof link, "%s/io.pressure", job);
+        CU_ASSERT_EQUAL_FATAL(symlink(procs, link), 0);
+        snprintf(mi, sizeof mi, "26 22 0:23 / %s rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n", root);
+        tr_hierarchies hs;
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, mi, NULL), 0);
+        {
+                _cleanup_cgroup_ tr_cgroup *cg = NULL;
+                tr_error err = { 0 };
+                CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg, &err), 0);
+                for (int round = 0; round < 3; round++) {
+                        tr_usage u;
+                        CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+                        CU_ASSERT_TRUE(u.psi_cpu_some_usec.available);
+                        CU_ASSERT_FALSE(u.psi_io_some_usec.available);
+                        /* dropped after the first EOPNOTSUPP and never reopened */
+                        CU_ASSERT_FALSE(fd_open_on(procs));
+                }
+        }
+        rm_tree(tmp);
+        rmdir(thr);
+        rmdir(dom);
+}
+
 /* ---- suites ----------------------------------------------------------------------- */
 
 static const tr_hierarchies *v1hs(void)
@@ -1149,6 +1339,43 @@ HOST_TEST(kill_many, "kill many")
 HOST_TEST(members_large, "members beyond one seq_file buffer")
 HOST_TEST(kill_timeout, "kill timeout")
 HOST_TEST(signal, "signal")
+
+static const tr_hierarchies *nofreezer_hs(void)
+{
+        static tr_hierarchies hs;
+        static int state; /* 0 unknown, 1 ok, -1 none */
+        if (state == 0)
+                state = v1_view_ex(&hs, true) ? 1 : -1;
+        return state > 0 ? &hs : NULL;
+}
+
+static void host_signal_reuse(void)
+{
+        if (root_and_base("signal with pid reuse (v2 freezer)"))
+                check_signal_reuse(ts_hierarchies(), "host");
+}
+
+static void nofreezer_signal_reuse(void)
+{
+        if (!root_and_base("signal with pid reuse (no freezer)"))
+                return;
+        if (!nofreezer_hs()) {
+                printf("SKIP signal with pid reuse (no freezer): no v1 view without a freezer\n");
+                return;
+        }
+        check_signal_reuse(nofreezer_hs(), "nofrz");
+}
+
+static void nofreezer_signal(void)
+{
+        if (!root_and_base("signal (no freezer)"))
+                return;
+        if (!nofreezer_hs()) {
+                printf("SKIP signal (no freezer): no v1 view without a freezer\n");
+                return;
+        }
+        check_signal(nofreezer_hs(), "nofrz");
+}
 HOST_TEST(destroy, "destroy")
 HOST_TEST(safety, "safety")
 
@@ -1164,6 +1391,7 @@ int main(void)
                 { "members_large", host_members_large },
                 { "kill_timeout", host_kill_timeout },
                 { "signal", host_signal },
+                { "signal_reuse", host_signal_reuse },
                 { "destroy", host_destroy },
                 { "safety", host_safety },
                 CU_TEST_INFO_NULL,
@@ -1182,14 +1410,21 @@ int main(void)
                 { "safety", v1_safety },
                 CU_TEST_INFO_NULL,
         };
+        CU_TestInfo nofrz[] = {
+                { "signal", nofreezer_signal },
+                { "signal_reuse", nofreezer_signal_reuse },
+                CU_TEST_INFO_NULL,
+        };
         CU_TestInfo trees[] = {
                 { "pure_v2_tree", test_fixture_tree_v2 },
                 { "pure_v1_tree", test_fixture_tree_v1 },
+                { "psi_unsupported", test_psi_unsupported },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = {
                 { "cgroup-host", NULL, NULL, NULL, NULL, host },
                 { "cgroup-v1-view", NULL, NULL, NULL, NULL, v1 },
+                { "cgroup-no-freezer-view", NULL, NULL, NULL, NULL, nofrz },
                 { "cgroup-fixture-trees", NULL, NULL, NULL, NULL, trees },
                 CU_SUITE_INFO_NULL,
         };

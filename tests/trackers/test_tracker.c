@@ -2,11 +2,13 @@
  * fallback rule, with real processes in real cgroups under the run's base. */
 #include <CUnit/CUnit.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -320,12 +322,79 @@ static void test_proc_family_kill(void)
         tr_family_free(fam);
 }
 
+/* ---- tr_safe_kill: a thread id is not a process ------------------------------------ */
+
+static void *thread_park(void *arg)
+{
+        int fd = *(int *) arg;
+        pid_t tid = (pid_t) syscall(SYS_gettid);
+        if (write(fd, &tid, sizeof tid) != (ssize_t) sizeof tid)
+                return NULL;
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* A process with a second thread; the thread writes its tid to the pipe. */
+static int run_threaded(void *arg)
+{
+        pthread_t t;
+        if (pthread_create(&t, NULL, thread_park, arg) != 0)
+                return 3;
+        for (;;)
+                pause();
+        return 0;
+}
+
+/* pidfd_open refuses a thread id that is not a thread-group leader (EINVAL); tr_safe_kill
+ * must refuse too, not fall back to kill(tid), which signals the whole process. */
+static void test_safe_kill_thread_id(void)
+{
+        int p[2];
+        CU_ASSERT_FATAL(pipe2(p, O_CLOEXEC) == 0);
+        pid_t child = ts_fork(run_threaded, &p[1]);
+        CU_ASSERT_FATAL(child > 1);
+        close(p[1]);
+        pid_t tid = 0;
+        ssize_t n = read(p[0], &tid, sizeof tid);
+        close(p[0]);
+        CU_ASSERT_EQUAL(n, (ssize_t) sizeof tid);
+        CU_ASSERT(tid > 1 && tid != child);
+        if (n == (ssize_t) sizeof tid && tid > 1 && tid != child) {
+                uint64_t ticks = 0, tticks = 0;
+                CU_ASSERT_EQUAL(tr_pid_start_ticks(child, &ticks), 0);
+                CU_ASSERT_EQUAL(tr_pid_start_ticks(tid, &tticks), 0);
+                CU_ASSERT_EQUAL(tr_safe_kill(tid, 0, SIGTERM), -EINVAL);
+                CU_ASSERT_EQUAL(tr_safe_kill(tid, tticks, SIGTERM), -EINVAL);
+                usleep(100000);
+                CU_ASSERT_TRUE(ts_alive(child)); /* the process was not signalled */
+                CU_ASSERT_EQUAL(ts_wait(child, 0), -ETIMEDOUT);
+                /* wrong start time: refused, not signalled */
+                CU_ASSERT_EQUAL(tr_safe_kill(child, ticks + 1, SIGTERM), -ESRCH);
+                usleep(50000);
+                CU_ASSERT_TRUE(ts_alive(child));
+                CU_ASSERT_EQUAL(tr_safe_kill(child, ticks, 0), 0);
+                CU_ASSERT_EQUAL(tr_safe_kill(child, ticks, SIGTERM), 0);
+                int st = ts_wait(child, 5000);
+                CU_ASSERT(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+                if (st < 0)
+                        ts_kill_reap(child);
+                CU_ASSERT_EQUAL(tr_safe_kill(child, ticks, SIGTERM), -ESRCH); /* reaped */
+        } else {
+                ts_kill_reap(child);
+        }
+        CU_ASSERT_EQUAL(tr_safe_kill(1, 0, 0), -EPERM);
+        CU_ASSERT_EQUAL(tr_safe_kill(0, 0, SIGTERM), -EPERM);
+        CU_ASSERT_EQUAL(tr_safe_kill(-1, 0, SIGTERM), -EPERM);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
                 { "cpu accuracy: cgroup vs /proc", test_cpu_accuracy },
                 { "fallback when the cgroup is removed", test_fallback_when_cgroup_removed },
                 { "a /proc family kills its tree", test_proc_family_kill },
+                { "tr_safe_kill refuses a thread id", test_safe_kill_thread_id },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = {
