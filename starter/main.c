@@ -102,6 +102,21 @@ static int fail(const char *what, const tr_error *err)
         return ST_EXIT_FAILURE;
 }
 
+/* The job could not run: say why on stderr and, with --report, in the report (a scheduler
+ * reading only the report must learn it too).  Returns code. */
+static int failed(const st_options *o, const char *stage, const tr_error *err, int code, bool cgroups_removed)
+{
+        fail(stage, err);
+        if (o->report_path) {
+                tr_error rerr = { 0 };
+                if (st_report_write_failure_json(o->report_path, code, stage,
+                                                 err->msg[0] ? err->msg : strerror(err->code), cgroups_removed,
+                                                 &rerr) < 0)
+                        fprintf(stderr, "procd-starter: warning: %s\n", rerr.msg);
+        }
+        return code;
+}
+
 typedef struct loop_state {
         bool terminating, killed, frozen;
         uint64_t kill_at;
@@ -214,17 +229,18 @@ int main(int argc, char **argv)
 
         tr_hierarchies hs;
         if (tr_hierarchies_discover(&hs, &err) < 0) {
+                r = failed(&o, "cgroup hierarchies", &err, ST_EXIT_FAILURE, true);
                 st_options_free(&o);
-                return fail("cgroup hierarchies", &err);
+                return r;
         }
 
         st_launch l;
         r = st_launch_prepare(&l, &o, &err);
         if (r < 0) {
-                fprintf(stderr, "procd-starter: %s\n", err.msg);
+                r = failed(&o, "launch", &err, launch_exit_code(r), true);
                 st_launch_free(&l);
                 st_options_free(&o);
-                return launch_exit_code(r);
+                return r;
         }
 
         /* a closed stderr must not kill the starter before it cleans up; the job gets SIGPIPE's
@@ -245,12 +261,14 @@ int main(int argc, char **argv)
         _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sfd < 0) {
                 tr_error_setx(&err, errno, "signalfd");
+                r = failed(&o, "signals", &err, ST_EXIT_FAILURE, true);
                 st_launch_free(&l);
                 st_options_free(&o);
-                return fail("signals", &err);
+                return r;
         }
 
         int code = ST_EXIT_FAILURE;
+        const char *stage = NULL; /* what failed, for the message and the report */
         st_jobcg jc;
         st_track t;
         memset(&t, 0, sizeof t);
@@ -259,23 +277,23 @@ int main(int argc, char **argv)
 
         r = st_jobcg_create(&jc, &hs, &o, &err);
         if (r < 0) {
-                fail("job cgroup", &err);
+                stage = "job cgroup";
                 goto out;
         }
         r = st_limits_apply(jc.job, &hs, &o.limits, o.best_effort, &err);
         if (r < 0) {
-                fail("limits", &err);
+                stage = "limits";
                 goto out;
         }
         r = st_launch_place(&l, jc.job, &err);
         if (r < 0) {
-                fail("launch", &err);
+                stage = "launch";
                 goto out;
         }
         uint64_t t0 = tr_now_usec();
         r = st_launch_start(&l, &pid, &pidfd, &err);
         if (r < 0) {
-                fprintf(stderr, "procd-starter: %s\n", err.msg);
+                stage = "launch";
                 code = launch_exit_code(r);
                 pid = -1;
                 goto out;
@@ -284,7 +302,7 @@ int main(int argc, char **argv)
         tr_pid_start_ticks(pid, &ticks);
         r = st_track_open(&t, &o, &jc, pid, ticks, &err);
         if (r < 0) {
-                fail("tracking", &err);
+                stage = "tracking";
                 tr_kill_result kr;
                 memset(&kr, 0, sizeof kr);
                 tr_error kerr = { 0 };
@@ -302,9 +320,10 @@ int main(int argc, char **argv)
         uint64_t wall = tr_now_usec() - t0;
         if (r < 0) {
                 tr_error_setx(&err, -r, "waiting for the job");
-                fail("wait", &err);
+                stage = "wait";
                 bool empty;
-                t.ops->kill(&t, END_KILL_TIMEOUT_USEC, &empty, &err);
+                tr_error kerr = { 0 };
+                t.ops->kill(&t, END_KILL_TIMEOUT_USEC, &empty, &kerr);
                 goto out;
         }
 
@@ -358,8 +377,9 @@ int main(int argc, char **argv)
 
 out:
         st_track_close(&t);
-        st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC);
+        bool clean = st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC) == 0;
         reap_all(&jc);
+        failed(&o, stage ? stage : "starter", &err, code, clean);
         st_launch_free(&l);
         st_options_free(&o);
         return code;

@@ -53,13 +53,53 @@ void st_report_print(FILE *f, const st_result *r, const tr_usage *u)
                 r->clean ? "" : ", CGROUPS LEFT BEHIND");
 }
 
+/* Open path.tmp for a report into *f; commit_report() renames it into place. */
+static int open_report(const char *path, char *tmp, size_t size, FILE **f, tr_error *err)
+{
+        snprintf(tmp, size, "%s.tmp", path);
+        *f = fopen(tmp, "we");
+        if (!*f)
+                return tr_error_setx(err, errno, "--report %s", tmp);
+        return 0;
+}
+
+static int commit_report(FILE *f, const char *tmp, const char *path, tr_error *err)
+{
+        if (ferror(f) | (fclose(f) != 0)) {
+                unlink(tmp);
+                return tr_error_set(err, EIO, "--report %s: write failed", path);
+        }
+        if (rename(tmp, path) < 0) {
+                int e = errno;
+                unlink(tmp);
+                return tr_error_setx(err, e, "--report %s", path);
+        }
+        return 0;
+}
+
+int st_report_write_failure_json(const char *path, int exit_code, const char *stage, const char *error,
+                                 bool cgroups_removed, tr_error *err)
+{
+        char tmp[4096];
+        FILE *f;
+        int r = open_report(path, tmp, sizeof tmp, &f, err);
+        if (r < 0)
+                return r;
+        fprintf(f, "{\"exit_code\": %d, \"stage\": ", exit_code);
+        tr_json_write_string(f, stage);
+        fputs(", \"error\": ", f);
+        tr_json_write_string(f, error);
+        fprintf(f, ", \"cgroups_removed\": %s}\n", cgroups_removed ? "true" : "false");
+        return commit_report(f, tmp, path, err);
+}
+
 int st_report_write_json(const char *path, const st_result *r, const tr_usage *u, tr_error *err)
 {
         char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        FILE *f = fopen(tmp, "we");
-        if (!f)
-                return tr_error_setx(err, errno, "--report %s", tmp);
+        FILE *f;
+        int rc = open_report(path, tmp, sizeof tmp, &f, err);
+        if (rc < 0)
+                return rc;
         fputs("{", f);
         tr_usage_write_json_members(u, f, false);
         fprintf(f, ", \"exit_status\": %d, \"exit_signal\": %d, \"oom_killed\": %s, \"wall_usec\": %llu",
@@ -74,14 +114,5 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
         fputs(", \"tracker\": ", f);
         tr_json_write_string(f, r->tracker);
         fputs("}\n", f);
-        if (ferror(f) | (fclose(f) != 0)) {
-                unlink(tmp);
-                return tr_error_set(err, EIO, "--report %s: write failed", path);
-        }
-        if (rename(tmp, path) < 0) {
-                int e = errno;
-                unlink(tmp);
-                return tr_error_setx(err, e, "--report %s", path);
-        }
-        return 0;
+        return commit_report(f, tmp, path, err);
 }

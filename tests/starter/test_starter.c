@@ -436,6 +436,12 @@ static void test_exec_failures(void)
         const char *a1[] = { "--", "/nonexistent/command", NULL };
         run_starter(&r, "noexec1", 30000, a1);
         CU_ASSERT_EQUAL(r.code, 127);
+        /* the job never ran: the report still says so, and why */
+        long long v;
+        CU_ASSERT_TRUE(report_num("noexec1", "exit_code", &v) && v == 127);
+        CU_ASSERT_TRUE(report_has("noexec1", "\"stage\": \"launch\""));
+        CU_ASSERT_TRUE(report_has("noexec1", "/nonexistent/command"));
+        CU_ASSERT_TRUE(report_num("noexec1", "cgroups_removed", &v) && v == 1);
         const char *a2[] = { "--", "procd-no-such-command-xyz", NULL };
         run_starter(&r, "noexec2", 30000, a2);
         CU_ASSERT_EQUAL(r.code, 127);
@@ -452,6 +458,9 @@ static void test_exec_failures(void)
         CU_ASSERT_EQUAL(r.code, 125);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "chdir: Permission denied"));
         CU_ASSERT_TRUE(cg_gone("nochdir"));
+        CU_ASSERT_TRUE(report_num("nochdir", "exit_code", &v) && v == 125);
+        CU_ASSERT_TRUE(report_has("nochdir", "chdir: Permission denied"));
+        CU_ASSERT_TRUE(report_num("nochdir", "cgroups_removed", &v) && v == 1);
         const char *a4[] = { "--memory-max", "lots", "--", "true", NULL };
         run_starter(&r, "badopt", 30000, a4);
         CU_ASSERT_EQUAL(r.code, 125);
