@@ -73,7 +73,6 @@ int pd_proc_uid(pid_t pid, uid_t *uid)
         int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
         if (r < 0 && r != -EFBIG) /* Uid: is near the top: a cut file still holds it */
                 return r == -ENOENT ? -ESRCH : r;
-        buf[sizeof buf - 1] = '\0'; /* tr_read_file_at leaves a cut buffer unterminated */
         tr_proc p = { .pid = pid };
         r = tr_parse_proc_status(buf, &p);
         if (r < 0)
