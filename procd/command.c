@@ -213,12 +213,11 @@ procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t ro
                 return pd_error_set(err, PROCD_E_BAD_CGROUP,
                                     "bad cgroup path (absolute, no '.'/'..', not '/', at most %d bytes)",
                                     PD_MAX_CGROUP_LEN);
-        tr_hierarchies hs;
         /* never accept a cgroup that holds procd: acting on it would hit procd */
-        if (tr_hierarchies_discover(&hs, NULL) >= 0)
-                for (int i = 0; i < hs.n; i++)
-                        if (tr_cgroup_holds_self(&hs, i, cgroup))
-                                return pd_error_set(err, PROCD_E_BAD_CGROUP, "cgroup %s holds procd itself", cgroup);
+        const tr_hierarchies *hs = pd_registry_hierarchies(cm->reg);
+        for (int i = 0; i < hs->n; i++)
+                if (tr_cgroup_holds_self(hs, i, cgroup))
+                        return pd_error_set(err, PROCD_E_BAD_CGROUP, "cgroup %s holds procd itself", cgroup);
         tr_error terr = { 0 };
         int k = pd_registry_track_cgroup(cm->reg, f, cgroup, &terr);
         if (k < 0)

@@ -254,6 +254,8 @@ static void update_timer(pd_registry *r)
 
 uint32_t pd_registry_timer_interval(const pd_registry *r) { return r->timer_interval; }
 
+const tr_hierarchies *pd_registry_hierarchies(const pd_registry *r) { return r->hs; }
+
 int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_interval_sec, pd_registry **out,
                     tr_error *err)
 {

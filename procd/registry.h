@@ -72,6 +72,8 @@ typedef void (*pd_registry_log_fn)(void *userdata, const char *message);
 /* root_pid: the root family's root (procd's parent by default). */
 int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_interval_sec,
                     pd_registry **out, tr_error *err);
+/* The cgroup hierarchies the registry was made with (discovered once, at start-up). */
+const tr_hierarchies *pd_registry_hierarchies(const pd_registry *r);
 void pd_registry_free(pd_registry *r);
 
 pd_family *pd_registry_root(pd_registry *r);

@@ -96,22 +96,15 @@ static int launch_exit_code(int r)
         }
 }
 
-static int fail(const char *what, const tr_error *err)
-{
-        fprintf(stderr, "procd-starter: %s: %s\n", what, err->msg[0] ? err->msg : strerror(err->code));
-        return ST_EXIT_FAILURE;
-}
-
 /* The job could not run: say why on stderr and, with --report, in the report (a scheduler
  * reading only the report must learn it too).  Returns code. */
 static int failed(const st_options *o, const char *stage, const tr_error *err, int code, bool cgroups_removed)
 {
-        fail(stage, err);
+        const char *why = err->msg[0] ? err->msg : strerror(err->code);
+        fprintf(stderr, "procd-starter: %s: %s\n", stage, why);
         if (o->report_path) {
                 tr_error rerr = { 0 };
-                if (st_report_write_failure_json(o->report_path, code, stage,
-                                                 err->msg[0] ? err->msg : strerror(err->code), cgroups_removed,
-                                                 &rerr) < 0)
+                if (st_report_write_failure_json(o->report_path, code, stage, why, cgroups_removed, &rerr) < 0)
                         fprintf(stderr, "procd-starter: warning: %s\n", rerr.msg);
         }
         return code;

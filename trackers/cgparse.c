@@ -9,22 +9,6 @@
 
 #include "util.h"
 
-/* Parse an unsigned decimal at *p, advancing *p; -EINVAL when there is none. */
-static int take_u64(const char **p, uint64_t *out)
-{
-        const char *s = *p;
-        if (*s < '0' || *s > '9')
-                return -EINVAL;
-        errno = 0;
-        char *end;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno == ERANGE)
-                return -ERANGE;
-        *out = v;
-        *p = end;
-        return 0;
-}
-
 static const char *next_line(const char *p)
 {
         p += strcspn(p, "\n");
@@ -42,7 +26,7 @@ int tr_keyed_u64(const char *text, const char *key, uint64_t *out)
                 const char *v = p + klen;
                 v += strspn(v, " \t");
                 uint64_t x;
-                if (take_u64(&v, &x) < 0)
+                if (tr_take_u64(&v, &x) < 0)
                         return -EINVAL;
                 if (*v != '\n' && *v != '\0' && *v != ' ')
                         return -EINVAL;
@@ -210,7 +194,7 @@ int tr_parse_io_stat(const char *text, tr_usage *u)
                         if (rb || wb) {
                                 const char *v = eq + 1;
                                 uint64_t x;
-                                if (take_u64(&v, &x) < 0 || v != tok_end)
+                                if (tr_take_u64(&v, &x) < 0 || v != tok_end)
                                         return -EINVAL;
                                 *(rb ? &rd : &wr) += x;
                         }
@@ -266,7 +250,7 @@ static int pressure_total(const char *line, uint64_t *out)
         if (!t || (nl && t > nl))
                 return -EINVAL;
         t += 6;
-        return take_u64(&t, out) < 0 ? -EINVAL : 0;
+        return tr_take_u64(&t, out) < 0 ? -EINVAL : 0;
 }
 
 int tr_parse_pressure(const char *text, uint64_t *some_usec, uint64_t *full_usec, bool *has_full)

@@ -10,6 +10,7 @@
  * object must outlive the handle (procd and the tests keep one discovered at start).
  */
 #include "cgroup.h"
+#include "procscan.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -897,41 +898,30 @@ static int check_exists(tr_cgroup *cg, const char *op, tr_error *err)
         return cg_exists(cg) ? 0 : tr_error_set(err, ENODEV, "%s: cgroup is gone in every hierarchy it had", op);
 }
 
-/* Parent pid of pid from /proc/PID/stat (field 4, after the last ')'); -errno. */
-static pid_t parent_of(pid_t pid)
+/* Which process among the caller and its ancestors (its parent chain up to PID 1, at most
+ * 64 steps: the shell, batch daemon or init that started us) sits in the handle's cgroup or
+ * below it, or 0 when none: freezing or killing that would stop ourselves or our parents.
+ * self_only: look at the caller alone.  One /proc/PID/cgroup read per process looked at. */
+static pid_t holds_self_or_ancestor(const tr_cgroup *cg, bool self_only)
 {
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
-        if (r < 0)
-                return r;
-        const char *p = strrchr(buf, ')');
-        int ppid;
-        if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-                return -EINVAL;
-        return ppid;
-}
-
-/* Which ancestor process of the caller (its parent chain up to PID 1, at most 64 steps: the
- * shell, batch daemon or init that started us) sits in the handle's cgroup or below it, or
- * 0 when none.  Freezing or killing that would stop our own parents. */
-static pid_t holds_ancestor(const tr_cgroup *cg)
-{
-        pid_t pid = getppid();
+        pid_t pid = getpid();
         for (int depth = 0; pid >= 1 && depth < 64; depth++) {
                 tr_pid_cgroups pc;
-                if (tr_pid_cgroups_read(cg->hs, pid, &pc, NULL) == 0) {
-                        bool held = false;
-                        for (int i = 0; i < cg->hs->n && !held; i++)
-                                held = cg->dirfd[i] >= 0 && cg->path[i] && pc.paths[i] &&
-                                       tr_cgroup_path_under(pc.paths[i], cg->path[i]);
-                        tr_pid_cgroups_clear(&pc);
-                        if (held)
-                                return pid;
-                }
-                if (pid == 1)
+                if (tr_pid_cgroups_read(cg->hs, pid, &pc, NULL) < 0)
+                        return depth == 0 ? pid : 0; /* our own cgroup unknown: refuse */
+                bool held = false;
+                for (int i = 0; i < cg->hs->n && !held; i++)
+                        held = cg->dirfd[i] >= 0 && cg->path[i] && pc.paths[i] &&
+                               tr_cgroup_path_under(pc.paths[i], cg->path[i]);
+                tr_pid_cgroups_clear(&pc);
+                if (held)
+                        return pid;
+                if (self_only || pid == 1)
                         break;
-                pid = parent_of(pid); /* an ancestor that exited meanwhile ends the chain */
+                tr_proc p;
+                if (tr_proc_stat_read(pid, &p) < 0)
+                        break; /* an ancestor that exited meanwhile ends the chain */
+                pid = p.ppid;
         }
         return 0;
 }
@@ -940,18 +930,18 @@ static int check_may_act(tr_cgroup *cg, const char *op, bool destroy, tr_error *
 {
         if (!(cg->flags & TR_CG_MAY_ACT) && !(destroy && (cg->flags & TR_CG_OWNED)))
                 return tr_error_set(err, EPERM, "%s: cgroup handle was not created or handed to us", op);
-        for (int i = 0; i < cg->hs->n; i++) {
-                if (cg->dirfd[i] < 0)
-                        continue;
-                if (tr_cgroup_holds_self(cg->hs, i, cg->path[i]))
-                        return tr_error_set(err, EPERM, "%s: %s:%s is a hierarchy root or holds this process", op,
+        for (int i = 0; i < cg->hs->n; i++)
+                if (cg->dirfd[i] >= 0 && tr_cgroup_is_root(&cg->hs->h[i], cg->path[i]))
+                        return tr_error_set(err, EPERM, "%s: %s:%s is a hierarchy root", op,
                                             cg->hs->h[i].mount_point, cg->path[i]);
-        }
-        /* destroy only rmdirs (a cgroup holding a process cannot be removed anyway) */
-        pid_t anc = destroy ? 0 : holds_ancestor(cg);
-        if (anc > 0)
+        /* destroy only rmdirs (a cgroup holding a process cannot be removed anyway): the
+         * caller alone is checked there */
+        pid_t holder = holds_self_or_ancestor(cg, destroy);
+        if (holder == getpid())
+                return tr_error_set(err, EPERM, "%s: the cgroup holds this process", op);
+        if (holder > 0)
                 return tr_error_set(err, EPERM, "%s: the cgroup holds pid %d, an ancestor of this process", op,
-                                    (int) anc);
+                                    (int) holder);
         return 0;
 }
 

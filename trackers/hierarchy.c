@@ -417,16 +417,21 @@ int tr_hierarchy_fs_path(const tr_hierarchy *h, const char *cg_path, char *buf, 
         return 0;
 }
 
-bool tr_cgroup_holds_self(const tr_hierarchies *hs, int i, const char *cg_path)
+bool tr_cgroup_is_root(const tr_hierarchy *h, const char *cg_path)
 {
-        if (i < 0 || i >= hs->n || !cg_path || cg_path[0] != '/')
+        if (!cg_path || cg_path[0] != '/')
                 return true; /* unknown: refuse rather than risk it */
         const char *p = cg_path + strspn(cg_path, "/");
         if (!*p)
                 return true; /* the hierarchy root */
-        const tr_hierarchy *h = &hs->h[i];
-        if (strcmp(h->mount_root, "/") != 0 && tr_cgroup_path_under(h->mount_root, cg_path))
-                return true; /* the root of what this mount shows, or above it */
+        /* the root of what this mount shows, or above it */
+        return strcmp(h->mount_root, "/") != 0 && tr_cgroup_path_under(h->mount_root, cg_path);
+}
+
+bool tr_cgroup_holds_self(const tr_hierarchies *hs, int i, const char *cg_path)
+{
+        if (i < 0 || i >= hs->n || tr_cgroup_is_root(&hs->h[i], cg_path))
+                return true;
         tr_pid_cgroups pc;
         if (tr_pid_cgroups_read(hs, 0, &pc, NULL) < 0)
                 return true;

@@ -97,6 +97,10 @@ int tr_hierarchy_fs_path(const tr_hierarchy *h, const char *cg_path, char *buf, 
  * "/a/b"). */
 bool tr_cgroup_path_under(const char *path, const char *prefix);
 
+/* True when cgroup `cg_path` is the root of hierarchy h, or the root of what this mount
+ * shows or above it, or not a valid absolute path (refuse rather than risk it). */
+bool tr_cgroup_is_root(const tr_hierarchy *h, const char *cg_path);
+
 /* True when cgroup `cg_path` of hierarchy i is the hierarchy root, or equals or is an
  * ancestor of the calling process's cgroup there (so freezing/killing it would hit us).
  * Reads /proc/self/cgroup. */

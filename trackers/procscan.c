@@ -230,34 +230,13 @@ typedef struct scratch {
 
 static bool vanished(int r) { return r == -ENOENT || r == -ESRCH; }
 
-/* Whole file at dirfd/name into s->buf (grown); returns length or -errno. */
+/* Whole file at dirfd/name into s->buf (grown, reused); returns length or -errno. */
 static int read_grow(int dirfd, const char *name, scratch *s)
 {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        size_t off = 0;
-        for (;;) {
-                if (s->cap - off < 2) {
-                        size_t cap = s->cap ? s->cap * 2 : 16384;
-                        char *nb = realloc(s->buf, cap);
-                        if (!nb)
-                                return -ENOMEM;
-                        s->buf = nb;
-                        s->cap = cap;
-                }
-                ssize_t n = read(fd, s->buf + off, s->cap - 1 - off);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                off += (size_t) n;
-        }
-        s->buf[off] = '\0';
-        return off > INT32_MAX ? INT32_MAX : (int) off;
+        return tr_read_fd_grow(fd, &s->buf, &s->cap);
 }
 
 /* A small /proc seq_file (stat, status, io) in one read(): seq_read fills the buffer until

@@ -60,38 +60,46 @@ int tr_read_file_at(int dirfd, const char *name, char *buf, size_t size, tr_erro
         return r;
 }
 
-int tr_read_file_alloc_at(int dirfd, const char *name, char **out, size_t *len, tr_error *err)
+int tr_read_fd_grow(int fd, char **buf, size_t *cap)
 {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return tr_error_setx(err, errno, "open %s", name);
-        size_t cap = 4096, off = 0;
-        _cleanup_free_ char *buf = malloc(cap);
-        if (!buf)
-                return tr_error_set(err, ENOMEM, "out of memory reading %s", name);
+        size_t off = 0;
         for (;;) {
-                if (cap - off < 2) {
-                        char *nb = realloc(buf, cap * 2);
+                if (*cap - off < 2) {
+                        size_t ncap = *cap ? *cap * 2 : 4096;
+                        char *nb = realloc(*buf, ncap);
                         if (!nb)
-                                return tr_error_set(err, ENOMEM, "out of memory reading %s", name);
-                        buf = nb;
-                        cap *= 2;
+                                return -ENOMEM;
+                        *buf = nb;
+                        *cap = ncap;
                 }
-                ssize_t n = read(fd, buf + off, cap - 1 - off);
+                ssize_t n = read(fd, *buf + off, *cap - 1 - off);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return tr_error_setx(err, errno, "read %s", name);
+                        return -errno;
                 }
                 if (n == 0)
                         break;
                 off += (size_t) n;
         }
-        buf[off] = '\0';
-        if (len)
-                *len = off;
-        *out = TR_TAKE_PTR(buf);
+        (*buf)[off] = '\0';
         return off > INT32_MAX ? INT32_MAX : (int) off;
+}
+
+int tr_read_file_alloc_at(int dirfd, const char *name, char **out, size_t *len, tr_error *err)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return tr_error_setx(err, errno, "open %s", name);
+        _cleanup_free_ char *buf = NULL;
+        size_t cap = 0;
+        int r = tr_read_fd_grow(fd, &buf, &cap);
+        if (r < 0)
+                return tr_error_setx(err, -r, "read %s", name);
+        if (len)
+                *len = (size_t) r;
+        *out = TR_TAKE_PTR(buf);
+        return r;
 }
 
 int tr_write_file_at(int dirfd, const char *name, const char *value, tr_error *err)
@@ -111,8 +119,9 @@ int tr_write_file_at(int dirfd, const char *name, const char *value, tr_error *e
         return 0;
 }
 
-int tr_parse_u64(const char *s, uint64_t *out)
+int tr_take_u64(const char **p, uint64_t *out)
 {
+        const char *s = *p;
         if (!s || *s < '0' || *s > '9')
                 return -EINVAL;
         errno = 0;
@@ -120,9 +129,20 @@ int tr_parse_u64(const char *s, uint64_t *out)
         unsigned long long v = strtoull(s, &end, 10);
         if (errno == ERANGE)
                 return -ERANGE;
-        if (*end == '\n')
-                end++;
-        if (*end != '\0')
+        *out = v;
+        *p = end;
+        return 0;
+}
+
+int tr_parse_u64(const char *s, uint64_t *out)
+{
+        uint64_t v;
+        int r = tr_take_u64(&s, &v);
+        if (r < 0)
+                return r;
+        if (*s == '\n')
+                s++;
+        if (*s != '\0')
                 return -EINVAL;
         *out = v;
         return 0;
@@ -136,13 +156,11 @@ int tr_parse_size(const char *s, uint64_t *out)
                 *out = UINT64_MAX;
                 return 0;
         }
-        if (*s < '0' || *s > '9')
-                return -EINVAL;
-        errno = 0;
-        char *end;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno == ERANGE)
-                return -ERANGE;
+        uint64_t v;
+        const char *end = s;
+        int r = tr_take_u64(&end, &v);
+        if (r < 0)
+                return r;
         unsigned shift = 0;
         switch (*end) {
         case 'k': case 'K': shift = 10; end++; break;

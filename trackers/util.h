@@ -67,8 +67,17 @@ int tr_read_file_alloc_at(int dirfd, const char *name, char **out, size_t *len, 
  * first size-1 bytes, NUL-terminated). */
 int tr_pread_all(int fd, char *buf, size_t size);
 
+/* Read fd to EOF into *buf, grown with realloc as needed (*buf and *cap may start as NULL and 0, and
+ * are reused across calls: the /proc scanner keeps one buffer for every environ).
+ * NUL-terminated; returns the length or -errno. */
+int tr_read_fd_grow(int fd, char **buf, size_t *cap);
+
 /* Write value to dirfd/name (O_WRONLY|O_CLOEXEC, single write).  Returns 0 or -errno. */
 int tr_write_file_at(int dirfd, const char *name, const char *value, tr_error *err);
+
+/* Parse the unsigned decimal at *p and advance *p past it.  0, or -EINVAL when *p holds no
+ * digit, -ERANGE on overflow. */
+int tr_take_u64(const char **p, uint64_t *out);
 
 /* Parse an unsigned decimal (whole string, optional trailing newline).  0 or -EINVAL/-ERANGE. */
 int tr_parse_u64(const char *s, uint64_t *out);

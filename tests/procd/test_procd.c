@@ -652,25 +652,50 @@ static int kill_client(void *arg)
         return rc;
 }
 
-static void test_unkillable(void)
+/* A sleeper held frozen in a v1 freezer cgroup procd was not handed, so procd can neither
+ * stop nor kill it.  False (SKIP printed) without root or a v1 freezer hierarchy. */
+typedef struct frozen_victim {
+        pid_t pid;
+        char dir[512];
+        char state[600]; /* its freezer.state */
+} frozen_victim;
+
+static bool frozen_victim_start(frozen_victim *fv, const char *name, const char *what)
 {
         const tr_hierarchies *hs = ts_hierarchies();
         int fz = hs->v1_of[TR_CTRL_FREEZER];
         if (!ts_cgroup_base() || fz < 0) {
-                printf("SKIP unkillable: needs root and a v1 freezer hierarchy\n");
-                return;
+                printf("SKIP %s: needs root and a v1 freezer hierarchy\n", what);
+                return false;
         }
-        char path[256], dir[512], f[600];
-        ts_cgroup_path(path, sizeof path, "pd-frozen");
-        CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[fz], path, dir, sizeof dir, NULL) >= 0);
-        CU_ASSERT_FATAL(mkdir(dir, 0755) == 0 || errno == EEXIST);
-        pid_t victim = ph_sleeper();
-        char pidbuf[16];
-        snprintf(pidbuf, sizeof pidbuf, "%d", (int) victim);
-        snprintf(f, sizeof f, "%s/cgroup.procs", dir);
-        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, f, pidbuf, NULL) == 0);
-        snprintf(f, sizeof f, "%s/freezer.state", dir);
-        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, f, "FROZEN", NULL) == 0);
+        char path[256], procs[600], pidbuf[16];
+        ts_cgroup_path(path, sizeof path, name);
+        CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[fz], path, fv->dir, sizeof fv->dir, NULL) >= 0);
+        CU_ASSERT_FATAL(mkdir(fv->dir, 0755) == 0 || errno == EEXIST);
+        fv->pid = ph_sleeper();
+        snprintf(pidbuf, sizeof pidbuf, "%d", (int) fv->pid);
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", fv->dir);
+        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, procs, pidbuf, NULL) == 0);
+        snprintf(fv->state, sizeof fv->state, "%s/freezer.state", fv->dir);
+        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, fv->state, "FROZEN", NULL) == 0);
+        return true;
+}
+
+static void frozen_victim_end(frozen_victim *fv)
+{
+        tr_write_file_at(AT_FDCWD, fv->state, "THAWED", NULL);
+        if (fv->pid > 1)
+                kill(fv->pid, SIGCONT);
+        ts_kill_reap(fv->pid);
+        rmdir(fv->dir);
+}
+
+static void test_unkillable(void)
+{
+        frozen_victim fv;
+        if (!frozen_victim_start(&fv, "pd-frozen", "unkillable"))
+                return;
+        pid_t victim = fv.pid;
 
         static const char *const extra[] = { "--kill-timeout", "2", NULL };
         ph_daemon d2;
@@ -693,9 +718,7 @@ static void test_unkillable(void)
         CU_ASSERT_EQUAL(procd_unregister_family(c, victim, NULL), PROCD_OK);
         procd_disconnect(c);
         ph_stop(&d2, 5000);
-        tr_write_file_at(AT_FDCWD, f, "THAWED", NULL);
-        ts_kill_reap(victim);
-        rmdir(dir);
+        frozen_victim_end(&fv);
 }
 
 
@@ -719,23 +742,10 @@ static int suspend_client(void *arg)
 
 static void test_suspend_does_not_block(void)
 {
-        const tr_hierarchies *hs = ts_hierarchies();
-        int fz = hs->v1_of[TR_CTRL_FREEZER];
-        if (!ts_cgroup_base() || fz < 0) {
-                printf("SKIP suspend rounds: needs root and a v1 freezer hierarchy\n");
+        frozen_victim fv;
+        if (!frozen_victim_start(&fv, "pd-frozen-susp", "suspend rounds"))
                 return;
-        }
-        char path[256], dir[512], f[600];
-        ts_cgroup_path(path, sizeof path, "pd-frozen-susp");
-        CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[fz], path, dir, sizeof dir, NULL) >= 0);
-        CU_ASSERT_FATAL(mkdir(dir, 0755) == 0 || errno == EEXIST);
-        pid_t victim = ph_sleeper();
-        char pidbuf[16];
-        snprintf(pidbuf, sizeof pidbuf, "%d", (int) victim);
-        snprintf(f, sizeof f, "%s/cgroup.procs", dir);
-        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, f, pidbuf, NULL) == 0);
-        snprintf(f, sizeof f, "%s/freezer.state", dir);
-        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, f, "FROZEN", NULL) == 0);
+        pid_t victim = fv.pid;
 
         EXPECT(procd_register_subfamily(C, victim, 0, 60, &e_), PROCD_OK);
         kill_args ka = { D.socket, victim };
@@ -766,10 +776,7 @@ static void test_suspend_does_not_block(void)
         CU_ASSERT(tr_now_usec() - t0 < 1500000);
 
         EXPECT(procd_unregister_family(C, victim, &e_), PROCD_OK);
-        tr_write_file_at(AT_FDCWD, f, "THAWED", NULL);
-        kill(victim, SIGCONT);
-        ts_kill_reap(victim);
-        rmdir(dir);
+        frozen_victim_end(&fv);
 }
 
 static CU_TestInfo tests[] = {

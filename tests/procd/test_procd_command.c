@@ -330,7 +330,7 @@ static void test_reused_pid(void)
                 if (y > 0)
                         ts_kill_reap(y);
                 kill(ch[1], SIGKILL);
-                ts_reap_orphans();
+                ts_reap_orphans(0);
                 CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, ch[0], &e), PROCD_OK);
                 return;
         }
@@ -342,7 +342,7 @@ static void test_reused_pid(void)
         CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, z, &e), PROCD_OK);
         /* the stale family's last member ends: now the pid's new process may register */
         kill(ch[1], SIGKILL);
-        ts_reap_orphans();
+        ts_reap_orphans(0);
         CU_ASSERT(ph_wait_gone(ch[1], 2000));
         CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, y, 0, 60, &e), PROCD_OK);
         CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, z, 0, 60, &e), PROCD_OK);
@@ -351,7 +351,7 @@ static void test_reused_pid(void)
         CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, y, &e), PROCD_OK);
         kill(z, SIGKILL);
         ts_kill_reap(y);
-        ts_reap_orphans();
+        ts_reap_orphans(0);
 }
 
 /* The asynchronous calls: done() exactly once; a later continue answers a pending suspend;

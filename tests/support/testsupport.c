@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trackers/procscan.h"
 #include "trackers/util.h"
 
 static tr_hierarchies hs;
@@ -175,11 +176,29 @@ const char *ts_build_dir(void)
         return d ? d : ".";
 }
 
-void ts_reap_orphans(void)
+void ts_reap_orphans(int wait_ms)
 {
-        /* only this test program's own descendants can be reparented to it */
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-                ;
+        /* By pid, never waitpid(-1): a test may still wait for a child of its own.  Orphans
+         * never told us their pid, so a /proc scan finds this program's children. */
+        tr_scan s = { 0 };
+        for (int waited = 0;; waited += 10) {
+                if (tr_scan_take(&s, NULL, NULL) < 0)
+                        break;
+                int live_kids = 0;
+                for (size_t i = 0; i < s.n; i++) {
+                        const tr_proc *p = &s.procs[i];
+                        if (p->ppid != getpid() || p->pid <= 1)
+                                continue;
+                        if (p->state == 'Z')
+                                waitpid(p->pid, NULL, WNOHANG);
+                        else
+                                live_kids++;
+                }
+                if (live_kids == 0 || waited >= wait_ms)
+                        break;
+                usleep(10000); /* killed ones still dying */
+        }
+        tr_scan_free(&s);
 }
 
 int ts_run(CU_SuiteInfo *suites)
@@ -201,7 +220,7 @@ int ts_run(CU_SuiteInfo *suites)
         unsigned fails = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
         CU_cleanup_registry();
         int left = ts_cleanup_base();
-        ts_reap_orphans();
+        ts_reap_orphans(0);
         if (left)
                 fprintf(stderr, "FAIL: %d test cgroup(s) left behind\n", left);
         return (fails || left) ? 1 : 0;

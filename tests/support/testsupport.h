@@ -34,8 +34,10 @@ char *ts_read_fixture(const char *rel);
 /* Directory of the build tree (for programs the tests run: procd, procctl, starter). */
 const char *ts_build_dir(void);
 
-/* Reap every exited descendant (the program is their subreaper, set by ts_run). */
-void ts_reap_orphans(void);
+/* Reap, by pid, this program's exited children (it is the subreaper of its descendants'
+ * orphans, set by ts_run); while live children remain, keep looking for up to wait_ms
+ * (killed ones still dying). */
+void ts_reap_orphans(int wait_ms);
 
 /* Run the suites (as child subreaper); prints the CUnit summary; returns the exit code for ctest (non-zero on
  * any failure, or when the registry could not be built). */

@@ -373,9 +373,6 @@ static bool alive_same(pid_t pid, uint64_t ticks)
         return tr_pid_start_ticks(pid, &now) == 0 && now == ticks && ts_alive(pid);
 }
 
-/* Reap our children that died (ts_run made us the subreaper of the escapers' orphans). */
-static void reap_strays(void) { ts_reap_orphans(); }
-
 static bool root_and_base(const char *what)
 {
         return ts_need_root(what) && ts_cgroup_base() != NULL;
@@ -527,9 +524,9 @@ static void check_kill_escapers(const tr_hierarchies *hs, const char *tag)
         bool pop = true;
         CU_ASSERT_EQUAL(tr_cgroup_populated(cg, &pop, &err), 0);
         CU_ASSERT_FALSE(pop);
-        reap_strays();
+        ts_reap_orphans(0); /* the escapers' orphans, reparented to us */
         kill_destroy(cg);
-        reap_strays();
+        ts_reap_orphans(0);
 }
 
 static int run_many(void *arg)
@@ -582,7 +579,7 @@ static void check_members_large(const tr_hierarchies *hs, const char *tag)
         kill_destroy(cg);
         waitpid(a, NULL, 0);
         ts_kill_reap(c);
-        reap_strays();
+        ts_reap_orphans(0);
 }
 
 /* Measurement only (no timed assertion): kill-to-empty of a few hundred sleepers. */
@@ -604,9 +601,9 @@ static void check_kill_many(const tr_hierarchies *hs, const char *tag)
         CU_ASSERT_TRUE(res.empty);
         tr_kill_result_free(&res);
         waitpid(a, NULL, 0);
-        reap_strays();
+        ts_reap_orphans(0);
         kill_destroy(cg);
-        reap_strays();
+        ts_reap_orphans(0);
 }
 
 /* The bound: a member frozen by a v1 freezer cgroup the handle does not know cannot die;

@@ -325,6 +325,21 @@ static void test_live_discover_holds_self(void)
         tr_pid_cgroups_clear(&pc);
 }
 
+static void test_is_root(void)
+{
+        tr_hierarchy h = { .mount_root = "/" };
+        CU_ASSERT_TRUE(tr_cgroup_is_root(&h, "/"));
+        CU_ASSERT_TRUE(tr_cgroup_is_root(&h, "//"));
+        CU_ASSERT_TRUE(tr_cgroup_is_root(&h, "relative"));
+        CU_ASSERT_TRUE(tr_cgroup_is_root(&h, NULL));
+        CU_ASSERT_FALSE(tr_cgroup_is_root(&h, "/jobs"));
+        /* a container's mount shows /lxc/c1 as its root: it and everything above are roots */
+        tr_hierarchy c = { .mount_root = "/lxc/c1" };
+        CU_ASSERT_TRUE(tr_cgroup_is_root(&c, "/lxc/c1"));
+        CU_ASSERT_TRUE(tr_cgroup_is_root(&c, "/lxc"));
+        CU_ASSERT_FALSE(tr_cgroup_is_root(&c, "/lxc/c1/job"));
+}
+
 static void test_path_under(void)
 {
         CU_ASSERT_TRUE(tr_cgroup_path_under("/a/b", "/a/b"));
@@ -351,6 +366,7 @@ int main(void)
                 { "pid_cgroups_v1", test_pid_cgroups_v1 },
                 { "fs_path_mount_root", test_fs_path_mount_root },
                 { "path_under", test_path_under },
+                { "is_root", test_is_root },
                 { "live_discover_holds_self", test_live_discover_holds_self },
                 CU_TEST_INFO_NULL,
         };

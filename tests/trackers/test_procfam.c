@@ -639,31 +639,6 @@ static bool rec_alive(const rec *r)
         return r->pid > 1 && tr_pid_start_ticks(r->pid, &st) == 0 && st == r->start && ts_alive(r->pid);
 }
 
-/* Reap, by pid, the zombie children this subreaper inherited (orphans of a test's processes
- * that never told their pid, e.g. killed between fork and reporting). */
-static void reap_orphans(void)
-{
-        tr_scan s = { 0 };
-        for (int round = 0; round < 50; round++) {
-                if (tr_scan_take(&s, NULL, NULL) < 0)
-                        break;
-                int live_kids = 0;
-                for (size_t i = 0; i < s.n; i++) {
-                        const tr_proc *p = &s.procs[i];
-                        if (p->ppid != getpid() || p->pid <= 1)
-                                continue;
-                        if (p->state == 'Z')
-                                waitpid(p->pid, NULL, WNOHANG);
-                        else
-                                live_kids++;
-                }
-                if (live_kids == 0)
-                        break;
-                usleep(10000); /* killed ones still dying */
-        }
-        tr_scan_free(&s);
-}
-
 /* Kill every recorded process (pid + start time) and reap it: direct children and the
  * orphans this subreaper inherits; processes reaped by their own parents just vanish. */
 static void cleanup_recs(shared *sh)
@@ -687,7 +662,7 @@ static void cleanup_recs(shared *sh)
                 }
         }
         munmap(sh, sizeof *sh);
-        reap_orphans();
+        ts_reap_orphans(500);
 }
 
 static tr_procfam *live_family(pid_t root, const char *marker, uint64_t max_age)

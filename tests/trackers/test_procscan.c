@@ -378,31 +378,6 @@ static void test_scan_bad_dir(void)
         tr_scan_free(&s);
 }
 
-/* Reap, by pid, the zombie children this subreaper inherited (orphans of a test's processes
- * that never told their pid, e.g. killed between fork and reporting). */
-static void reap_orphans(void)
-{
-        tr_scan s = { 0 };
-        for (int round = 0; round < 50; round++) {
-                if (tr_scan_take(&s, NULL, NULL) < 0)
-                        break;
-                int live_kids = 0;
-                for (size_t i = 0; i < s.n; i++) {
-                        const tr_proc *p = &s.procs[i];
-                        if (p->ppid != getpid() || p->pid <= 1)
-                                continue;
-                        if (p->state == 'Z')
-                                waitpid(p->pid, NULL, WNOHANG);
-                        else
-                                live_kids++;
-                }
-                if (live_kids == 0)
-                        break;
-                usleep(10000); /* killed ones still dying */
-        }
-        tr_scan_free(&s);
-}
-
 /* ---- live /proc --------------------------------------------------------------------- */
 
 static void test_scan_live_self(void)
@@ -516,7 +491,7 @@ static void test_scan_vanishing(void)
         CU_ASSERT_EQUAL(fails, 0);
         ts_kill_reap(c[0]);
         ts_kill_reap(c[1]);
-        reap_orphans(); /* a churner's last child, orphaned to this subreaper */
+        ts_reap_orphans(500); /* a churner's last child, orphaned to this subreaper */
         tr_scan_free(&s);
 }
 
