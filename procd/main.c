@@ -18,6 +18,7 @@
 
 #include <dbus/dbus.h>
 
+#include "procd/client.h"
 #include "procd/command.h"
 #include "procd/dbus-server.h"
 #include "procd/family-cgroup.h"
