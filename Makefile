@@ -3,12 +3,15 @@
 #   make test   install missing packages, build, run every test (ctest)
 #   make sanitize  the same tests in an ASan+UBSan build
 #   make bench  benchmark programs (results go into NOTES by hand)
+#   make install   cmake --install (DESTDIR honoured; prefix /usr/local unless configured
+#               with cmake -DCMAKE_INSTALL_PREFIX=...)
+#   make deb    Debian packages with debhelper into $(BUILD_DIR)/deb
 BUILD_DIR ?= build
 SAN_DIR   ?= build-asan
 JOBS      ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps build test demo sanitize bench clean
+.PHONY: all deps build test demo sanitize bench install deb clean
 
 all: build
 
@@ -36,6 +39,12 @@ bench: build
 	$(BUILD_DIR)/tests/bench/bench-trackers
 	$(BUILD_DIR)/tests/bench/bench-starter
 	$(BUILD_DIR)/tests/bench/bench-procd --short
+
+install: build
+	cmake --install $(BUILD_DIR)
+
+deb: deps
+	cmake/make-deb.sh $(BUILD_DIR)/deb
 
 clean:
 	rm -rf $(BUILD_DIR) $(SAN_DIR)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procd/version.h"
 #include "trackers/usage.h"
 
 #define PROCD_DEFAULT_SOCKET "/run/procd/procd.sock"
@@ -46,6 +47,9 @@ typedef struct procd_error {
 } procd_error;
 
 typedef struct procd_client procd_client;
+
+/* The library's version, PROCD_VERSION of the build that made it ("0.1.0"). */
+const char *procd_client_version(void);
 
 /* Connect to the daemon's socket (NULL: PROCD_DEFAULT_SOCKET); PROCD_E_TRANSPORT when no
  * daemon listens. */
