@@ -16,6 +16,7 @@
 
 #include <dbus/dbus.h>
 
+#include "procd/client.h"
 #include "procd/command.h"
 #include "procd/dbus-server.h"
 #include "procd/options.h"
