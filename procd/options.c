@@ -107,6 +107,7 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
                 if (!*v || strlen(v) >= sizeof o->socket_path)
                         return bad(where, code, v, "empty or too long");
                 snprintf(o->socket_path, sizeof o->socket_path, "%s", v);
+                o->socket_given = true;
                 return 0;
         case 'g': {
                 struct group *gr = getgrnam(v);
@@ -203,7 +204,7 @@ static int load_file(pd_options *o, const char *path, bool must_exist)
         return 0;
 }
 
-int pd_options_parse(int argc, char **argv, pd_options *o)
+int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o)
 {
         *o = (pd_options) { .group = (gid_t) -1, .snapshot_interval = 60, .kill_timeout = 10, .ready_fd = -1,
                             .max_conns_per_uid = PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, .gid_max = 0, .gid_min = 1 };
@@ -241,7 +242,7 @@ int pd_options_parse(int argc, char **argv, pd_options *o)
                 fprintf(stderr, "procd: unexpected argument: %s\n", argv[optind]);
                 return -EINVAL;
         }
-        if (load_file(o, config ? config : PROCD_CONFIG_FILE, config != NULL) < 0)
+        if ((config || default_config) && load_file(o, config ? config : PROCD_CONFIG_FILE, config != NULL) < 0)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++)
                 if (set_option(o, codes[i], values[i], "") < 0)

@@ -9,6 +9,7 @@
 
 typedef struct pd_options {
         char socket_path[PATH_MAX];
+        bool socket_given;           /* socket set (file or command line): with -A, serve D-Bus too */
         gid_t group;                 /* (gid_t) -1: the socket keeps procd's group */
         pid_t root_pid;              /* 0: procd's parent */
         gid_t gid_min, gid_max;      /* gid_max < gid_min: no range */
@@ -22,6 +23,6 @@ typedef struct pd_options {
 } pd_options;
 
 /* Fill o.  The file is --config PATH when given (it must exist), else PROCD_CONFIG_FILE
- * when it exists.  Returns 0 to run, 1 when --help/--version was printed, -EINVAL after
+ * when it exists and default_config.  Returns 0 to run, 1 when --help/--version was printed, -EINVAL after
  * printing what is wrong to stderr (procd then exits 2, which its unit does not restart). */
-int pd_options_parse(int argc, char **argv, pd_options *o);
+int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o);

@@ -26,6 +26,7 @@ fi
 d="$root/dest"
 expected=(
   "$sbindir/procd"
+  "$sbindir/condor_procd"
   "$bindir/procctl"
   "$bindir/procd-starter"
   "$unitdir/procd.service"

@@ -14,7 +14,7 @@ static int parse(pd_options *o, const char *const *args)
         int argc = 1;
         for (; args[argc - 1]; argc++)
                 argv[argc] = (char *) args[argc - 1];
-        return pd_options_parse(argc, argv, o);
+        return pd_options_parse(argc, argv, true, o);
 }
 
 static const char *fixture(const char *name)
