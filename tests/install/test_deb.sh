@@ -52,6 +52,7 @@ expect libprocd-client0 \
 expect libprocd-client-dev \
   "/usr/lib/$ma/libprocd-client.so" "/usr/lib/$ma/pkgconfig/libprocd-client.pc" \
   "/usr/include/procd-client-$soversion/procd/client.h" "/usr/include/procd-client-$soversion/procd/version.h" \
+  "/usr/include/procd-client-$soversion/procd/types.h" \
   "/usr/include/procd-client-$soversion/trackers/usage.h" \
   /usr/share/doc/libprocd-client-dev/changelog.gz /usr/share/doc/libprocd-client-dev/copyright
 

@@ -41,6 +41,7 @@ expected=(
   "$libdir/libprocd-client.so"
   "$libdir/pkgconfig/libprocd-client.pc"
   "$includedir/procd-client-$soversion/procd/client.h"
+  "$includedir/procd-client-$soversion/procd/types.h"
   "$includedir/procd-client-$soversion/procd/version.h"
   "$includedir/procd-client-$soversion/trackers/usage.h"
 )
