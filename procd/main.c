@@ -22,6 +22,7 @@
 #include "procd/client.h"
 #include "procd/command.h"
 #include "procd/dbus-server.h"
+#include "procd/family-cgroup.h"
 #include "procd/log-file.h"
 #include "procd/options.h"
 #include "procd/registry.h"
@@ -35,6 +36,7 @@ typedef struct pd_daemon {
         GMainLoop *loop;
         tr_hierarchies hs;
         pd_registry *reg;
+        pd_famcg *famcg;
         pd_commands cm;
         pd_dbus_server *server;
         pd_classic_args classic;  /* condor_procd's command line (-A ...) */
@@ -307,6 +309,16 @@ int main(int argc, char **argv)
                 goto out;
         }
         pd_registry_set_log(d.reg, registry_log, &d);
+        if (pd_famcg_new(&d.hs, &d.opt.famcg, &d.famcg) < 0) {
+                g_warning("out of memory");
+                d.exit_code = 1;
+                goto out;
+        }
+        pd_registry_set_family_cgroups(d.reg, d.famcg);
+        if (pd_famcg_base(d.famcg))
+                g_message("family cgroups under %s", pd_famcg_base(d.famcg));
+        else
+                g_message("no family cgroups: %s", pd_famcg_off_reason(d.famcg));
         d.cm = (pd_commands) {
                 .reg = d.reg,
                 .gid_min = d.opt.gid_min,
@@ -383,6 +395,7 @@ out:
         pd_classic_server_free(d.classic_server);
         pd_dbus_server_free(d.server);
         pd_registry_free(d.reg);
+        pd_famcg_free(d.famcg);
         g_main_loop_unref(d.loop);
         if (d.signal_fd >= 0)
                 close(d.signal_fd);

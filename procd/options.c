@@ -35,6 +35,8 @@ static const struct option longopts[] = {
         { "log", required_argument, NULL, 'l' },
         { "max-connections-per-uid", required_argument, NULL, 'C' },
         { "foreground", no_argument, NULL, 'f' },
+        { "family-cgroup-base", required_argument, NULL, 'B' },
+        { "no-family-cgroups", no_argument, NULL, 'N' },
         /* command line only (not keys of the file) */
         { "ready-fd", required_argument, NULL, 'R' },
         { "config", required_argument, NULL, OPT_CONFIG },
@@ -42,13 +44,14 @@ static const struct option longopts[] = {
         { "version", no_argument, NULL, OPT_VERSION },
         { 0 },
 };
-#define N_FILE_KEYS 9 /* the first entries of longopts */
+#define N_FILE_KEYS 11 /* the first entries of longopts */
 
 static void usage(FILE *f)
 {
         fprintf(f, "usage: procd [--config FILE] [--socket PATH] [--group GROUP] [--root-pid PID]\n"
                    "             [--gid-range MIN-MAX] [--snapshot-interval SEC] [--kill-timeout SEC]\n"
                    "             [--log stderr|syslog] [--max-connections-per-uid N] [--foreground]\n"
+                   "             [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
                    "             [--ready-fd N] [--version]\n"
                    "  --config FILE           key file with a [procd] group (default " PROCD_CONFIG_FILE
                    ",\n"
@@ -63,6 +66,10 @@ static void usage(FILE *f)
                    "  --max-connections-per-uid N\n"
                    "                          connections one non-root uid may hold (1..%d, default %d;\n"
                    "                          non-root uids share %d, the last %d are root's)\n"
+                   "  --family-cgroup-base CGROUP\n"
+                   "                          where each registered family gets a cgroup of its own\n"
+                   "                          (default: <procd's own cgroup>/" PD_FAMCG_DEFAULT_SUBTREE ")\n"
+                   "  --no-family-cgroups     families get no cgroup unless a client names one\n"
                    "  --foreground            do not detach\n"
                    "  --ready-fd N            close fd N once listening\n"
                    "  --version               print the version and exit\n",
@@ -152,6 +159,14 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
                 return 0;
         case 'f':
                 return parse_bool(v, &o->foreground) < 0 ? bad(where, code, v, "true or false") : 0;
+        case 'B':
+                if (v[0] != '/' || v[strspn(v, "/")] == '\0' || strlen(v) >= sizeof o->famcg_base)
+                        return bad(where, code, v, "an absolute cgroup path, not /");
+                snprintf(o->famcg_base, sizeof o->famcg_base, "%s", v);
+                o->famcg.base = o->famcg_base;
+                return 0;
+        case 'N':
+                return parse_bool(v, &o->famcg.disabled) < 0 ? bad(where, code, v, "true or false") : 0;
         case 'R':
                 if (tr_parse_u64(v, &n) < 0 || n < 3 || n > INT32_MAX)
                         return bad(where, code, v, NULL);

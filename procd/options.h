@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procd/family-cgroup.h"
+
 typedef struct pd_options {
         char socket_path[PATH_MAX];
         bool socket_given;           /* socket set (file or command line): with -A, serve D-Bus too */
@@ -19,6 +21,8 @@ typedef struct pd_options {
         bool syslog;
         bool foreground;
         int ready_fd;                /* -1: none (command line only) */
+        pd_famcg_options famcg;      /* famcg.base points into famcg_base */
+        char famcg_base[PATH_MAX];
         char config_path[PATH_MAX];  /* the file read, "" when none */
 } pd_options;
 

@@ -21,6 +21,9 @@ procd_add_test(NAME test_procd_command SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pr
 procd_add_test(NAME test_procd_quota SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_quota.c
                LIBS procd_test_harness PkgConfig::GLIB LABELS integration TIMEOUT 300)
 add_dependencies(test_procd_quota procd)
+procd_add_test(NAME test_family_cgroup SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_family_cgroup.c
+               LIBS procd_test_harness procd_core LABELS integration TIMEOUT 300)
+add_dependencies(test_family_cgroup procd)
 procd_add_test(NAME test_procd_options
                SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_options.c ${PROJECT_SOURCE_DIR}/procd/options.c
                LIBS procd_client PkgConfig::GLIB LABELS unit TIMEOUT 60)

@@ -42,6 +42,8 @@ static void test_defaults(void)
         CU_ASSERT_FALSE(o.foreground);
         CU_ASSERT_EQUAL(o.ready_fd, -1);
         CU_ASSERT_STRING_EQUAL(o.config_path, "");
+        CU_ASSERT_PTR_NULL(o.famcg.base);
+        CU_ASSERT_FALSE(o.famcg.disabled);
 }
 
 static void test_every_key(void)
@@ -59,6 +61,8 @@ static void test_every_key(void)
         CU_ASSERT_TRUE(o.syslog);
         CU_ASSERT_EQUAL(o.max_conns_per_uid, 8);
         CU_ASSERT_TRUE(o.foreground);
+        CU_ASSERT_STRING_EQUAL(o.famcg.base, "/procd-fixture/families");
+        CU_ASSERT_TRUE(o.famcg.disabled);
         CU_ASSERT_STRING_EQUAL(o.config_path, fixture("good.conf"));
 }
 
@@ -103,6 +107,8 @@ static void test_errors(void)
         check_error("bad value on the command line", bad_arg);
         const char *no_group[] = { "--group", "no-such-group-procd-test", NULL };
         check_error("no such group", no_group);
+        const char *root_base[] = { "--family-cgroup-base", "/", NULL };
+        check_error("family cgroup base /", root_base);
         const char *stray[] = { "stray", NULL };
         check_error("stray argument", stray);
         const char *ready_in_file_only[] = { "--ready-fd", "1", NULL };
