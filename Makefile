@@ -6,12 +6,15 @@
 #   make install   cmake --install (DESTDIR honoured; prefix /usr/local unless configured
 #               with cmake -DCMAKE_INSTALL_PREFIX=...)
 #   make deb    Debian packages with debhelper into $(BUILD_DIR)/deb
+#   make test-vm  the integration tests and the demo in pure-v2, pure-v1 and hybrid qemu guests
+#               (tests/vm/lanes; VM_MODES="v2" for one lane)
 BUILD_DIR ?= build
 SAN_DIR   ?= build-asan
 JOBS      ?= $(shell nproc)
 CTEST_ARGS ?=
+VM_MODES  ?= v2 v1 hybrid
 
-.PHONY: all deps build test demo sanitize bench install deb clean
+.PHONY: all deps build test test-vm demo sanitize bench install deb clean
 
 all: build
 
@@ -26,6 +29,9 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure $(CTEST_ARGS)
+
+test-vm: build
+	tests/vm/lanes $(BUILD_DIR) $(VM_MODES)
 
 demo: build
 	tests/demo/demo.sh $(BUILD_DIR)
