@@ -38,6 +38,7 @@ typedef struct pd_options {
         gid_t gid_min, gid_max;
         uint32_t snapshot_interval;
         uint32_t kill_timeout;
+        uint32_t freeze_timeout;
         unsigned max_conns_per_uid;
         bool syslog;
         bool foreground;
@@ -66,7 +67,8 @@ typedef struct pd_daemon {
 static void usage(FILE *f)
 {
         fprintf(f, "usage: procd [--socket PATH] [--group GROUP] [--root-pid PID] [--gid-range MIN-MAX]\n"
-                   "             [--snapshot-interval SEC] [--kill-timeout SEC] [--log stderr|syslog]\n"
+                   "             [--snapshot-interval SEC] [--kill-timeout SEC] [--freeze-timeout SEC]\n"
+                   "             [--log stderr|syslog]\n"
                    "             [--max-connections-per-uid N] [--foreground] [--ready-fd N]\n"
                    "             [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
                    "  --socket PATH           D-Bus peer-to-peer socket (default " PROCD_DEFAULT_SOCKET ")\n"
@@ -75,6 +77,8 @@ static void usage(FILE *f)
                    "  --gid-range MIN-MAX     gids for TrackFamilyViaAllocatedGroup\n"
                    "  --snapshot-interval S   max age of the root family's /proc data (default 60)\n"
                    "  --kill-timeout S        KillFamily gives up (Unkillable) after S seconds (default 10)\n"
+                   "  --freeze-timeout S      Suspend/ContinueFamily answer after at most S seconds even when\n"
+                   "                          a member has not stopped yet (default 2)\n"
                    "  --log stderr|syslog     where log messages go (default stderr)\n"
                    "  --max-connections-per-uid N\n"
                    "                          connections one non-root uid may hold (1..%d, default %d;\n"
@@ -98,6 +102,7 @@ static int parse_options(int argc, char **argv, pd_options *o)
                 { "gid-range", required_argument, NULL, 'G' },
                 { "snapshot-interval", required_argument, NULL, 'i' },
                 { "kill-timeout", required_argument, NULL, 'k' },
+                { "freeze-timeout", required_argument, NULL, 'F' },
                 { "log", required_argument, NULL, 'l' },
                 { "foreground", no_argument, NULL, 'f' },
                 { "ready-fd", required_argument, NULL, 'R' },
@@ -108,7 +113,7 @@ static int parse_options(int argc, char **argv, pd_options *o)
                 { 0 },
         };
         *o = (pd_options) { .socket_path = PROCD_DEFAULT_SOCKET, .group = (gid_t) -1, .snapshot_interval = 60,
-                            .kill_timeout = 10, .ready_fd = -1,
+                            .kill_timeout = 10, .freeze_timeout = 2, .ready_fd = -1,
                             .max_conns_per_uid = PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, .gid_max = 0, .gid_min = 1 };
         int c;
         uint64_t v;
@@ -160,6 +165,13 @@ static int parse_options(int argc, char **argv, pd_options *o)
                                 return -EINVAL;
                         }
                         o->kill_timeout = (uint32_t) v;
+                        break;
+                case 'F':
+                        if (tr_parse_u64(optarg, &v) < 0 || v == 0 || v > 3600) {
+                                fprintf(stderr, "procd: bad --freeze-timeout (1..3600): %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        o->freeze_timeout = (uint32_t) v;
                         break;
                 case 'l':
                         if (strcmp(optarg, "syslog") == 0)
@@ -487,7 +499,7 @@ int main(int argc, char **argv)
                 .gid_min = d.opt.gid_min,
                 .gid_max = d.opt.gid_max,
                 .kill_timeout_usec = (uint64_t) d.opt.kill_timeout * 1000000ull,
-                .freeze_timeout_usec = 2 * 1000000ull,
+                .freeze_timeout_usec = (uint64_t) d.opt.freeze_timeout * 1000000ull,
                 .quit = quit_cb,
                 .quit_data = &d,
         };
