@@ -95,9 +95,10 @@ static bool reply_fifo_exists(int32_t client_pid, uint32_t serial, void *data)
 static gboolean write_more(gint fd, GIOCondition cond, gpointer data);
 static gboolean write_timeout(gpointer data);
 
-static void write_reply(creq *q)
+/* Write what the pipe takes of the reply: 1 when all is written, 0 when the pipe is full
+ * (EAGAIN), -errno on failure. */
+static int write_some(creq *q)
 {
-        q->replying = true;
         size_t n = pd_cl_reply_chunks(&q->reply);
         while (q->chunk < n) {
                 size_t start = q->chunk ? pd_cl_reply_chunk_end(&q->reply, q->chunk - 1) : 0;
@@ -105,27 +106,33 @@ static void write_reply(creq *q)
                 ssize_t w = write(q->fd, q->reply.bytes->data + start + q->off, end - start - q->off);
                 if (w < 0 && errno == EINTR)
                         continue;
-                if (w < 0 && errno == EAGAIN) {
-                        /* the client drains a long DUMP: wait in the loop, bounded */
-                        q->deadline_usec = g_get_monotonic_time() + PD_CL_REPLY_TIMEOUT_SEC * G_USEC_PER_SEC;
-                        if (!q->out_src)
-                                q->out_src = g_unix_fd_add(q->fd, G_IO_OUT | G_IO_ERR, write_more, q);
-                        if (!q->timer)
-                                q->timer = g_timeout_add_seconds(PD_CL_REPLY_TIMEOUT_SEC, write_timeout, q);
-                        return;
-                }
-                if (w < 0) {
-                        g_message("classic: %s reply to pid %d: %s (client gone?)", pd_cl_command_name(q->r.command),
-                                  (int) q->r.client_pid, strerror(errno));
-                        creq_done(q);
-                        return;
-                }
+                if (w < 0)
+                        return errno == EAGAIN ? 0 : -errno;
                 q->off += (size_t) w;
                 if (start + q->off >= end) {
                         q->chunk++;
                         q->off = 0;
                 }
         }
+        return 1;
+}
+
+static void write_reply(creq *q)
+{
+        q->replying = true;
+        int k = write_some(q);
+        if (k == 0) {
+                /* the client drains a long DUMP: wait in the loop, bounded */
+                q->deadline_usec = g_get_monotonic_time() + PD_CL_REPLY_TIMEOUT_SEC * G_USEC_PER_SEC;
+                if (!q->out_src)
+                        q->out_src = g_unix_fd_add(q->fd, G_IO_OUT | G_IO_ERR, write_more, q);
+                if (!q->timer)
+                        q->timer = g_timeout_add_seconds(PD_CL_REPLY_TIMEOUT_SEC, write_timeout, q);
+                return;
+        }
+        if (k < 0)
+                g_message("classic: %s reply to pid %d: %s (client gone?)", pd_cl_command_name(q->r.command),
+                          (int) q->r.client_pid, strerror(-k));
         creq_done(q);
 }
 
@@ -642,25 +649,9 @@ static void flush_reply(creq *q)
 {
         if (q->fd < 0 || !q->replying)
                 return;
-        size_t n = pd_cl_reply_chunks(&q->reply);
-        int waits = 0;
-        while (q->chunk < n && waits < 10) {
-                size_t start = q->chunk ? pd_cl_reply_chunk_end(&q->reply, q->chunk - 1) : 0;
-                size_t end = pd_cl_reply_chunk_end(&q->reply, q->chunk);
-                ssize_t w = write(q->fd, q->reply.bytes->data + start + q->off, end - start - q->off);
-                if (w < 0 && errno == EAGAIN) {
-                        struct pollfd pfd = { .fd = q->fd, .events = POLLOUT };
-                        poll(&pfd, 1, 100);
-                        waits++;
-                        continue;
-                }
-                if (w < 0)
-                        return;
-                q->off += (size_t) w;
-                if (start + q->off >= end) {
-                        q->chunk++;
-                        q->off = 0;
-                }
+        for (int waits = 0; waits < 10 && write_some(q) == 0; waits++) {
+                struct pollfd pfd = { .fd = q->fd, .events = POLLOUT };
+                poll(&pfd, 1, 100);
         }
 }
 
