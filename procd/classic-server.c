@@ -297,18 +297,15 @@ static void run(creq *q)
         switch (r->command) {
         case PD_CL_REGISTER_SUBFAMILY: {
                 /* condor_procd's order of checks */
-                if (r->pid <= 0)
-                        {
+                if (r->pid <= 0) {
                         reply_error(q, PD_CL_BAD_ROOT_PID);
                         return;
                 }
-                if (r->watcher < 0)
-                        {
+                if (r->watcher < 0) {
                         reply_error(q, PD_CL_BAD_WATCHER_PID);
                         return;
                 }
-                if (r->interval < -1)
-                        {
+                if (r->interval < -1) {
                         reply_error(q, PD_CL_BAD_SNAPSHOT_INTERVAL);
                         return;
                 }
@@ -319,8 +316,7 @@ static void run(creq *q)
                 break;
         }
         case PD_CL_TRACK_FAMILY_VIA_ENVIRONMENT:
-                if (r->n_envids == 0)
-                        {
+                if (r->n_envids == 0) {
                         accept_untracked(q, "empty ancestor list");
                         return;
                 }
@@ -329,8 +325,7 @@ static void run(creq *q)
         case PD_CL_TRACK_FAMILY_VIA_LOGIN: {
                 struct passwd pw, *res = NULL;
                 char buf[4096];
-                if (getpwnam_r(r->text, &pw, buf, sizeof buf, &res) != 0 || !res)
-                        {
+                if (getpwnam_r(r->text, &pw, buf, sizeof buf, &res) != 0 || !res) {
                         accept_untracked(q, "unknown login");
                         return;
                 }
@@ -338,8 +333,7 @@ static void run(creq *q)
                 break;
         }
         case PD_CL_TRACK_FAMILY_VIA_ALLOCATED_SUPPLEMENTARY_GROUP: {
-                if (!q->s->o.gid_allocate)
-                        {
+                if (!q->s->o.gid_allocate) {
                         reply_error(q, PD_CL_NO_GROUP_ID_AVAILABLE);
                         return;
                 }
@@ -348,16 +342,13 @@ static void run(creq *q)
                 if (st == PROCD_OK) {
                         pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
                         pd_cl_reply_u32(&q->reply, (uint32_t) gid);
-                        {
                         write_reply(q);
                         return;
-                }
                 }
                 break;
         }
         case PD_CL_TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP:
-                if (!q->s->o.gid_associate)
-                        {
+                if (!q->s->o.gid_associate) {
                         reply_error(q, PD_CL_NO_GROUP_ID_AVAILABLE);
                         return;
                 }
@@ -381,13 +372,10 @@ static void run(creq *q)
                 return;
         }
         case PD_CL_GET_USAGE:
-                {
-                        do_get_usage(q);
-                        return;
-                }
+                do_get_usage(q);
+                return;
         case PD_CL_UNREGISTER_FAMILY:
-                if (r->pid == 0) /* pid 0 names the root family only for commands 1-9 and 12 */
-                        {
+                if (r->pid == 0) { /* pid 0 names the root family only for commands 1-9 and 12 */
                         reply_error(q, PD_CL_FAMILY_NOT_FOUND);
                         return;
                 }
@@ -402,10 +390,8 @@ static void run(creq *q)
                 st = PROCD_OK; /* condor_procd always answers 0 */
                 break;
         case PD_CL_DUMP:
-                {
-                        do_dump(q);
-                        return;
-                }
+                do_dump(q);
+                return;
         case PD_CL_QUIT:
                 st = pd_cmd_quit(cm, &q->who, &err);
                 break;
@@ -416,10 +402,8 @@ static void run(creq *q)
                 break;
         }
         default:
-                {
-                        reply_error(q, PD_CL_FAMILY_NOT_FOUND);
-                        return;
-                }
+                reply_error(q, PD_CL_FAMILY_NOT_FOUND);
+                return;
         }
         answer_status(q, st, &err);
 }
