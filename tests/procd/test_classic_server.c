@@ -417,7 +417,9 @@ static void test_valgrind(void)
         const char *const wrapper[] = { "/usr/bin/valgrind", "--error-exitcode=9", "--leak-check=full",
                                         "--errors-for-leak-kinds=definite,indirect", logopt, NULL };
         setenv("G_SLICE", "always-malloc", 1);
-        CU_ASSERT_FATAL(start_wrapped(&c, wrapper, NULL, msg, sizeof msg) == 0);
+        /* a procd long option beside condor_procd's; valgrind on a busy machine is slow */
+        const char *const extra[] = { "--kill-timeout", "120", NULL };
+        CU_ASSERT_FATAL(start_wrapped(&c, wrapper, extra, msg, sizeof msg) == 0);
         cl_daemon saved = D;
         D = c;
         pid_t child = ph_sleeper();
