@@ -1,0 +1,10 @@
+# The classic (condor_procd named-pipe) transport, driven by an independent test client.
+# PROCD_CLASSIC_DAEMON=<path of condor_procd> runs the same tests against HTCondor's daemon.
+add_library(procd_classic_client STATIC ${CMAKE_CURRENT_LIST_DIR}/classic-client.c
+            ${CMAKE_CURRENT_LIST_DIR}/classic-procs.c)
+target_include_directories(procd_classic_client PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+
+procd_add_test(NAME test_classic SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_classic.c
+               LIBS procd_classic_client procd_test_harness LABELS integration TIMEOUT 300)
+add_dependencies(test_classic procd)
+set_tests_properties(test_classic PROPERTIES SKIP_RETURN_CODE 77)
