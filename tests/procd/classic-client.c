@@ -519,8 +519,10 @@ int cc_daemon_start(cc_daemon *d, const char *const *extra)
         argv[n++] = basename(exe_copy);
         argv[n++] = "-A";
         argv[n++] = d->addr;
+        char log[sizeof d->dir + 16];
+        snprintf(log, sizeof log, "%s/procd.log", d->dir);
         for (int i = 0; extra && extra[i] && n < 46; i++)
-                argv[n++] = extra[i];
+                argv[n++] = strcmp(extra[i], "@LOG") == 0 ? log : extra[i];
         argv[n] = NULL;
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)

@@ -137,7 +137,7 @@ const char *cc_daemon_exe(void);
 /* True when the daemon binary is HTCondor's condor_procd (basename), for the cases where
  * procd is meant to behave better than it. */
 bool cc_daemon_is_condor(void);
-/* Start `exe -A dir/procd_pipe extra...` and wait (bounded) for readiness.  0 when ready;
+/* Start `exe -A dir/procd_pipe extra...` (an extra "@LOG" becomes dir/procd.log) and wait (bounded) for readiness.  0 when ready;
  * -EPROTO with errtext filled when it wrote to stderr or exited; -errno else. */
 int cc_daemon_start(cc_daemon *d, const char *const *extra);
 /* QUIT (or SIGKILL when it does not answer) and reap; returns the waitpid status or -errno;
