@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -18,14 +19,20 @@
 
 #include <dbus/dbus.h>
 
+#include "procd/classic-args.h"
+#include "procd/classic-server.h"
+#include "procd/client.h"
 #include "procd/command.h"
 #include "procd/dbus-server.h"
+#include "procd/family-cgroup.h"
+#include "procd/log-file.h"
 #include "procd/registry.h"
 #include "trackers/hierarchy.h"
 #include "trackers/util.h"
 
 typedef struct pd_options {
         const char *socket_path;
+        bool socket_given;        /* --socket: with -A, serve D-Bus too */
         gid_t group;
         pid_t root_pid;
         gid_t gid_min, gid_max;
@@ -35,6 +42,7 @@ typedef struct pd_options {
         bool syslog;
         bool foreground;
         int ready_fd;
+        pd_famcg_options famcg;
 } pd_options;
 
 /* The daemon's context: the only mutable state, passed to every callback. */
@@ -43,8 +51,14 @@ typedef struct pd_daemon {
         GMainLoop *loop;
         tr_hierarchies hs;
         pd_registry *reg;
+        pd_famcg *famcg;
         pd_commands cm;
         pd_dbus_server *server;
+        pd_classic_args classic;  /* condor_procd's command line (-A ...) */
+        pd_classic_server *classic_server;
+        pd_log_file *log_file;
+        int parent_pidfd;         /* classic mode without -P: the parent, whose exit ends procd */
+        guint parent_src;
         int signal_fd;
         int exit_code;
 } pd_daemon;
@@ -54,6 +68,7 @@ static void usage(FILE *f)
         fprintf(f, "usage: procd [--socket PATH] [--group GROUP] [--root-pid PID] [--gid-range MIN-MAX]\n"
                    "             [--snapshot-interval SEC] [--kill-timeout SEC] [--log stderr|syslog]\n"
                    "             [--max-connections-per-uid N] [--foreground] [--ready-fd N]\n"
+                   "             [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
                    "  --socket PATH           D-Bus peer-to-peer socket (default " PROCD_DEFAULT_SOCKET ")\n"
                    "  --group GROUP           group of the socket (mode 0660)\n"
                    "  --root-pid PID          root of the root family (default: procd's parent)\n"
@@ -64,6 +79,10 @@ static void usage(FILE *f)
                    "  --max-connections-per-uid N\n"
                    "                          connections one non-root uid may hold (1..%d, default %d;\n"
                    "                          non-root uids share %d, the last %d are root's)\n"
+                   "  --family-cgroup-base CGROUP\n"
+                   "                          where each registered family gets a cgroup of its own\n"
+                   "                          (default: <procd's own cgroup>/" PD_FAMCG_DEFAULT_SUBTREE ")\n"
+                   "  --no-family-cgroups     families get no cgroup unless a client names one\n"
                    "  --foreground            do not detach\n"
                    "  --ready-fd N            close fd N once listening\n",
                 PD_DBUS_MAX_CONNECTIONS, PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID,
@@ -83,6 +102,8 @@ static int parse_options(int argc, char **argv, pd_options *o)
                 { "foreground", no_argument, NULL, 'f' },
                 { "ready-fd", required_argument, NULL, 'R' },
                 { "max-connections-per-uid", required_argument, NULL, 'C' },
+                { "family-cgroup-base", required_argument, NULL, 'B' },
+                { "no-family-cgroups", no_argument, NULL, 'N' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -95,6 +116,7 @@ static int parse_options(int argc, char **argv, pd_options *o)
                 switch (c) {
                 case 's':
                         o->socket_path = optarg;
+                        o->socket_given = true;
                         break;
                 case 'g': {
                         struct group *gr = getgrnam(optarg);
@@ -164,6 +186,17 @@ static int parse_options(int argc, char **argv, pd_options *o)
                                 return -EINVAL;
                         }
                         o->max_conns_per_uid = (unsigned) v;
+                        break;
+                case 'B':
+                        if (optarg[0] != '/' || optarg[strspn(optarg, "/")] == '\0') {
+                                fprintf(stderr, "procd: bad --family-cgroup-base (an absolute cgroup path, not /): %s\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        o->famcg.base = optarg;
+                        break;
+                case 'N':
+                        o->famcg.disabled = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -253,6 +286,64 @@ static void quit_cb(void *data)
         g_main_loop_quit(d->loop);
 }
 
+/* The classic command FIFO was removed or replaced: condor_procd exits then. */
+static void classic_lost_cb(void *data)
+{
+        pd_daemon *d = data;
+        d->exit_code = 1;
+        g_main_loop_quit(d->loop);
+}
+
+/* Classic mode without -P: the parent (the root family's watcher) exited. */
+static gboolean parent_exit_cb(gint fd, GIOCondition cond, gpointer data)
+{
+        pd_daemon *d = data;
+        (void) fd;
+        (void) cond;
+        g_message("watcher pid %d (procd's parent) exited, so procd is exiting", (int) d->classic.root_pid);
+        d->parent_src = 0;
+        d->exit_code = 1;
+        g_main_loop_quit(d->loop);
+        return G_SOURCE_REMOVE;
+}
+
+/* Classic mode: the log is -L FILE, -L SYSLOG or nothing, and never stderr (any byte on
+ * stderr before readiness is an error message to HTCondor's launcher). */
+static int classic_logging(pd_daemon *d)
+{
+        const char *log = d->classic.log;
+        if (log && strcmp(log, "SYSLOG") == 0) {
+                openlog("procd", LOG_PID, LOG_DAEMON);
+                g_log_set_writer_func(syslog_writer, NULL, NULL);
+                return 0;
+        }
+        if (!log) {
+                g_log_set_writer_func(pd_log_null_writer, NULL, NULL);
+                return 0;
+        }
+        tr_error err = { 0 };
+        if (pd_log_file_open(log, d->classic.log_max_bytes, &d->log_file, &err) < 0) {
+                fprintf(stderr, "procd: %s\n", err.msg);
+                return -1;
+        }
+        g_log_set_writer_func(pd_log_file_writer, d->log_file, NULL);
+        return 0;
+}
+
+/* -C, as condor_procd: a root procd chowns its FIFOs to the principal (without -C: to its
+ * real uid); a non-root procd can only serve its own uid. */
+static int classic_principal(const pd_classic_args *a, uid_t *principal, uid_t *chown_to)
+{
+        uid_t euid = geteuid();
+        *principal = a->principal_set ? a->principal : euid == 0 ? getuid() : euid;
+        if (euid != 0 && *principal != euid) {
+                fprintf(stderr, "procd: -C %u: only root may serve another uid\n", (unsigned) *principal);
+                return -1;
+        }
+        *chown_to = euid == 0 && *principal != 0 ? *principal : (uid_t) -1;
+        return 0;
+}
+
 static void registry_log(void *data, const char *message)
 {
         (void) data;
@@ -289,11 +380,46 @@ static int detach(int *ready_pipe_w)
 
 int main(int argc, char **argv)
 {
-        pd_daemon d = { .signal_fd = -1 };
-        int r = parse_options(argc, argv, &d.opt);
-        if (r != 0)
-                return r > 0 ? 0 : 2;
-        if (d.opt.syslog) {
+        pd_daemon d = { .signal_fd = -1, .parent_pidfd = -1 };
+        char why[256];
+        if (pd_classic_args_parse(argc, argv, &d.classic, why, sizeof why) < 0) {
+                fprintf(stderr, "procd: %s\n", why);
+                pd_classic_args_usage(stderr);
+                g_free(d.classic.argv);
+                return 1;
+        }
+        int r = parse_options(d.classic.argc, d.classic.argv, &d.opt);
+        if (r != 0) {
+                g_free(d.classic.argv);
+                return r > 0 ? 0 : d.classic.classic ? 1 : 2;
+        }
+        if (d.classic.classic) {
+                /* condor_procd's start: stdin and stdout on /dev/null, never detached; stderr
+                 * stays the launcher's pipe until the FIFOs exist (readiness, below) */
+                int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (nul >= 0) {
+                        dup2(nul, 0);
+                        dup2(nul, 1);
+                        close(nul);
+                }
+                d.opt.foreground = true;
+                if (d.classic.gid_tracking) {
+                        d.opt.gid_min = d.classic.gid_min;
+                        d.opt.gid_max = d.classic.gid_max;
+                }
+                int64_t iv = d.classic.interval_sec;
+                d.opt.snapshot_interval = iv == -1 ? PD_MAX_INTERVAL_SEC
+                                          : iv == 0 ? 1
+                                                    : (uint32_t) MIN(iv, (int64_t) PD_MAX_INTERVAL_SEC);
+                if (d.classic.root_pid)
+                        d.opt.root_pid = d.classic.root_pid;
+                if (classic_logging(&d) < 0) {
+                        g_free(d.classic.argv);
+                        return 1;
+                }
+                if (d.classic.debug_wait)
+                        sleep(30);
+        } else if (d.opt.syslog) {
                 openlog("procd", LOG_PID, LOG_DAEMON);
                 g_log_set_writer_func(syslog_writer, NULL, NULL);
         } else {
@@ -308,6 +434,16 @@ int main(int argc, char **argv)
         }
 
         pid_t root = d.opt.root_pid ? d.opt.root_pid : getppid();
+        if (d.classic.classic && !d.classic.root_pid) {
+                /* the parent is the root family's watcher: procd ends with it */
+                d.parent_pidfd = (int) syscall(SYS_pidfd_open, root, 0);
+                if (d.parent_pidfd < 0 || getppid() != root) {
+                        fprintf(stderr, "procd: parent %d is gone or cannot be watched\n", (int) root);
+                        d.exit_code = 1;
+                        goto early_out;
+                }
+                d.classic.root_pid = root;
+        }
         int detach_fd = -1;
         if (!d.opt.foreground && detach(&detach_fd) < 0) {
                 g_warning("cannot detach: %s", strerror(errno));
@@ -336,6 +472,16 @@ int main(int argc, char **argv)
                 goto out;
         }
         pd_registry_set_log(d.reg, registry_log, &d);
+        if (pd_famcg_new(&d.hs, &d.opt.famcg, &d.famcg) < 0) {
+                g_warning("out of memory");
+                d.exit_code = 1;
+                goto out;
+        }
+        pd_registry_set_family_cgroups(d.reg, d.famcg);
+        if (pd_famcg_base(d.famcg))
+                g_message("family cgroups under %s", pd_famcg_base(d.famcg));
+        else
+                g_message("no family cgroups: %s", pd_famcg_off_reason(d.famcg));
         d.cm = (pd_commands) {
                 .reg = d.reg,
                 .gid_min = d.opt.gid_min,
@@ -345,15 +491,53 @@ int main(int argc, char **argv)
                 .quit = quit_cb,
                 .quit_data = &d,
         };
-        if (pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, &d.cm, &d.server, &err) < 0) {
+        if ((!d.classic.classic || d.opt.socket_given) &&
+            pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, &d.cm, &d.server, &err) < 0) {
                 g_warning("%s", err.msg);
+                if (d.classic.classic)
+                        fprintf(stderr, "procd: %s\n", err.msg);
                 d.exit_code = 1;
                 goto out;
         }
+        if (d.classic.classic) {
+                uid_t principal, chown_to;
+                if (classic_principal(&d.classic, &principal, &chown_to) < 0) {
+                        d.exit_code = 1;
+                        goto out;
+                }
+                pd_classic_options co = {
+                        .address = d.classic.address,
+                        .principal = principal,
+                        .chown_to = chown_to,
+                        .gid_allocate = d.classic.gid_tracking && !d.classic.gid_external,
+                        .gid_associate = d.classic.gid_tracking && d.classic.gid_external,
+                        .root_watcher = d.parent_pidfd >= 0 ? root : 0,
+                        .housekeeping_sec = d.opt.snapshot_interval,
+                        .lost = classic_lost_cb,
+                        .lost_data = &d,
+                };
+                if (pd_classic_server_new(&co, &d.cm, &d.classic_server, &err) < 0) {
+                        g_warning("%s", err.msg);
+                        fprintf(stderr, "procd: %s\n", err.msg);
+                        d.exit_code = 1;
+                        goto out;
+                }
+                if (d.parent_pidfd >= 0)
+                        d.parent_src = g_unix_fd_add(d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
+        }
         guint sig_src = g_unix_fd_add(d.signal_fd, G_IO_IN, signal_cb, &d);
 
-        g_message("listening on %s (root family %d, cgroups %s)", d.opt.socket_path, (int) root,
+        g_message("listening on %s%s%s (root family %d, cgroups %s)", d.server ? d.opt.socket_path : "",
+                  d.server && d.classic_server ? " and " : "", d.classic_server ? d.classic.address : "", (int) root,
                   tr_cgroup_mode_name(d.hs.mode));
+        if (d.classic.classic) {
+                /* readiness as condor_procd: the launcher reads EOF on our stderr */
+                int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (nul >= 0) {
+                        dup2(nul, 2);
+                        close(nul);
+                }
+        }
         notify_ready();
         if (d.opt.ready_fd >= 0)
                 close(d.opt.ready_fd);
@@ -365,14 +549,23 @@ int main(int argc, char **argv)
 
         g_main_loop_run(d.loop);
         g_source_remove(sig_src);
+        if (d.parent_src)
+                g_source_remove(d.parent_src);
         pd_cmd_cancel_pending(&d.cm); /* a Kill/Suspend/ContinueFamily in progress gets an error reply */
         g_message("shutting down: %zu families registered", pd_registry_count(d.reg));
 out:
+        pd_classic_server_free(d.classic_server);
         pd_dbus_server_free(d.server);
         pd_registry_free(d.reg);
+        pd_famcg_free(d.famcg);
         g_main_loop_unref(d.loop);
         if (d.signal_fd >= 0)
                 close(d.signal_fd);
         dbus_shutdown();
+early_out:
+        if (d.parent_pidfd >= 0)
+                close(d.parent_pidfd);
+        pd_log_file_close(d.log_file);
+        g_free(d.classic.argv);
         return d.exit_code;
 }

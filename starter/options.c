@@ -40,6 +40,13 @@ enum {
         OPT_REPORT,
         OPT_QUIET,
         OPT_LAUNCH,
+        OPT_DEVICE_ALLOW,
+        OPT_DEVICE_DENY,
+        OPT_HIDE_GPUS,
+        OPT_GPU,
+        OPT_PRIVATE_TMP,
+        OPT_PRIVATE_TMP_SIZE,
+        OPT_PID_NAMESPACE,
         OPT_HELP,
 };
 
@@ -73,6 +80,13 @@ static const struct option long_options[] = {
         { "report", required_argument, NULL, OPT_REPORT },
         { "quiet", no_argument, NULL, OPT_QUIET },
         { "launch", required_argument, NULL, OPT_LAUNCH },
+        { "device-allow", required_argument, NULL, OPT_DEVICE_ALLOW },
+        { "device-deny", required_argument, NULL, OPT_DEVICE_DENY },
+        { "hide-gpus", no_argument, NULL, OPT_HIDE_GPUS },
+        { "gpu", required_argument, NULL, OPT_GPU },
+        { "private-tmp", optional_argument, NULL, OPT_PRIVATE_TMP },
+        { "private-tmp-size", required_argument, NULL, OPT_PRIVATE_TMP_SIZE },
+        { "pid-namespace", no_argument, NULL, OPT_PID_NAMESPACE },
         { "help", no_argument, NULL, OPT_HELP },
         { NULL, 0, NULL, 0 },
 };
@@ -101,6 +115,18 @@ void st_usage(FILE *f)
               "  --cpuset-mems LIST  --pids-max N  --io-max \"MAJ:MIN rbps=N wbps=N riops=N wiops=N\"\n"
               "  --no-oom-group            do not set memory.oom.group=1 (v2)\n"
               "  --best-effort             a limit whose controller is missing is a warning\n"
+              "devices (TYPE a|b|c, MAJOR/MINOR number or *, ACCESS subset of rwm; in order,\n"
+              "the last matching rule wins, default allow; v2 BPF program, v1 devices.allow/deny):\n"
+              "  --device-allow TYPE:MAJOR:MINOR:ACCESS  --device-deny TYPE:MAJOR:MINOR:ACCESS\n"
+              "  --hide-gpus               deny the NVIDIA/AMD/Intel GPU nodes under /dev the job was\n"
+              "                            not given (by --gpu or --device-allow)\n"
+              "  --gpu N[,N...]            GPU numbers the job was given (nvidiaN, dri/cardN,\n"
+              "                            dri/renderD(128+N); shared control nodes with any)\n"
+              "namespaces:\n"
+              "  --private-tmp[=DIR]       fresh /tmp and /var/tmp: tmpfs (charged to the job's memory),\n"
+              "                            or bind mounts of a per-job directory under DIR; removed after\n"
+              "  --private-tmp-size SIZE   tmpfs size (default: --memory-max when given)\n"
+              "  --pid-namespace           the job in its own PID namespace under a minimal init, own /proc\n"
               "tracking and end of job:\n"
               "  --socket PATH             procd socket (default " "/run/procd/procd.sock" ")\n"
               "  --no-procd                track in-process (embedded tracker)\n"
@@ -125,6 +151,23 @@ static int parse_size_opt(const char *opt, const char *arg, bool *has, uint64_t 
                 return bad(err, opt, arg);
         *has = true;
         return 0;
+}
+
+/* "N" or "N,M,...", appended to o->gpus */
+static int parse_gpus(const char *arg, st_options *o, tr_error *err)
+{
+        const char *p = arg;
+        for (;;) {
+                uint64_t v;
+                if (tr_take_u64(&p, &v) < 0 || v > 65535 || (*p && *p != ','))
+                        return bad(err, "gpu", arg);
+                if (o->n_gpus >= ST_MAX_GPUS)
+                        return tr_error_set(err, EINVAL, "too many --gpu (at most %d)", ST_MAX_GPUS);
+                o->gpus[o->n_gpus++] = (int) v;
+                if (!*p)
+                        return 0;
+                p++;
+        }
 }
 
 int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
@@ -257,6 +300,30 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
                         else
                                 return bad(err, "launch", optarg);
                         break;
+                case OPT_DEVICE_ALLOW:
+                case OPT_DEVICE_DENY: {
+                        tr_dev_rule rule;
+                        r = tr_dev_rule_parse(optarg, c == OPT_DEVICE_ALLOW, &rule, err);
+                        if (r == 0)
+                                r = tr_dev_rules_add(&o->devices, &rule, err);
+                        break;
+                }
+                case OPT_HIDE_GPUS: o->hide_gpus = true; break;
+                case OPT_GPU:
+                        r = parse_gpus(optarg, o, err);
+                        break;
+                case OPT_PRIVATE_TMP:
+                        o->private_tmp = true;
+                        if (optarg && (optarg[0] != '/' || strstr(optarg, "..")))
+                                return bad(err, "private-tmp", optarg);
+                        o->private_tmp_dir = optarg;
+                        break;
+                case OPT_PRIVATE_TMP_SIZE:
+                        if (tr_parse_size(optarg, &o->private_tmp_size) < 0 || o->private_tmp_size == 0 ||
+                            o->private_tmp_size == UINT64_MAX)
+                                return bad(err, "private-tmp-size", optarg);
+                        break;
+                case OPT_PID_NAMESPACE: o->pid_namespace = true; break;
                 case 'h':
                 case OPT_HELP:
                         st_usage(stdout);
@@ -272,6 +339,10 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
         if (optind >= argc)
                 return tr_error_set(err, EINVAL, "no command given (procd-starter [options] -- CMD ARGS...)");
         o->argv = argv + optind;
+        if (o->pid_namespace && o->launch == ST_LAUNCH_FORK)
+                return tr_error_set(err, EINVAL, "--pid-namespace needs clone3 (not --launch=fork)");
+        if (o->private_tmp_size && (!o->private_tmp || o->private_tmp_dir))
+                return tr_error_set(err, EINVAL, "--private-tmp-size is for --private-tmp without a DIR (tmpfs)");
         return 0;
 }
 
@@ -279,4 +350,5 @@ void st_options_free(st_options *o)
 {
         free(o->env);
         o->env = NULL;
+        tr_dev_rules_free(&o->devices);
 }
