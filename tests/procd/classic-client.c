@@ -505,6 +505,11 @@ void cc_daemon_cleanup_dir(cc_daemon *d)
 
 int cc_daemon_start(cc_daemon *d, const char *const *extra)
 {
+        return cc_daemon_start_with(d, extra, NULL, NULL);
+}
+
+int cc_daemon_start_with(cc_daemon *d, const char *const *extra, void (*pre_exec)(void *arg), void *arg)
+{
         memset(d, 0, sizeof *d);
         snprintf(d->dir, sizeof d->dir, "/tmp/procd-classic.XXXXXX");
         if (!mkdtemp(d->dir))
@@ -540,6 +545,8 @@ int cc_daemon_start(cc_daemon *d, const char *const *extra)
                 dup2(null, 0);
                 dup2(null, 1);
                 dup2(p[1], 2);
+                if (pre_exec)
+                        pre_exec(arg);
                 execv(exe, (char *const *) argv);
                 dprintf(2, "exec %s: %s", exe, strerror(errno));
                 _exit(127);

@@ -4,6 +4,7 @@
 add_library(procd_classic_client STATIC ${CMAKE_CURRENT_LIST_DIR}/classic-client.c
             ${CMAKE_CURRENT_LIST_DIR}/classic-procs.c)
 target_include_directories(procd_classic_client PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(procd_classic_client PUBLIC procd_testsupport trackers)
 
 procd_add_test(NAME test_classic SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_classic.c
                LIBS procd_classic_client procd_test_harness LABELS integration TIMEOUT 300)

@@ -140,6 +140,9 @@ bool cc_daemon_is_condor(void);
 /* Start `exe -A dir/procd_pipe extra...` (an extra "@LOG" becomes dir/procd.log) and wait (bounded) for readiness.  0 when ready;
  * -EPROTO with errtext filled when it wrote to stderr or exited; -errno else. */
 int cc_daemon_start(cc_daemon *d, const char *const *extra);
+/* The same, running pre_exec(arg) in the daemon's process before exec (e.g. to place it in
+ * a cgroup, as a site's service manager would). */
+int cc_daemon_start_with(cc_daemon *d, const char *const *extra, void (*pre_exec)(void *arg), void *arg);
 /* QUIT (or SIGKILL when it does not answer) and reap; returns the waitpid status or -errno;
  * removes the directory. */
 int cc_daemon_stop(cc_daemon *d);

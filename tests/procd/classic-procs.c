@@ -1,6 +1,9 @@
 /* classic-procs.c - see classic-procs.h. */
 #include "classic-procs.h"
 
+#include "testsupport.h"
+#include "trackers/cgroup.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -230,4 +233,26 @@ bool cp_held(pid_t pid)
                         return true;
         }
         return false;
+}
+
+struct tr_cgroup *cp_service_cgroup(const char *name)
+{
+        if (!ts_cgroup_base())
+                return NULL;
+        char path[512];
+        ts_cgroup_path(path, sizeof path, name);
+        tr_cgroup *cg = NULL;
+        tr_error err = { 0 };
+        if (tr_cgroup_create(ts_hierarchies(), path, &cg, &err) < 0) {
+                printf("  cannot make cgroup %s: %s\n", path, err.msg);
+                return NULL;
+        }
+        return cg;
+}
+
+void cp_enter_cgroup(void *cg)
+{
+        tr_error err = { 0 };
+        if (cg && tr_cgroup_attach(cg, getpid(), &err) < 0)
+                dprintf(2, "attach to the service cgroup: %s\n", err.msg);
 }

@@ -30,3 +30,10 @@ long long cp_cpu_ticks(pid_t pid);
 bool cp_held(pid_t pid);
 /* The pid's v2 cgroup path ("0::" line), false when none. */
 bool cp_v2_cgroup(pid_t pid, char *out, size_t size);
+
+/* The cgroup "<test base>/<name>" (made in every hierarchy), where a daemon under test is
+ * placed as a site's service manager would place it (its families then get cgroups below
+ * it); NULL with a printed reason when none can be made. */
+struct tr_cgroup *cp_service_cgroup(const char *name);
+/* pre_exec hook for cc_daemon_start_with: move the calling process into the tr_cgroup. */
+void cp_enter_cgroup(void *cg);
