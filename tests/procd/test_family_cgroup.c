@@ -169,36 +169,10 @@ static bool cg_gone_within(const char *path, int ms)
         return !cg_exists(path);
 }
 
-static bool has_member(procd_client *c, pid_t fam, pid_t pid)
-{
-        procd_family_info *fi = NULL;
-        size_t n = 0;
-        bool found = false;
-        if (procd_dump(c, fam, &fi, &n, NULL) != PROCD_OK)
-                return false;
-        for (size_t j = 0; n && j < fi[0].n_members; j++)
-                found |= fi[0].members[j] == pid;
-        procd_family_info_free(fi, n);
-        return found;
-}
-
-static bool dump_one(procd_client *c, pid_t pid, procd_family_info *out)
-{
-        procd_family_info *fi = NULL;
-        size_t n = 0;
-        if (procd_dump(c, pid, &fi, &n, NULL) != PROCD_OK || n < 1)
-                return false;
-        *out = fi[0];
-        out->members = NULL;
-        out->n_members = 0;
-        procd_family_info_free(fi, n);
-        return true;
-}
-
 static bool registered(procd_client *c, pid_t pid)
 {
         procd_family_info fi;
-        return dump_one(c, pid, &fi);
+        return ph_dump_one(c, pid, &fi);
 }
 
 #define NEED(what)                                \
@@ -304,17 +278,17 @@ static void test_register_moves_root_only(void)
         CU_ASSERT_STRING_EQUAL(cg_of(kids[1], got, sizeof got), leaf);
         CU_ASSERT_STRING_EQUAL(cg_of(kids[0], got, sizeof got), cg_of(getpid(), mine, sizeof mine));
         procd_family_info fi;
-        CU_ASSERT_FATAL(dump_one(C, fk.pid, &fi));
+        CU_ASSERT_FATAL(ph_dump_one(C, fk.pid, &fi));
         char want[600];
         snprintf(want, sizeof want, "cgroup:%s", fam);
         CU_ASSERT_STRING_EQUAL(fi.tracking, want);
         CU_ASSERT_STRING_EQUAL(fi.source, "cgroup");
-        CU_ASSERT(has_member(C, fk.pid, fk.pid));
-        CU_ASSERT(has_member(C, fk.pid, kids[1]));
-        CU_ASSERT_FALSE(has_member(C, fk.pid, kids[0]));
+        CU_ASSERT(ph_has_member(C, fk.pid, fk.pid));
+        CU_ASSERT(ph_has_member(C, fk.pid, kids[1]));
+        CU_ASSERT_FALSE(ph_has_member(C, fk.pid, kids[0]));
         EXPECT(procd_snapshot(C, &e_), PROCD_OK);
-        CU_ASSERT(has_member(C, getpid(), kids[0])); /* the earlier child stayed in the parent family */
-        CU_ASSERT_FALSE(has_member(C, getpid(), kids[1]));
+        CU_ASSERT(ph_has_member(C, getpid(), kids[0])); /* the earlier child stayed in the parent family */
+        CU_ASSERT_FALSE(ph_has_member(C, getpid(), kids[1]));
         tr_usage u;
         EXPECT(procd_get_usage(C, fk.pid, &u, &e_), PROCD_OK);
         CU_ASSERT(u.sources & (TR_SRC_CGROUP_V2 | TR_SRC_CGROUP_V1));
@@ -342,7 +316,7 @@ static void test_unregister_folds(void)
         EXPECT(procd_unregister_family(C, s, &e_), PROCD_OK);
         CU_ASSERT(cg_exists(fam)); /* s still lives in it */
         EXPECT(procd_snapshot(C, &e_), PROCD_OK);
-        CU_ASSERT(has_member(C, getpid(), s)); /* folded into the root family */
+        CU_ASSERT(ph_has_member(C, getpid(), s)); /* folded into the root family */
         ts_kill_reap(s);
         CU_ASSERT(cg_gone_within(fam, 10000)); /* the sweep finds it empty */
 }
@@ -437,7 +411,7 @@ static void test_nested(void)
         snprintf(leaf, sizeof leaf, "%s/%s", cfam, PD_FAMCG_LEAF);
         CU_ASSERT_STRING_EQUAL(cg_of(kids[0], got, sizeof got), leaf);
         procd_family_info fi;
-        CU_ASSERT_FATAL(dump_one(C, kids[0], &fi));
+        CU_ASSERT_FATAL(ph_dump_one(C, kids[0], &fi));
         CU_ASSERT_EQUAL(fi.parent_root_pid, fk.pid);
         const tr_hierarchies *hs = ts_hierarchies();
         if (hs->v2 >= 0) {
@@ -498,7 +472,7 @@ static void test_off_switch(void)
         CU_ASSERT_STRING_EQUAL(cg_of(fk.pid, got, sizeof got), cg_of(getpid(), mine, sizeof mine));
         CU_ASSERT_FALSE(cg_exists(fam_path(NULL, fk.pid, fam, sizeof fam)));
         procd_family_info fi;
-        CU_ASSERT_FATAL(dump_one(c2, fk.pid, &fi));
+        CU_ASSERT_FATAL(ph_dump_one(c2, fk.pid, &fi));
         CU_ASSERT_STRING_EQUAL(fi.source, "proc");
         tr_usage u;
         EXPECT(procd_get_usage(c2, fk.pid, &u, &e_), PROCD_OK);
