@@ -389,6 +389,11 @@ int main(int argc, char **argv)
                 return 1;
         }
         int r = parse_options(d.classic.argc, d.classic.argv, &d.opt);
+        tr_error env_err = { 0 };
+        if (r == 0 && pd_famcg_options_from_env(&d.opt.famcg, &env_err) < 0) {
+                fprintf(stderr, "procd: %s\n", env_err.msg);
+                r = -EINVAL;
+        }
         if (r != 0) {
                 g_free(d.classic.argv);
                 return r > 0 ? 0 : d.classic.classic ? 1 : 2;

@@ -562,14 +562,21 @@ static void test_register_cost(void)
         uint64_t with = tr_now_usec() - t0;
         for (int i = 0; i < N; i++)
                 EXPECT(procd_unregister_family(C, s[i], &e_), PROCD_OK);
+        /* the switch from the environment this time (what a site sets for condor_master) */
         ph_daemon d2;
-        const char *extra[] = { "--no-family-cgroups", NULL };
-        CU_ASSERT_FATAL(ph_start(&d2, extra, NULL, 10000) == 0);
+        setenv(PD_FAMCG_ENV_SWITCH, "maybe", 1);
+        CU_ASSERT(ph_start(&d2, NULL, NULL, 10000) < 0); /* a bad value stops procd */
+        setenv(PD_FAMCG_ENV_SWITCH, "off", 1);
+        int started = ph_start(&d2, NULL, NULL, 10000);
+        unsetenv(PD_FAMCG_ENV_SWITCH);
+        CU_ASSERT_FATAL(started == 0);
         procd_client *c2 = ph_connect(&d2);
         t0 = tr_now_usec();
         for (int i = 0; i < N; i++)
                 EXPECT(procd_register_subfamily(c2, s[i], 0, 60, &e_), PROCD_OK);
         uint64_t without = tr_now_usec() - t0;
+        procd_family_info fi;
+        CU_ASSERT(ph_dump_one(c2, s[0], &fi) && strcmp(fi.source, "proc") == 0);
         printf("\n  RegisterSubfamily, mean of %d over D-Bus: %.0f us with the family cgroup "
                "(mkdir in %d hierarchies + move), %.0f us without\n",
                N, (double) with / N, ts_hierarchies()->n, (double) without / N);
