@@ -547,6 +547,27 @@ static void test_base_not_writable(void)
         tr_cgroup_free(cg);
 }
 
+/* Exit status of procd started with name=value in its environment (-1: did not exit). */
+static int bad_env_exit(const char *name, const char *value)
+{
+        char exe[512];
+        snprintf(exe, sizeof exe, "%s/procd/procd", ts_build_dir());
+        fflush(NULL);
+        pid_t p = fork();
+        if (p == 0) {
+                setenv(name, value, 1);
+                int nul = open("/dev/null", O_WRONLY);
+                if (nul >= 0)
+                        dup2(nul, 2);
+                execl(exe, "procd", "--foreground", "--socket", "/nonexistent-procd-dir/s", (char *) NULL);
+                _exit(127);
+        }
+        int st = p > 0 ? ts_wait(p, 10000) : -1;
+        if (st == -ETIMEDOUT)
+                ts_kill_reap(p);
+        return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 /* The cost of RegisterSubfamily with the cgroup made and the root moved, against a
  * --no-family-cgroups daemon (printed for NOTES; never asserted). */
 static void test_register_cost(void)
@@ -564,8 +585,8 @@ static void test_register_cost(void)
                 EXPECT(procd_unregister_family(C, s[i], &e_), PROCD_OK);
         /* the switch from the environment this time (what a site sets for condor_master) */
         ph_daemon d2;
-        setenv(PD_FAMCG_ENV_SWITCH, "maybe", 1);
-        CU_ASSERT(ph_start(&d2, NULL, NULL, 10000) < 0); /* a bad value stops procd */
+        CU_ASSERT_EQUAL(bad_env_exit(PD_FAMCG_ENV_SWITCH, "maybe"), 2); /* a bad value stops procd */
+        CU_ASSERT_EQUAL(bad_env_exit(PD_FAMCG_ENV_BASE, "relative"), 2);
         setenv(PD_FAMCG_ENV_SWITCH, "off", 1);
         int started = ph_start(&d2, NULL, NULL, 10000);
         unsetenv(PD_FAMCG_ENV_SWITCH);
