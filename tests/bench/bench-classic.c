@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "classic-client.h"
+#include "harness.h"
 #include "procd/client.h"
 #include "trackers/cgroup.h"
 #include "trackers/util.h"
@@ -94,17 +95,6 @@ static void report(const char *what, const char *transport, int calls, cpu_mark 
         fflush(stdout);
 }
 
-static pid_t sleeper(void)
-{
-        pid_t pid = fork();
-        if (pid == 0) {
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                for (;;)
-                        pause();
-        }
-        return pid;
-}
-
 static void enter_cgroup(void *cg)
 {
         if (cg && tr_cgroup_attach(cg, getpid(), NULL) < 0)
@@ -117,8 +107,10 @@ static void kill_all(pid_t *pids, int n)
                 if (pids[i] > 1)
                         kill(pids[i], SIGKILL);
         for (int i = 0; i < n; i++)
-                if (pids[i] > 1)
+                if (pids[i] > 1) {
                         waitpid(pids[i], NULL, 0);
+                        pids[i] = 0; /* reaped: the pid may be reused */
+                }
 }
 
 int main(int argc, char **argv)
@@ -168,10 +160,10 @@ int main(int argc, char **argv)
         pid_t *roots = calloc((size_t) families, sizeof *roots);
         int n_bg = 0, n_roots = 0, rc = 1;
         for (; n_bg < background; n_bg++)
-                if ((bg[n_bg] = sleeper()) < 0)
+                if ((bg[n_bg] = ph_sleeper()) < 0)
                         break;
         for (; n_roots < families; n_roots++)
-                if ((roots[n_roots] = sleeper()) < 0)
+                if ((roots[n_roots] = ph_sleeper()) < 0)
                         break;
         printf("bench-classic: %s, %d background processes, %d families, %d GET_USAGE calls per transport\n",
                cc_daemon_exe(), n_bg, n_roots, calls);
@@ -236,7 +228,9 @@ int main(int argc, char **argv)
         }
         if (failed)
                 printf("bench-classic: %d calls failed\n", failed);
-        /* unregister everything (the daemon removes the families' cgroups) */
+        /* end every family as HTCondor does (its processes gone, then UNREGISTER; the
+         * daemon removes the families' cgroups) */
+        kill_all(roots, n_roots);
         for (int i = 0; i < n_roots; i++)
                 cc_simple(&cc, CC_UNREGISTER_FAMILY, roots[i]);
         rc = failed ? 1 : 0;
