@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "procd/job-info.h"
+#include "procd/version.h"
 #include "trackers/util.h"
 
 enum {
@@ -50,6 +51,7 @@ enum {
         OPT_PID_NAMESPACE,
         OPT_JOB_ID,
         OPT_HELP,
+        OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -91,6 +93,7 @@ static const struct option long_options[] = {
         { "pid-namespace", no_argument, NULL, OPT_PID_NAMESPACE },
         { "job-id", required_argument, NULL, OPT_JOB_ID },
         { "help", no_argument, NULL, OPT_HELP },
+        { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
 };
 
@@ -138,6 +141,7 @@ void st_usage(FILE *f)
               "  --report FILE             write the final report as JSON\n"
               "  --quiet                   no report on stderr\n"
               "  --launch=auto|clone3|fork how to place the job (fork: fallback path, for tests)\n"
+              "  --version                 print the version and exit\n"
               "\n"
               "exit status: the job's; 128+N when killed by signal N; 122 when the OOM killer\n"
               "killed a member and the job failed; 125 starter failure; 126/127 cannot execute.\n",
@@ -336,6 +340,9 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
                 case 'h':
                 case OPT_HELP:
                         st_usage(stdout);
+                        return 1;
+                case OPT_VERSION:
+                        printf("procd-starter %s\n", PROCD_VERSION);
                         return 1;
                 case ':':
                         return tr_error_set(err, EINVAL, "option %s needs a value", name);
