@@ -701,7 +701,7 @@ static void test_unkillable(void)
                 return;
         pid_t victim = fv.pid;
 
-        static const char *const extra[] = { "--kill-timeout", "2", NULL };
+        static const char *const extra[] = { "--kill-timeout", "6", NULL };
         ph_daemon d2;
         CU_ASSERT_FATAL(ph_start(&d2, extra, NULL, 10000) == 0);
         procd_client *c = ph_connect(&d2);
@@ -709,12 +709,12 @@ static void test_unkillable(void)
         kill_args ka = { d2.socket, victim };
         pid_t killer = ts_fork(kill_client, &ka);
         usleep(300000);
-        /* the kill is in progress: other calls are answered meanwhile */
-        uint64_t t0 = tr_now_usec();
+        /* the kill is in progress (it lasts the kill timeout): another call is answered
+         * meanwhile, before the kill ends (an order, not a duration) */
         tr_usage u;
         CU_ASSERT_EQUAL(procd_get_usage(c, 0, &u, NULL), PROCD_OK);
-        CU_ASSERT(tr_now_usec() - t0 < 1000000);
-        int st = ts_wait(killer, 15000);
+        CU_ASSERT_EQUAL(ts_wait(killer, 0), -ETIMEDOUT);
+        int st = ts_wait(killer, 30000);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         if (st == -ETIMEDOUT)
                 ts_kill_reap(killer);
@@ -757,10 +757,9 @@ static void test_suspend_does_not_block(void)
         pid_t sus = ts_fork(suspend_client, &ka);
         usleep(300000);
         CU_ASSERT(ts_alive(sus)); /* still waiting for the member to stop */
-        uint64_t t1 = tr_now_usec();
         tr_usage u;
         EXPECT(procd_get_usage(C, 0, &u, &e_), PROCD_OK);
-        CU_ASSERT(tr_now_usec() - t1 < 1200000); /* a blocking suspend would hold it ~1.7 s */
+        CU_ASSERT_EQUAL(ts_wait(sus, 0), -ETIMEDOUT); /* answered while the suspend is pending */
         int st = ts_wait(sus, 10000);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         if (st == -ETIMEDOUT)
