@@ -27,6 +27,11 @@ static long now_ms(void)
         return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+const char *procd_client_version(void)
+{
+        return PROCD_VERSION;
+}
+
 procd_status procd_connect(const char *socket_path, procd_client **out, procd_error *err)
 {
         *out = NULL;
