@@ -21,6 +21,7 @@
 #include "procd/classic-server.h"
 #include "procd/client.h"
 #include "procd/command.h"
+#include "procd/command-jobs.h"
 #include "procd/dbus-server.h"
 #include "procd/family-cgroup.h"
 #include "procd/log-file.h"
@@ -241,13 +242,6 @@ int main(int argc, char **argv)
         /* condor_procd's command line (-A) is complete in itself: no configuration file
          * unless --config names one */
         int r = pd_options_parse(d.classic.argc, d.classic.argv, !d.classic.classic, &d.opt);
-        /* what the command line and the file left unset, from the environment (condor_master
-         * runs procd with a fixed argv and no file) */
-        tr_error env_err = { 0 };
-        if (r == 0 && pd_famcg_options_from_env(&d.opt.famcg, &env_err) < 0) {
-                fprintf(stderr, "procd: %s\n", env_err.msg);
-                r = -EINVAL;
-        }
         if (r != 0) {
                 g_free(d.classic.argv);
                 return r > 0 ? 0 : d.classic.classic ? 1 : 2;
@@ -415,6 +409,7 @@ int main(int argc, char **argv)
         if (d.parent_src)
                 g_source_remove(d.parent_src);
         pd_cmd_cancel_pending(&d.cm); /* a Kill/Suspend/ContinueFamily in progress gets an error reply */
+        pd_cmd_jobs_free(&d.cm);
         g_message("shutting down: %zu families registered", pd_registry_count(d.reg));
 out:
         pd_classic_server_free(d.classic_server);
