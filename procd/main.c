@@ -42,7 +42,8 @@ typedef struct pd_daemon {
         pd_classic_args classic;  /* condor_procd's command line (-A ...) */
         pd_classic_server *classic_server;
         pd_log_file *log_file;
-        int parent_pidfd;         /* classic mode without -P: the parent, whose exit ends procd */
+        bool watch_parent;        /* classic mode without -P: the parent's exit ends procd */
+        int parent_pidfd;         /* -1 without pidfd_open (valgrind): getppid() polled */
         guint parent_src;
         int signal_fd;
         int exit_code;
@@ -130,15 +131,29 @@ static void classic_lost_cb(void *data)
 }
 
 /* Classic mode without -P: the parent (the root family's watcher) exited. */
-static gboolean parent_exit_cb(gint fd, GIOCondition cond, gpointer data)
+static void parent_gone(pd_daemon *d)
 {
-        pd_daemon *d = data;
-        (void) fd;
-        (void) cond;
         g_message("watcher pid %d (procd's parent) exited, so procd is exiting", (int) d->classic.root_pid);
         d->parent_src = 0;
         d->exit_code = 1;
         g_main_loop_quit(d->loop);
+}
+
+static gboolean parent_exit_cb(gint fd, GIOCondition cond, gpointer data)
+{
+        (void) fd;
+        (void) cond;
+        parent_gone(data);
+        return G_SOURCE_REMOVE;
+}
+
+/* Without pidfd_open (valgrind): the parent is gone when procd is reparented. */
+static gboolean parent_poll_cb(gpointer data)
+{
+        pd_daemon *d = data;
+        if (getppid() == d->classic.root_pid)
+                return G_SOURCE_CONTINUE;
+        parent_gone(d);
         return G_SOURCE_REMOVE;
 }
 
@@ -273,8 +288,9 @@ int main(int argc, char **argv)
         pid_t root = d.opt.root_pid ? d.opt.root_pid : getppid();
         if (d.classic.classic && !d.classic.root_pid) {
                 /* the parent is the root family's watcher: procd ends with it */
+                d.watch_parent = true;
                 d.parent_pidfd = (int) syscall(SYS_pidfd_open, root, 0);
-                if (d.parent_pidfd < 0 || getppid() != root) {
+                if ((d.parent_pidfd < 0 && errno != ENOSYS) || getppid() != root) {
                         fprintf(stderr, "procd: parent %d is gone or cannot be watched\n", (int) root);
                         d.exit_code = 1;
                         goto early_out;
@@ -348,7 +364,7 @@ int main(int argc, char **argv)
                         .chown_to = chown_to,
                         .gid_allocate = d.classic.gid_tracking && !d.classic.gid_external,
                         .gid_associate = d.classic.gid_tracking && d.classic.gid_external,
-                        .root_watcher = d.parent_pidfd >= 0 ? root : 0,
+                        .root_watcher = d.watch_parent ? root : 0,
                         .housekeeping_sec = d.opt.snapshot_interval,
                         .lost = classic_lost_cb,
                         .lost_data = &d,
@@ -361,6 +377,8 @@ int main(int argc, char **argv)
                 }
                 if (d.parent_pidfd >= 0)
                         d.parent_src = g_unix_fd_add(d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
+                else if (d.watch_parent)
+                        d.parent_src = g_timeout_add_seconds(1, parent_poll_cb, &d);
         }
         guint sig_src = g_unix_fd_add(d.signal_fd, G_IO_IN, signal_cb, &d);
 
