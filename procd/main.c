@@ -340,7 +340,7 @@ int main(int argc, char **argv)
                 .gid_min = d.opt.gid_min,
                 .gid_max = d.opt.gid_max,
                 .kill_timeout_usec = (uint64_t) d.opt.kill_timeout * 1000000ull,
-                .freeze_timeout_usec = 2 * 1000000ull,
+                .freeze_timeout_usec = (uint64_t) d.opt.freeze_timeout * 1000000ull,
                 .quit = quit_cb,
                 .quit_data = &d,
         };
