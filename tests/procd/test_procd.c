@@ -69,32 +69,8 @@ static size_t family_count(void)
         return n;
 }
 
-static bool dump_one(pid_t pid, procd_family_info *out)
-{
-        procd_family_info *fi = NULL;
-        size_t n = 0;
-        if (procd_dump(C, pid, &fi, &n, NULL) != PROCD_OK || n < 1)
-                return false;
-        *out = fi[0];
-        out->members = NULL;
-        out->n_members = 0;
-        bool ok = fi[0].root_pid == pid;
-        procd_family_info_free(fi, n);
-        return ok;
-}
-
-static bool family_has_member(pid_t fam, pid_t pid)
-{
-        procd_family_info *fi = NULL;
-        size_t n = 0;
-        bool found = false;
-        if (procd_dump(C, fam, &fi, &n, NULL) != PROCD_OK)
-                return false;
-        for (size_t j = 0; n && j < fi[0].n_members; j++)
-                found |= fi[0].members[j] == pid;
-        procd_family_info_free(fi, n);
-        return found;
-}
+static bool dump_one(pid_t pid, procd_family_info *out) { return ph_dump_one(C, pid, out); }
+static bool family_has_member(pid_t fam, pid_t pid) { return ph_has_member(C, fam, pid); }
 
 static void test_no_daemon(void)
 {
