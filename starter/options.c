@@ -37,6 +37,7 @@ enum {
         OPT_BEST_EFFORT,
         OPT_SOCKET,
         OPT_NO_PROCD,
+        OPT_REQUIRE_PROCD,
         OPT_KILL_GRACE,
         OPT_REPORT,
         OPT_QUIET,
@@ -78,6 +79,7 @@ static const struct option long_options[] = {
         { "best-effort", no_argument, NULL, OPT_BEST_EFFORT },
         { "socket", required_argument, NULL, OPT_SOCKET },
         { "no-procd", no_argument, NULL, OPT_NO_PROCD },
+        { "require-procd", no_argument, NULL, OPT_REQUIRE_PROCD },
         { "kill-grace", required_argument, NULL, OPT_KILL_GRACE },
         { "report", required_argument, NULL, OPT_REPORT },
         { "quiet", no_argument, NULL, OPT_QUIET },
@@ -133,6 +135,8 @@ void st_usage(FILE *f)
               "tracking and end of job:\n"
               "  --socket PATH             procd socket (default " "/run/procd/procd.sock" ")\n"
               "  --no-procd                track in-process (embedded tracker)\n"
+              "  --require-procd           refuse to run the job unless procd tracks it (without it\n"
+              "                            the starter falls back to the embedded tracker, warning)\n"
               "  --kill-grace SECONDS      SIGTERM, then kill after this (default 5)\n"
               "  --report FILE             write the final report as JSON\n"
               "  --quiet                   no report on stderr\n"
@@ -284,6 +288,7 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
                 case OPT_BEST_EFFORT: o->best_effort = true; break;
                 case OPT_SOCKET: o->socket_path = optarg; break;
                 case OPT_NO_PROCD: o->no_procd = true; break;
+                case OPT_REQUIRE_PROCD: o->require_procd = true; break;
                 case OPT_KILL_GRACE: {
                         errno = 0;
                         double s = strtod(optarg, &end);
@@ -343,6 +348,8 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
                 if (r < 0)
                         return r;
         }
+        if (o->no_procd && o->require_procd)
+                return tr_error_set(err, EINVAL, "--no-procd and --require-procd contradict each other");
         if (optind >= argc)
                 return tr_error_set(err, EINVAL, "no command given (procd-starter [options] -- CMD ARGS...)");
         o->argv = argv + optind;
