@@ -50,17 +50,6 @@ static int teardown(void)
         return 0;
 }
 
-static bool answers(void)
-{
-        procd_client *c = ph_connect(&D);
-        if (!c)
-                return false;
-        tr_usage u;
-        bool ok = procd_get_usage(c, 0, &u, NULL) == PROCD_OK;
-        procd_disconnect(c);
-        return ok && ts_alive(D.pid);
-}
-
 static long rnd(long n) { return random() % n; }
 
 static void random_string(char *buf, size_t size)
@@ -181,36 +170,7 @@ static void test_random_calls(void)
         dbus_connection_close(c);
         dbus_connection_unref(c);
         printf("\n    %d random calls (%d reconnects)", sent, reconnects);
-        CU_ASSERT(answers());
-}
-
-/* A raw socket past EXTERNAL authentication and BEGIN (-1 on failure). */
-static int raw_session(bool begin)
-{
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        snprintf(sa.sun_path, sizeof sa.sun_path, "%s", D.socket);
-        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
-                goto fail;
-        if (!begin)
-                return fd;
-        char uid[16], hex[40] = "", auth[96];
-        snprintf(uid, sizeof uid, "%u", (unsigned) getuid());
-        for (size_t i = 0; uid[i]; i++)
-                snprintf(hex + 2 * i, sizeof hex - 2 * i, "%02x", (unsigned char) uid[i]);
-        int n = snprintf(auth, sizeof auth, "%cAUTH EXTERNAL %s\r\n", 0, hex);
-        if (write(fd, auth, (size_t) n) != n)
-                goto fail;
-        char line[256];
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        if (poll(&p, 1, 10000) != 1 || read(fd, line, sizeof line) < 3 || strncmp(line, "OK ", 3) != 0 ||
-            write(fd, "BEGIN\r\n", 7) != 7)
-                goto fail;
-        return fd;
-fail:
-        if (fd >= 0)
-                close(fd);
-        return -1;
+        CU_ASSERT(ph_answers(&D));
 }
 
 static void drain_and_close(int fd)
@@ -254,7 +214,7 @@ static void test_corrupt_wire(void)
                         for (int k = 16; k < n; k++)
                                 buf[k] = (char) rnd(256);
                 }
-                int fd = raw_session(true);
+                int fd = ph_raw_session(&D, true, false);
                 if (fd < 0)
                         continue;
                 sessions++;
@@ -265,7 +225,7 @@ static void test_corrupt_wire(void)
         dbus_free(good);
         printf("\n    %d corrupted messages, each on its own connection", sessions);
         CU_ASSERT(sessions > PER_BATCH / 2);
-        CU_ASSERT(answers());
+        CU_ASSERT(ph_answers(&D));
 }
 
 static void test_broken_auth(void)
@@ -276,7 +236,7 @@ static void test_broken_auth(void)
                                              "AUTH EXTERNAL 3130303030\r\n", "ERROR\r\n", "CANCEL\r\n" };
         int done = 0;
         for (int i = 0; i < PER_BATCH; i++) {
-                int fd = raw_session(false);
+                int fd = ph_raw_session(&D, false, false);
                 if (fd < 0)
                         continue;
                 char buf[600];
@@ -303,7 +263,7 @@ static void test_broken_auth(void)
         }
         printf("\n    %d broken authentications", done);
         CU_ASSERT(done > PER_BATCH / 2);
-        CU_ASSERT(answers());
+        CU_ASSERT(ph_answers(&D));
 }
 
 int main(void)

@@ -72,53 +72,6 @@ static void reset_peak(pid_t pid)
         }
 }
 
-static bool answers(void)
-{
-        procd_client *c = ph_connect(&D);
-        if (!c)
-                return false;
-        tr_usage u;
-        bool ok = procd_get_usage(c, 0, &u, NULL) == PROCD_OK;
-        procd_disconnect(c);
-        return ok;
-}
-
-/* A raw socket authenticated with EXTERNAL as our uid and past BEGIN; -1 on failure. */
-static int raw_session(void)
-{
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        snprintf(sa.sun_path, sizeof sa.sun_path, "%s", D.socket);
-        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
-                goto fail;
-        char uid[16], hex[40] = "", auth[96];
-        snprintf(uid, sizeof uid, "%u", (unsigned) getuid());
-        for (size_t i = 0; uid[i]; i++)
-                snprintf(hex + 2 * i, sizeof hex - 2 * i, "%02x", (unsigned char) uid[i]);
-        int n = snprintf(auth, sizeof auth, "%cAUTH EXTERNAL %s\r\n", 0, hex);
-        if (write(fd, auth, (size_t) n) != n)
-                goto fail;
-        char line[256];
-        size_t got = 0;
-        while (got < sizeof line - 1 && !memchr(line, '\n', got)) {
-                struct pollfd p = { .fd = fd, .events = POLLIN };
-                if (poll(&p, 1, 10000) != 1)
-                        goto fail;
-                ssize_t r = read(fd, line + got, sizeof line - 1 - got);
-                if (r <= 0)
-                        goto fail;
-                got += (size_t) r;
-        }
-        if (got < 3 || strncmp(line, "OK ", 3) != 0 || write(fd, "BEGIN\r\n", 7) != 7)
-                goto fail;
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        return fd;
-fail:
-        if (fd >= 0)
-                close(fd);
-        return -1;
-}
-
 /* One marshalled GetUsage(0) call with the given serial. */
 static char *marshal_call(dbus_uint32_t serial, int *len)
 {
@@ -143,13 +96,13 @@ typedef struct flooder {
 static void test_unread_replies(void)
 {
         CU_ASSERT_FATAL(started);
-        CU_ASSERT_FATAL(answers());
+        CU_ASSERT_FATAL(ph_answers(&D));
         unsigned long idle_kb = status_kb(D.pid, "VmRSS");
         reset_peak(D.pid);
         flooder fl[FLOODERS];
         int opened = 0;
         for (int i = 0; i < FLOODERS; i++) {
-                fl[i] = (flooder) { .fd = raw_session(), .serial = 1 };
+                fl[i] = (flooder) { .fd = ph_raw_session(&D, true, true), .serial = 1 };
                 opened += fl[i].fd >= 0;
         }
         CU_ASSERT_EQUAL(opened, FLOODERS);
@@ -200,14 +153,14 @@ static void test_unread_replies(void)
                "peak %lu kB",
                FLOODERS, total / 1024, dropped, idle_kb, peak_kb);
         CU_ASSERT_EQUAL(dropped, FLOODERS);
-        CU_ASSERT(answers()); /* served while they hang around */
+        CU_ASSERT(ph_answers(&D)); /* served while they hang around */
         for (int i = 0; i < FLOODERS; i++)
                 if (fl[i].fd >= 0)
                         close(fl[i].fd);
         /* procd reaps closed connections from its idle callbacks: wait (bounded) for it */
         unsigned long after_kb = 0;
         for (int i = 0; i < 100; i++) {
-                CU_ASSERT(answers());
+                CU_ASSERT(ph_answers(&D));
                 after_kb = status_kb(D.pid, "VmRSS");
                 if (after_kb < idle_kb + 4096)
                         break;
@@ -226,7 +179,7 @@ static void test_idle_connections(void)
         static int fds[IDLE_CONNS];
         int opened = 0;
         for (int i = 0; i < IDLE_CONNS; i++) {
-                fds[i] = raw_session();
+                fds[i] = ph_raw_session(&D, true, true);
                 opened += fds[i] >= 0;
         }
         printf("\n    %d of %d idle root connections authenticated", opened, IDLE_CONNS);
@@ -235,13 +188,13 @@ static void test_idle_connections(void)
         sleep(PD_ADMISSION_EVICT_MIN_IDLE_SEC + 1);
         int served = 0;
         for (int i = 0; i < 5; i++)
-                served += answers();
+                served += ph_answers(&D);
         printf("; then %d of 5 new clients served\n", served);
         CU_ASSERT_EQUAL(served, 5);
         for (int i = 0; i < IDLE_CONNS; i++)
                 if (fds[i] >= 0)
                         close(fds[i]);
-        CU_ASSERT(answers());
+        CU_ASSERT(ph_answers(&D));
         CU_ASSERT(ts_alive(D.pid));
 }
 
