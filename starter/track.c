@@ -132,7 +132,18 @@ static int no_procd(st_track *t, int r, const char *fmt, ...)
         return r;
 }
 
-static int try_procd(st_track *t, const st_options *o, st_jobcg *jc)
+/* the job id: --job-id, else --name, else the last component of the job's top cgroup */
+static const char *job_id(const st_options *o, const st_jobcg *jc)
+{
+        if (o->job_id)
+                return o->job_id;
+        if (o->name)
+                return o->name;
+        const char *slash = strrchr(jc->top, '/');
+        return slash && slash[1] ? slash + 1 : jc->top;
+}
+
+static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner_uid)
 {
         procd_client *c = NULL;
         procd_error perr = { 0 };
@@ -148,12 +159,17 @@ static int try_procd(st_track *t, const st_options *o, st_jobcg *jc)
                 procd_disconnect(c);
                 return no_procd(t, -EIO, "procd TrackFamilyViaCgroup %s: %s", jc->job_path, perr.msg);
         }
+        const char *id = job_id(o, jc);
+        if (procd_set_family_job(c, t->root, id, owner_uid, &perr) != PROCD_OK)
+                fprintf(stderr, "procd-starter: warning: procd SetFamilyJob %s: %s (the job cannot adopt ssh sessions)\n",
+                        id, perr.msg);
         t->client = c;
         t->ops = &procd_ops;
         return 0;
 }
 
-int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, tr_error *err)
+int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, uid_t owner_uid,
+                  tr_error *err)
 {
         memset(t, 0, sizeof *t);
         t->root = root;
@@ -168,7 +184,7 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
                 return tr_error_prefix(err, "tracking the job family");
         if (o->no_procd)
                 snprintf(t->reason, sizeof t->reason, "--no-procd");
-        else if (try_procd(t, o, jc) < 0 && o->require_procd)
+        else if (try_procd(t, o, jc, owner_uid) < 0 && o->require_procd)
                 return tr_error_set(err, ECONNREFUSED, "--require-procd: %s", t->reason);
         return 0;
 }
