@@ -51,9 +51,21 @@ typedef struct procd_client procd_client;
  * daemon listens. */
 procd_status procd_connect(const char *socket_path, procd_client **out, procd_error *err);
 void procd_disconnect(procd_client *c);
+/* When procd restarts (or crashes and is started again) the connection is lost: the next
+ * call reconnects, trying every 100 ms for up to timeout_ms (default 10000; 0: never),
+ * then sends the call (again, for a call lost with the connection, except SignalProcess
+ * and Quit; a repeated registration answered AlreadyRegistered counts as done). */
+void procd_set_reconnect(procd_client *c, unsigned timeout_ms);
+/* How many times the client reconnected. */
+unsigned procd_reconnects(const procd_client *c);
 
 procd_status procd_register_subfamily(procd_client *c, pid_t root_pid, pid_t watcher_pid,
                                       uint32_t max_snapshot_interval_sec, procd_error *err);
+/* RegisterSubfamily with flags (RegisterSubfamilyWithFlags on the wire). */
+#define PROCD_REGISTER_KILL_ON_WATCHER_EXIT 1u /* the watcher's exit kills the family and
+                                                  removes its cgroup (default: unregister) */
+procd_status procd_register_subfamily_flags(procd_client *c, pid_t root_pid, pid_t watcher_pid,
+                                            uint32_t max_snapshot_interval_sec, uint32_t flags, procd_error *err);
 procd_status procd_track_via_cgroup(procd_client *c, pid_t root_pid, const char *cgroup, procd_error *err);
 procd_status procd_track_via_environment(procd_client *c, pid_t root_pid, const char *marker, procd_error *err);
 procd_status procd_track_via_login(procd_client *c, pid_t root_pid, const char *login, procd_error *err);
@@ -81,6 +93,7 @@ typedef struct procd_family_info {
         char tracking[128];      /* "cgroup:/jobs/job_42", "environment:K=V", "login:alice",
                                     "gid:5012", "parent" (the /proc parent tree) */
         char source[32];         /* tracker answering now: "cgroup", "proc" */
+        char state[16];          /* "running", "frozen" (suspended), "killing" */
         pid_t *members;
         size_t n_members;
 } procd_family_info;

@@ -21,11 +21,13 @@
 #include "procd/command.h"
 #include "procd/dbus-server.h"
 #include "procd/registry.h"
+#include "procd/restore.h"
 #include "trackers/hierarchy.h"
 #include "trackers/util.h"
 
 typedef struct pd_options {
         const char *socket_path;
+        const char *state_file; /* NULL: next to the socket; "": none */
         gid_t group;
         pid_t root_pid;
         gid_t gid_min, gid_max;
@@ -47,14 +49,18 @@ typedef struct pd_daemon {
         pd_dbus_server *server;
         int signal_fd;
         int exit_code;
+        char state_path[4096]; /* "" when no state is kept */
+        bool state_failing;     /* the last save failed (logged once until it works again) */
 } pd_daemon;
 
 static void usage(FILE *f)
 {
         fprintf(f, "usage: procd [--socket PATH] [--group GROUP] [--root-pid PID] [--gid-range MIN-MAX]\n"
                    "             [--snapshot-interval SEC] [--kill-timeout SEC] [--log stderr|syslog]\n"
-                   "             [--max-connections-per-uid N] [--foreground] [--ready-fd N]\n"
+                   "             [--max-connections-per-uid N] [--state-file PATH] [--foreground] [--ready-fd N]\n"
                    "  --socket PATH           D-Bus peer-to-peer socket (default " PROCD_DEFAULT_SOCKET ")\n"
+                   "  --state-file PATH       registered families, restored at start (default: procd.state\n"
+                   "                          next to the socket; \"\" keeps none)\n"
                    "  --group GROUP           group of the socket (mode 0660)\n"
                    "  --root-pid PID          root of the root family (default: procd's parent)\n"
                    "  --gid-range MIN-MAX     gids for TrackFamilyViaAllocatedGroup\n"
@@ -83,6 +89,7 @@ static int parse_options(int argc, char **argv, pd_options *o)
                 { "foreground", no_argument, NULL, 'f' },
                 { "ready-fd", required_argument, NULL, 'R' },
                 { "max-connections-per-uid", required_argument, NULL, 'C' },
+                { "state-file", required_argument, NULL, 'S' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -149,6 +156,9 @@ static int parse_options(int argc, char **argv, pd_options *o)
                         break;
                 case 'f':
                         o->foreground = true;
+                        break;
+                case 'S':
+                        o->state_file = optarg;
                         break;
                 case 'R':
                         if (tr_parse_u64(optarg, &v) < 0 || v < 3 || v > INT32_MAX) {
@@ -253,6 +263,33 @@ static void quit_cb(void *data)
         g_main_loop_quit(d->loop);
 }
 
+/* The registry changed: write the state file (atomic; a failure is logged, never fatal). */
+static void save_state(void *data)
+{
+        pd_daemon *d = data;
+        if (!d->state_path[0])
+                return;
+        tr_error err = { 0 };
+        if (pd_persist_save(d->reg, d->state_path, &err) < 0) {
+                if (!d->state_failing)
+                        g_warning("state file not saved: %s (a restart would lose the families)", err.msg);
+                d->state_failing = true;
+        } else if (d->state_failing) {
+                g_message("state file %s saved again", d->state_path);
+                d->state_failing = false;
+        }
+}
+
+static void state_path_init(pd_daemon *d)
+{
+        if (d->opt.state_file) {
+                snprintf(d->state_path, sizeof d->state_path, "%s", d->opt.state_file);
+                return;
+        }
+        g_autofree char *dir = g_path_get_dirname(d->opt.socket_path);
+        snprintf(d->state_path, sizeof d->state_path, "%s/procd.state", dir);
+}
+
 static void registry_log(void *data, const char *message)
 {
         (void) data;
@@ -345,6 +382,18 @@ int main(int argc, char **argv)
                 .quit = quit_cb,
                 .quit_data = &d,
         };
+        pd_registry_set_watcher_hook(d.reg, pd_cmd_watcher_exited, &d.cm);
+        state_path_init(&d);
+        if (d.state_path[0]) {
+                pd_restore_stats rs;
+                uint64_t t0 = tr_now_usec();
+                pd_restore(&d.cm, d.state_path, &rs);
+                if (rs.in_file)
+                        g_message("restored %zu of %zu families in %.1f ms", rs.restored, rs.in_file,
+                                  (double) (tr_now_usec() - t0) / 1000.0);
+                pd_registry_set_changed_hook(d.reg, save_state, &d);
+                save_state(&d);
+        }
         if (pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, &d.cm, &d.server, &err) < 0) {
                 g_warning("%s", err.msg);
                 d.exit_code = 1;
