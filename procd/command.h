@@ -1,5 +1,5 @@
 /* command.h - the transport-independent command layer: one function per ProcFamily
- * operation, typed arguments, typed errors (procd_status from client.h).
+ * operation, typed arguments, typed errors (procd_status from types.h).
  *
  * A transport (D-Bus today) decodes a request, fills a pd_caller from the peer's
  * credentials and calls one of these; it never touches the registry itself.
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "procd/client.h"
+#include "procd/types.h"
 #include "procd/registry.h"
 #include "trackers/usage.h"
 

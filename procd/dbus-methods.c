@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "procd/client.h"
 #include "procd/status.h"
 
 typedef struct call {

@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "procd/client.h"
 #include "procd/dbus-loop.h"
 #include "procd/dbus-methods.h"
 #include "trackers/util.h"
@@ -22,9 +23,7 @@ struct pd_dbus_server {
         pd_commands *cm;
         GPtrArray *conns; /* pd_conn * */
         unsigned next_serial;
-        unsigned max_per_uid;      /* connections one non-root uid may hold */
-        gint64 last_refusal_log;
-        unsigned refusals_unlogged; /* refused since the last warning */
+        pd_admission *adm;        /* connection caps (procd/admission.h) */
 };
 
 typedef struct pd_conn {
@@ -34,60 +33,16 @@ typedef struct pd_conn {
         guint reap_idle;
         bool dropped;
         bool throttled;
-        bool uid_known;
-        uid_t uid;         /* the peer's: SO_PEERCRED at accept, then the authenticated one */
+        pd_slot *slot;     /* its admission: the uid from SO_PEERCRED at accept, then the
+                              authenticated one */
         guint auth_timer;
 } pd_conn;
 
-/* One warning per 10 s for refused connections, with how many went unlogged meanwhile. */
-static void log_refusal(pd_dbus_server *s, bool uid_known, uid_t uid, const char *why)
+/* A connection dropped by procd or closed by its peer: reaped at the next idle. */
+static bool conn_leaving(void *owner)
 {
-        gint64 now = g_get_monotonic_time();
-        if (s->last_refusal_log && now - s->last_refusal_log < 10 * G_USEC_PER_SEC) {
-                s->refusals_unlogged++;
-                return;
-        }
-        char who[32];
-        if (uid_known)
-                snprintf(who, sizeof who, "uid %u", (unsigned) uid);
-        else
-                snprintf(who, sizeof who, "an unknown uid");
-        g_warning("refusing a connection from %s: %s (%u more refused since the last warning)", who, why,
-                  s->refusals_unlogged);
-        s->last_refusal_log = now;
-        s->refusals_unlogged = 0;
-}
-
-/* Whether a peer of this uid may hold one more connection, other live connections than
- * self counted.  NULL when it may, else why not. */
-static const char *over_quota(const pd_dbus_server *s, const pd_conn *self, bool uid_known, uid_t uid, char *buf,
-                              size_t size)
-{
-        unsigned total = 0, nonroot = 0, mine = 0;
-        for (guint i = 0; i < s->conns->len; i++) {
-                const pd_conn *o = s->conns->pdata[i];
-                if (o == self)
-                        continue;
-                total++;
-                if (o->dropped || !dbus_connection_get_is_connected(o->c))
-                        continue; /* leaving: reaped at the next idle */
-                if (!o->uid_known || o->uid != 0)
-                        nonroot++;
-                if (uid_known && o->uid_known && o->uid == uid)
-                        mine++;
-        }
-        if (total >= PD_DBUS_MAX_CONNECTIONS)
-                snprintf(buf, size, "%u clients connected (limit)", total);
-        else if (uid_known && uid == 0)
-                return NULL;
-        else if (nonroot >= PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS)
-                snprintf(buf, size, "%u non-root clients connected (the last %d slots are root's)", nonroot,
-                         PD_DBUS_ROOT_RESERVED_CONNECTIONS);
-        else if (uid_known && mine >= s->max_per_uid)
-                snprintf(buf, size, "it has %u connections (--max-connections-per-uid %u)", mine, s->max_per_uid);
-        else
-                return NULL;
-        return buf;
+        const pd_conn *o = owner;
+        return o->dropped || !dbus_connection_get_is_connected(o->c);
 }
 
 /* Called by libdbus once the peer has authenticated (never again for that connection):
@@ -97,14 +52,8 @@ static dbus_bool_t allow_uid(DBusConnection *c, unsigned long uid, void *data)
 {
         pd_conn *pc = data;
         (void) c; /* libdbus calls this with the connection unlocked: do not use it here */
-        if (pc->uid_known && pc->uid == (uid_t) uid)
-                return TRUE; /* admitted at accept; authorization is per call, from the uid */
-        char why[128];
-        const char *r = over_quota(pc->srv, pc, true, (uid_t) uid, why, sizeof why);
-        pc->uid_known = true;
-        pc->uid = (uid_t) uid;
-        if (r) {
-                log_refusal(pc->srv, true, (uid_t) uid, r);
+        /* admitted at accept; authorization is per call, from the uid */
+        if (!pd_admission_confirm(pc->srv->adm, pc->slot, (uid_t) uid)) {
                 pc->dropped = true;
                 return FALSE;
         }
@@ -161,6 +110,7 @@ static void conn_free(pd_conn *pc)
         dbus_connection_unregister_object_path(pc->c, PROCD_DBUS_PATH);
         dbus_connection_close(pc->c);
         dbus_connection_unref(pc->c);
+        pd_admission_release(pc->srv->adm, pc->slot);
         g_free(pc);
 }
 
@@ -204,7 +154,7 @@ static gboolean auth_timeout_cb(gpointer data)
         pd_conn *pc = data;
         pc->auth_timer = 0;
         if (!dbus_connection_get_is_authenticated(pc->c)) {
-                g_warning("dropping a client that did not authenticate within %d s", PD_DBUS_AUTH_TIMEOUT_SEC);
+                g_warning("dropping a client that did not authenticate within %d s", PD_ADMISSION_AUTH_TIMEOUT_SEC);
                 pc->dropped = true;
                 dbus_connection_close(pc->c);
         }
@@ -230,18 +180,15 @@ static void new_connection(DBusServer *server, DBusConnection *c, void *data)
         (void) server;
         uid_t uid = (uid_t) -1;
         bool known = peer_uid(c, &uid);
-        char why[128];
-        const char *r = over_quota(s, NULL, known, uid, why, sizeof why);
-        if (r) {
-                log_refusal(s, known, uid, r);
+        pd_conn *pc = g_new0(pd_conn, 1);
+        pc->slot = pd_admission_take(s->adm, known, uid, pc);
+        if (!pc->slot) {
+                g_free(pc);
                 dbus_connection_close(c);
                 return; /* not referenced: libdbus frees it */
         }
-        pd_conn *pc = g_new0(pd_conn, 1);
         pc->srv = s;
         pc->c = dbus_connection_ref(c);
-        pc->uid_known = known;
-        pc->uid = uid;
         dbus_connection_set_exit_on_disconnect(c, FALSE);
         dbus_connection_set_unix_user_function(c, allow_uid, pc, NULL);
         dbus_connection_set_max_message_size(c, PD_DBUS_MAX_MESSAGE_BYTES);
@@ -256,10 +203,11 @@ static void new_connection(DBusServer *server, DBusConnection *c, void *data)
                 dbus_connection_unregister_object_path(c, PROCD_DBUS_PATH);
                 dbus_connection_close(c);
                 dbus_connection_unref(c);
+                pd_admission_release(s->adm, pc->slot);
                 g_free(pc);
                 return;
         }
-        pc->auth_timer = g_timeout_add_seconds(PD_DBUS_AUTH_TIMEOUT_SEC, auth_timeout_cb, pc);
+        pc->auth_timer = g_timeout_add_seconds(PD_ADMISSION_AUTH_TIMEOUT_SEC, auth_timeout_cb, pc);
         g_ptr_array_add(s->conns, pc);
 }
 
@@ -317,7 +265,8 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_ui
         s->server = server;
         s->path = g_strdup(socket_path);
         s->cm = cm;
-        s->max_per_uid = max_per_uid ? max_per_uid : PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID;
+        s->adm = pd_admission_new("connection", PD_DBUS_MAX_CONNECTIONS, PD_DBUS_ROOT_RESERVED_CONNECTIONS,
+                                  max_per_uid ? max_per_uid : PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, conn_leaving);
         s->conns = g_ptr_array_new();
         /* the umask made it 0660 at bind; never follow a symlink swapped in since (a
          * --socket in a directory others can write) */
@@ -354,6 +303,7 @@ void pd_dbus_server_free(pd_dbus_server *s)
                 conn_free(pc);
         }
         g_ptr_array_free(s->conns, TRUE);
+        pd_admission_free(s->adm);
         if (s->server) {
                 dbus_server_set_new_connection_function(s->server, NULL, NULL, NULL);
                 pd_dbus_loop_detach_server(s->server);

@@ -6,19 +6,20 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "procd/admission.h"
 #include "procd/command.h"
 #include "trackers/error.h"
 
 /* Limits per connection. */
-#define PD_DBUS_MAX_CONNECTIONS 256
-/* Connection quotas (see QUOTA-NOTES.md): the peer's uid is read with SO_PEERCRED at accept
+#define PD_DBUS_MAX_CONNECTIONS PD_ADMISSION_MAX_SLOTS
+/* Connection quotas (procd/admission.h): the peer's uid is read with SO_PEERCRED at accept
  * (the credential libdbus's EXTERNAL authentication uses) and confirmed once authenticated.
  * Peers of non-zero uid (and peers whose uid could not be read) share
  * PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS slots, at most
- * --max-connections-per-uid each; uid 0 may take every slot, the last ones are its alone. */
-#define PD_DBUS_ROOT_RESERVED_CONNECTIONS 32
-#define PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID 32
-#define PD_DBUS_AUTH_TIMEOUT_SEC 10                      /* unauthenticated peers are dropped */
+ * --max-connections-per-uid each; uid 0 may take every slot, the last ones are its alone.
+ * Unauthenticated peers are dropped after PD_ADMISSION_AUTH_TIMEOUT_SEC. */
+#define PD_DBUS_ROOT_RESERVED_CONNECTIONS PD_ADMISSION_ROOT_RESERVED
+#define PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID PD_ADMISSION_DEFAULT_PER_UID
 #define PD_DBUS_MAX_MESSAGE_BYTES (1024 * 1024)          /* larger: libdbus drops the peer */
 #define PD_DBUS_MAX_RECEIVED_BYTES (4 * 1024 * 1024)     /* queued unread calls: backpressure */
 #define PD_DBUS_MAX_MESSAGE_FDS 4                         /* fds in one message (none is used) */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -18,8 +19,12 @@
 
 #include <dbus/dbus.h>
 
+#include "procd/classic-args.h"
+#include "procd/classic-server.h"
+#include "procd/client.h"
 #include "procd/command.h"
 #include "procd/dbus-server.h"
+#include "procd/log-file.h"
 #include "procd/registry.h"
 #include "procd/restore.h"
 #include "trackers/hierarchy.h"
@@ -28,6 +33,7 @@
 typedef struct pd_options {
         const char *socket_path;
         const char *state_file; /* NULL: next to the socket; "": none */
+        bool socket_given;        /* --socket: with -A, serve D-Bus too */
         gid_t group;
         pid_t root_pid;
         gid_t gid_min, gid_max;
@@ -47,6 +53,11 @@ typedef struct pd_daemon {
         pd_registry *reg;
         pd_commands cm;
         pd_dbus_server *server;
+        pd_classic_args classic;  /* condor_procd's command line (-A ...) */
+        pd_classic_server *classic_server;
+        pd_log_file *log_file;
+        int parent_pidfd;         /* classic mode without -P: the parent, whose exit ends procd */
+        guint parent_src;
         int signal_fd;
         int exit_code;
         char state_path[4096]; /* "" when no state is kept */
@@ -102,6 +113,7 @@ static int parse_options(int argc, char **argv, pd_options *o)
                 switch (c) {
                 case 's':
                         o->socket_path = optarg;
+                        o->socket_given = true;
                         break;
                 case 'g': {
                         struct group *gr = getgrnam(optarg);
@@ -286,8 +298,70 @@ static void state_path_init(pd_daemon *d)
                 snprintf(d->state_path, sizeof d->state_path, "%s", d->opt.state_file);
                 return;
         }
+        if (d->classic.classic && !d->opt.socket_given) {
+                d->state_path[0] = '\0'; /* condor_procd's mode keeps none unless asked */
+                return;
+        }
         g_autofree char *dir = g_path_get_dirname(d->opt.socket_path);
         snprintf(d->state_path, sizeof d->state_path, "%s/procd.state", dir);
+}
+
+/* The classic command FIFO was removed or replaced: condor_procd exits then. */
+static void classic_lost_cb(void *data)
+{
+        pd_daemon *d = data;
+        d->exit_code = 1;
+        g_main_loop_quit(d->loop);
+}
+
+/* Classic mode without -P: the parent (the root family's watcher) exited. */
+static gboolean parent_exit_cb(gint fd, GIOCondition cond, gpointer data)
+{
+        pd_daemon *d = data;
+        (void) fd;
+        (void) cond;
+        g_message("watcher pid %d (procd's parent) exited, so procd is exiting", (int) d->classic.root_pid);
+        d->parent_src = 0;
+        d->exit_code = 1;
+        g_main_loop_quit(d->loop);
+        return G_SOURCE_REMOVE;
+}
+
+/* Classic mode: the log is -L FILE, -L SYSLOG or nothing, and never stderr (any byte on
+ * stderr before readiness is an error message to HTCondor's launcher). */
+static int classic_logging(pd_daemon *d)
+{
+        const char *log = d->classic.log;
+        if (log && strcmp(log, "SYSLOG") == 0) {
+                openlog("procd", LOG_PID, LOG_DAEMON);
+                g_log_set_writer_func(syslog_writer, NULL, NULL);
+                return 0;
+        }
+        if (!log) {
+                g_log_set_writer_func(pd_log_null_writer, NULL, NULL);
+                return 0;
+        }
+        tr_error err = { 0 };
+        if (pd_log_file_open(log, d->classic.log_max_bytes, &d->log_file, &err) < 0) {
+                fprintf(stderr, "procd: %s\n", err.msg);
+                return -1;
+        }
+        g_log_set_writer_func(pd_log_file_writer, d->log_file, NULL);
+        return 0;
+}
+
+/* -C, as condor_procd: a root procd chowns its FIFOs to the principal (without -C: to its
+ * real uid); a non-root procd can only serve its own uid. */
+static int classic_principal(const pd_classic_args *a, uid_t *principal, uid_t *chown_to)
+{
+        uid_t euid = geteuid();
+        *principal = a->principal_set ? a->principal : euid == 0 ? getuid() : euid;
+        if (euid != 0 && *principal != euid) {
+                fprintf(stderr, "procd: -C %u: only root may serve another uid\n", (unsigned) *principal);
+                return -1;
+        }
+        *chown_to = euid == 0 && *principal != 0 ? *principal : (uid_t) -1;
+        return 0;
 }
 
 static void registry_log(void *data, const char *message)
@@ -326,11 +400,46 @@ static int detach(int *ready_pipe_w)
 
 int main(int argc, char **argv)
 {
-        pd_daemon d = { .signal_fd = -1 };
-        int r = parse_options(argc, argv, &d.opt);
-        if (r != 0)
-                return r > 0 ? 0 : 2;
-        if (d.opt.syslog) {
+        pd_daemon d = { .signal_fd = -1, .parent_pidfd = -1 };
+        char why[256];
+        if (pd_classic_args_parse(argc, argv, &d.classic, why, sizeof why) < 0) {
+                fprintf(stderr, "procd: %s\n", why);
+                pd_classic_args_usage(stderr);
+                g_free(d.classic.argv);
+                return 1;
+        }
+        int r = parse_options(d.classic.argc, d.classic.argv, &d.opt);
+        if (r != 0) {
+                g_free(d.classic.argv);
+                return r > 0 ? 0 : d.classic.classic ? 1 : 2;
+        }
+        if (d.classic.classic) {
+                /* condor_procd's start: stdin and stdout on /dev/null, never detached; stderr
+                 * stays the launcher's pipe until the FIFOs exist (readiness, below) */
+                int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (nul >= 0) {
+                        dup2(nul, 0);
+                        dup2(nul, 1);
+                        close(nul);
+                }
+                d.opt.foreground = true;
+                if (d.classic.gid_tracking) {
+                        d.opt.gid_min = d.classic.gid_min;
+                        d.opt.gid_max = d.classic.gid_max;
+                }
+                int64_t iv = d.classic.interval_sec;
+                d.opt.snapshot_interval = iv == -1 ? PD_MAX_INTERVAL_SEC
+                                          : iv == 0 ? 1
+                                                    : (uint32_t) MIN(iv, (int64_t) PD_MAX_INTERVAL_SEC);
+                if (d.classic.root_pid)
+                        d.opt.root_pid = d.classic.root_pid;
+                if (classic_logging(&d) < 0) {
+                        g_free(d.classic.argv);
+                        return 1;
+                }
+                if (d.classic.debug_wait)
+                        sleep(30);
+        } else if (d.opt.syslog) {
                 openlog("procd", LOG_PID, LOG_DAEMON);
                 g_log_set_writer_func(syslog_writer, NULL, NULL);
         } else {
@@ -345,6 +454,16 @@ int main(int argc, char **argv)
         }
 
         pid_t root = d.opt.root_pid ? d.opt.root_pid : getppid();
+        if (d.classic.classic && !d.classic.root_pid) {
+                /* the parent is the root family's watcher: procd ends with it */
+                d.parent_pidfd = (int) syscall(SYS_pidfd_open, root, 0);
+                if (d.parent_pidfd < 0 || getppid() != root) {
+                        fprintf(stderr, "procd: parent %d is gone or cannot be watched\n", (int) root);
+                        d.exit_code = 1;
+                        goto early_out;
+                }
+                d.classic.root_pid = root;
+        }
         int detach_fd = -1;
         if (!d.opt.foreground && detach(&detach_fd) < 0) {
                 g_warning("cannot detach: %s", strerror(errno));
@@ -394,15 +513,53 @@ int main(int argc, char **argv)
                 pd_registry_set_changed_hook(d.reg, save_state, &d);
                 save_state(&d);
         }
-        if (pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, &d.cm, &d.server, &err) < 0) {
+        if ((!d.classic.classic || d.opt.socket_given) &&
+            pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, &d.cm, &d.server, &err) < 0) {
                 g_warning("%s", err.msg);
+                if (d.classic.classic)
+                        fprintf(stderr, "procd: %s\n", err.msg);
                 d.exit_code = 1;
                 goto out;
         }
+        if (d.classic.classic) {
+                uid_t principal, chown_to;
+                if (classic_principal(&d.classic, &principal, &chown_to) < 0) {
+                        d.exit_code = 1;
+                        goto out;
+                }
+                pd_classic_options co = {
+                        .address = d.classic.address,
+                        .principal = principal,
+                        .chown_to = chown_to,
+                        .gid_allocate = d.classic.gid_tracking && !d.classic.gid_external,
+                        .gid_associate = d.classic.gid_tracking && d.classic.gid_external,
+                        .root_watcher = d.parent_pidfd >= 0 ? root : 0,
+                        .housekeeping_sec = d.opt.snapshot_interval,
+                        .lost = classic_lost_cb,
+                        .lost_data = &d,
+                };
+                if (pd_classic_server_new(&co, &d.cm, &d.classic_server, &err) < 0) {
+                        g_warning("%s", err.msg);
+                        fprintf(stderr, "procd: %s\n", err.msg);
+                        d.exit_code = 1;
+                        goto out;
+                }
+                if (d.parent_pidfd >= 0)
+                        d.parent_src = g_unix_fd_add(d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
+        }
         guint sig_src = g_unix_fd_add(d.signal_fd, G_IO_IN, signal_cb, &d);
 
-        g_message("listening on %s (root family %d, cgroups %s)", d.opt.socket_path, (int) root,
+        g_message("listening on %s%s%s (root family %d, cgroups %s)", d.server ? d.opt.socket_path : "",
+                  d.server && d.classic_server ? " and " : "", d.classic_server ? d.classic.address : "", (int) root,
                   tr_cgroup_mode_name(d.hs.mode));
+        if (d.classic.classic) {
+                /* readiness as condor_procd: the launcher reads EOF on our stderr */
+                int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (nul >= 0) {
+                        dup2(nul, 2);
+                        close(nul);
+                }
+        }
         notify_ready();
         if (d.opt.ready_fd >= 0)
                 close(d.opt.ready_fd);
@@ -414,14 +571,22 @@ int main(int argc, char **argv)
 
         g_main_loop_run(d.loop);
         g_source_remove(sig_src);
+        if (d.parent_src)
+                g_source_remove(d.parent_src);
         pd_cmd_cancel_pending(&d.cm); /* a Kill/Suspend/ContinueFamily in progress gets an error reply */
         g_message("shutting down: %zu families registered", pd_registry_count(d.reg));
 out:
+        pd_classic_server_free(d.classic_server);
         pd_dbus_server_free(d.server);
         pd_registry_free(d.reg);
         g_main_loop_unref(d.loop);
         if (d.signal_fd >= 0)
                 close(d.signal_fd);
         dbus_shutdown();
+early_out:
+        if (d.parent_pidfd >= 0)
+                close(d.parent_pidfd);
+        pd_log_file_close(d.log_file);
+        g_free(d.classic.argv);
         return d.exit_code;
 }

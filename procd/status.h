@@ -1,7 +1,7 @@
 /* status.h - helpers around procd_status shared by the daemon and the client library. */
 #pragma once
 
-#include "procd/client.h"
+#include "procd/types.h"
 
 /* Fill err (may be NULL) with s and a message; returns s. */
 procd_status pd_error_set(procd_error *err, procd_status s, const char *fmt, ...)

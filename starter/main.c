@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "jobcg.h"
+#include "jobdevices.h"
 #include "launch.h"
 #include "joblimits.h"
 #include "options.h"
@@ -267,6 +268,8 @@ int main(int argc, char **argv)
         memset(&t, 0, sizeof t);
         pid_t pid = -1;
         _cleanup_close_ int pidfd = -1;
+        tr_dev_rules dev_rules = { 0 };
+        tr_dev_filter *dev_filter = NULL;
 
         r = st_jobcg_create(&jc, &hs, &o, &err);
         if (r < 0) {
@@ -276,6 +279,11 @@ int main(int argc, char **argv)
         r = st_limits_apply(jc.job, &hs, &o.limits, o.best_effort, &err);
         if (r < 0) {
                 stage = "limits";
+                goto out;
+        }
+        r = st_devices_apply(jc.job, &o, &dev_rules, &dev_filter, &err);
+        if (r < 0) {
+                stage = "devices";
                 goto out;
         }
         r = st_launch_place(&l, jc.job, &err);
@@ -326,8 +334,13 @@ int main(int argc, char **argv)
         res.wall_usec = wall;
         res.terminated = ls.terminating;
         res.mode = jc.ops->name;
-        res.tracker = t.ops->name;
         res.cgroup = jc.job_path;
+        res.devices = &dev_rules;
+        char dev_method[sizeof dev_filter->method] = "";
+        if (dev_filter)
+                snprintf(dev_method, sizeof dev_method, "%s", dev_filter->method);
+        res.device_method = dev_method;
+        res.device_prog_id = dev_filter ? dev_filter->bpf_prog_id : 0;
         if (si.si_code == CLD_EXITED) {
                 res.exit_status = si.si_status;
         } else {
@@ -336,7 +349,9 @@ int main(int argc, char **argv)
                 res.core_dumped = si.si_code == CLD_DUMPED;
         }
 
-        /* the root is gone: nothing of the family may outlive it */
+        /* the root is gone: nothing of the family may outlive it.  First make sure procd
+         * still tracks it (a procd restarted without it does not) */
+        st_track_confirm(&t);
         tr_error kerr = { 0 };
         if (ls.frozen)
                 t.ops->thaw(&t, &kerr);
@@ -355,7 +370,10 @@ int main(int argc, char **argv)
         if (st_track_usage(&t, &u, &uerr) < 0)
                 fprintf(stderr, "procd-starter: warning: final usage: %s\n", uerr.msg);
         res.oom_killed = u.oom_kills.available && u.oom_kills.value > 0;
+        res.tracker = t.ops->name; /* after the last procd call: "procd" only if it still tracked the job */
         st_track_close(&t);
+        tr_dev_filter_free(dev_filter); /* detach the device program while the cgroup exists */
+        dev_filter = NULL;
         res.clean = st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC) == 0;
         reap_all(&jc);
         res.exit_code = st_exit_code(&res);
@@ -364,12 +382,15 @@ int main(int argc, char **argv)
         if (o.report_path && st_report_write_json(o.report_path, &res, &u, &err) < 0)
                 fprintf(stderr, "procd-starter: warning: %s\n", err.msg);
         code = res.exit_code;
+        tr_dev_rules_free(&dev_rules);
         st_launch_free(&l);
         st_options_free(&o);
         return code;
 
 out:
         st_track_close(&t);
+        tr_dev_filter_free(dev_filter);
+        tr_dev_rules_free(&dev_rules);
         bool clean = st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC) == 0;
         reap_all(&jc);
         failed(&o, stage ? stage : "starter", &err, code, clean);

@@ -40,6 +40,10 @@ enum {
         OPT_REPORT,
         OPT_QUIET,
         OPT_LAUNCH,
+        OPT_DEVICE_ALLOW,
+        OPT_DEVICE_DENY,
+        OPT_HIDE_GPUS,
+        OPT_GPU,
         OPT_HELP,
 };
 
@@ -73,6 +77,10 @@ static const struct option long_options[] = {
         { "report", required_argument, NULL, OPT_REPORT },
         { "quiet", no_argument, NULL, OPT_QUIET },
         { "launch", required_argument, NULL, OPT_LAUNCH },
+        { "device-allow", required_argument, NULL, OPT_DEVICE_ALLOW },
+        { "device-deny", required_argument, NULL, OPT_DEVICE_DENY },
+        { "hide-gpus", no_argument, NULL, OPT_HIDE_GPUS },
+        { "gpu", required_argument, NULL, OPT_GPU },
         { "help", no_argument, NULL, OPT_HELP },
         { NULL, 0, NULL, 0 },
 };
@@ -101,6 +109,13 @@ void st_usage(FILE *f)
               "  --cpuset-mems LIST  --pids-max N  --io-max \"MAJ:MIN rbps=N wbps=N riops=N wiops=N\"\n"
               "  --no-oom-group            do not set memory.oom.group=1 (v2)\n"
               "  --best-effort             a limit whose controller is missing is a warning\n"
+              "devices (TYPE a|b|c, MAJOR/MINOR number or *, ACCESS subset of rwm; in order,\n"
+              "the last matching rule wins, default allow; v2 BPF program, v1 devices.allow/deny):\n"
+              "  --device-allow TYPE:MAJOR:MINOR:ACCESS  --device-deny TYPE:MAJOR:MINOR:ACCESS\n"
+              "  --hide-gpus               deny the NVIDIA/AMD/Intel GPU nodes under /dev the job was\n"
+              "                            not given (by --gpu or --device-allow)\n"
+              "  --gpu N[,N...]            GPU numbers the job was given (nvidiaN, dri/cardN,\n"
+              "                            dri/renderD(128+N); shared control nodes with any)\n"
               "tracking and end of job:\n"
               "  --socket PATH             procd socket (default " "/run/procd/procd.sock" ")\n"
               "  --no-procd                track in-process (embedded tracker)\n"
@@ -125,6 +140,23 @@ static int parse_size_opt(const char *opt, const char *arg, bool *has, uint64_t 
                 return bad(err, opt, arg);
         *has = true;
         return 0;
+}
+
+/* "N" or "N,M,...", appended to o->gpus */
+static int parse_gpus(const char *arg, st_options *o, tr_error *err)
+{
+        const char *p = arg;
+        for (;;) {
+                uint64_t v;
+                if (tr_take_u64(&p, &v) < 0 || v > 65535 || (*p && *p != ','))
+                        return bad(err, "gpu", arg);
+                if (o->n_gpus >= ST_MAX_GPUS)
+                        return tr_error_set(err, EINVAL, "too many --gpu (at most %d)", ST_MAX_GPUS);
+                o->gpus[o->n_gpus++] = (int) v;
+                if (!*p)
+                        return 0;
+                p++;
+        }
 }
 
 int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
@@ -257,6 +289,18 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
                         else
                                 return bad(err, "launch", optarg);
                         break;
+                case OPT_DEVICE_ALLOW:
+                case OPT_DEVICE_DENY: {
+                        tr_dev_rule rule;
+                        r = tr_dev_rule_parse(optarg, c == OPT_DEVICE_ALLOW, &rule, err);
+                        if (r == 0)
+                                r = tr_dev_rules_add(&o->devices, &rule, err);
+                        break;
+                }
+                case OPT_HIDE_GPUS: o->hide_gpus = true; break;
+                case OPT_GPU:
+                        r = parse_gpus(optarg, o, err);
+                        break;
                 case 'h':
                 case OPT_HELP:
                         st_usage(stdout);
@@ -279,4 +323,5 @@ void st_options_free(st_options *o)
 {
         free(o->env);
         o->env = NULL;
+        tr_dev_rules_free(&o->devices);
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "trackers/devices.h"
 #include "trackers/error.h"
 
 typedef enum st_systemd_mode {
@@ -21,6 +22,7 @@ typedef enum st_launch_mode {
 } st_launch_mode;
 
 #define ST_MAX_IO 16
+#define ST_MAX_GPUS 64
 
 typedef struct st_limits {
         bool has_memory_max, has_memory_high, has_memory_swap_max;
@@ -56,11 +58,15 @@ typedef struct st_options {
         const char *report_path;
         bool quiet;
         st_launch_mode launch;
+        tr_dev_rules devices;        /* --device-allow/--device-deny, in command-line order */
+        bool hide_gpus;
+        int gpus[ST_MAX_GPUS];       /* --gpu N: GPU numbers the job was given */
+        size_t n_gpus;
         char **argv;                 /* the command, NULL-terminated */
 } st_options;
 
 /* Parse argv.  Returns 0 to run, 1 when help/version was printed, -EINVAL with err filled on
- * a bad option.  o->env is malloc'd: st_options_free. */
+ * a bad option.  o->env and o->devices are malloc'd: st_options_free. */
 int st_options_parse(int argc, char **argv, st_options *o, tr_error *err);
 void st_options_free(st_options *o);
 void st_usage(FILE *f);

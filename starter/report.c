@@ -51,6 +51,32 @@ void st_report_print(FILE *f, const st_result *r, const tr_usage *u)
                 r->mode ? r->mode : "?", r->tracker ? r->tracker : "?", tr_usage_source_name(u, src, sizeof src),
                 r->strays_killed ? ", stray processes killed" : "", r->terminated ? ", terminated by signal" : "",
                 r->clean ? "" : ", CGROUPS LEFT BEHIND");
+        if (r->devices && r->devices->n) {
+                fprintf(f, "procd-starter: devices (%s):", r->device_method ? r->device_method : "?");
+                for (size_t i = 0; i < r->devices->n; i++) {
+                        char rule[64];
+                        tr_dev_rule_format(&r->devices->r[i], rule, sizeof rule);
+                        fprintf(f, "%s %s", i ? "," : "", rule);
+                }
+                fputc('\n', f);
+        }
+}
+
+/* "devices": {"method": "bpf+v1", "bpf_prog_id": N, "rules": ["deny c:1:3:rwm", ...]} */
+static void devices_json(FILE *f, const st_result *r)
+{
+        if (!r->devices || !r->devices->n)
+                return;
+        fputs(", \"devices\": {\"method\": ", f);
+        tr_json_write_string(f, r->device_method ? r->device_method : "");
+        fprintf(f, ", \"bpf_prog_id\": %u, \"rules\": [", r->device_prog_id);
+        for (size_t i = 0; i < r->devices->n; i++) {
+                char rule[64];
+                tr_dev_rule_format(&r->devices->r[i], rule, sizeof rule);
+                fputs(i ? ", " : "", f);
+                tr_json_write_string(f, rule);
+        }
+        fputs("]}", f);
 }
 
 /* Open path.tmp for a report into *f; commit_report() renames it into place. */
@@ -113,6 +139,7 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
         tr_json_write_string(f, r->mode);
         fputs(", \"tracker\": ", f);
         tr_json_write_string(f, r->tracker);
+        devices_json(f, r);
         fputs("}\n", f);
         return commit_report(f, tmp, path, err);
 }

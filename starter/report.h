@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include "trackers/devices.h"
 #include "trackers/error.h"
 #include "trackers/usage.h"
 
@@ -30,6 +31,9 @@ typedef struct st_result {
         bool terminated;    /* the starter got SIGTERM/SIGINT and ended the job */
         bool strays_killed; /* processes were left after the root exited */
         bool clean;         /* every cgroup removed */
+        const tr_dev_rules *devices; /* the device rules enforced, NULL or empty: none */
+        const char *device_method;   /* "bpf", "v1", "bpf+v1" */
+        uint32_t device_prog_id;     /* the BPF program's id (0: none) */
 } st_result;
 
 /* exit_status/exit_signal/oom -> exit_code (documented in --help and the README). */

@@ -7,6 +7,7 @@
 
 #include "trackers/util.h"
 #include "procd/client.h"
+#include "procd/status.h"
 
 #define FREEZE_TIMEOUT_USEC 2000000
 
@@ -49,10 +50,18 @@ static const st_track_ops embedded_ops = {
 
 /* ---- procd ---- */
 
+/* A procd call failed: the embedded tracker answers this call.  When procd no longer
+ * knows the family (it restarted without it) or cannot be reached even after the client's
+ * reconnection, the starter tracks the job itself from now on and reports "embedded". */
 static int pd_fail(st_track *t, const char *what, procd_error *perr, tr_error *err)
 {
         fprintf(stderr, "procd-starter: warning: procd %s: %s; using the embedded tracker\n", what, perr->msg);
-        (void) t;
+        if (perr->status == PROCD_E_FAMILY_NOT_FOUND || perr->status == PROCD_E_TRANSPORT) {
+                snprintf(t->reason, sizeof t->reason, "procd %s: %s", what, perr->msg);
+                procd_disconnect(t->client);
+                t->client = NULL;
+                t->ops = &embedded_ops;
+        }
         (void) err;
         return -EIO;
 }
@@ -126,10 +135,21 @@ static int try_procd(st_track *t, const st_options *o, st_jobcg *jc)
                                 o->socket_path, perr.msg);
                 return -ECONNREFUSED;
         }
-        if (procd_register_subfamily(c, t->root, getpid(), 5, &perr) != PROCD_OK) {
-                fprintf(stderr, "procd-starter: warning: procd RegisterSubfamily: %s; tracking in-process\n", perr.msg);
-                procd_disconnect(c);
-                return -EIO;
+        /* the starter is the watcher: its exit, even by SIGKILL, kills the job and removes
+         * the job cgroup (an older procd without the flag only unregisters it) */
+        if (procd_register_subfamily_flags(c, t->root, getpid(), 5, PROCD_REGISTER_KILL_ON_WATCHER_EXIT, &perr) !=
+            PROCD_OK) {
+                procd_error perr2 = { 0 };
+                if (perr.status == PROCD_E_BAD_ROOT_PID || perr.status == PROCD_E_ALREADY_REGISTERED ||
+                    procd_register_subfamily(c, t->root, getpid(), 5, &perr2) != PROCD_OK) {
+                        fprintf(stderr, "procd-starter: warning: procd RegisterSubfamily: %s; tracking in-process\n",
+                                perr2.msg[0] ? perr2.msg : perr.msg);
+                        procd_disconnect(c);
+                        return -EIO;
+                }
+                fprintf(stderr, "procd-starter: warning: procd without kill-on-watcher-exit (%s): the job would "
+                                "outlive a killed starter\n",
+                        perr.msg);
         }
         if (procd_track_via_cgroup(c, t->root, jc->job_path, &perr) != PROCD_OK) {
                 fprintf(stderr, "procd-starter: warning: procd TrackFamilyViaCgroup %s: %s; tracking in-process\n",
@@ -159,6 +179,25 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
         if (!o->no_procd)
                 try_procd(t, o, jc);
         return 0;
+}
+
+void st_track_confirm(st_track *t)
+{
+        if (t->ops != &procd_ops)
+                return;
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        procd_error perr = { 0 };
+        if (procd_dump(t->client, t->root, &fi, &n, &perr) == PROCD_OK && n > 0 &&
+            fi[0].root_pid == t->root) {
+                procd_family_info_free(fi, n);
+                return;
+        }
+        procd_family_info_free(fi, n);
+        if (perr.status == PROCD_OK)
+                pd_error_set(&perr, PROCD_E_FAMILY_NOT_FOUND, "family %d is not listed", (int) t->root);
+        tr_error err = { 0 };
+        pd_fail(t, "Dump", &perr, &err);
 }
 
 int st_track_usage(st_track *t, tr_usage *u, tr_error *err)

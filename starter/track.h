@@ -31,10 +31,14 @@ struct st_track {
         tr_family *family;  /* always */
         pid_t root;
         void *client;       /* procd_client * in procd mode */
+        char reason[600];   /* why procd stopped tracking the job ("" while it does) */
 };
 
 /* Build the embedded family; then, unless o->no_procd, try procd at o->socket_path (a warning
  * and the embedded path when no daemon answers). */
 int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, tr_error *err);
+/* In procd mode: check that procd still knows the family (after a procd restart it may
+ * not); if not, switch to the embedded tracker with t->reason set. */
+void st_track_confirm(st_track *t);
 int st_track_usage(st_track *t, tr_usage *u, tr_error *err);
 void st_track_close(st_track *t);

@@ -1,0 +1,153 @@
+/* bench-boundary - what the job-boundary options add to a launch.
+ *
+ *  1. the device filter alone, in-process: tr_dev_filter_apply (generate + load + attach the
+ *     BPF program, v1 writes on hybrid) + free (detach) on an existing cgroup; median of 100
+ *  2. the procd-starter binary end to end (-- /bin/true), with no option and with each
+ *     boundary option; median of RUNS, each run alternating the variants so that the
+ *     machine's noise hits all alike; "extra" is the median minus the plain one.
+ *
+ * Everything lives under /procd-bench-boundary.<pid> and is removed at the end.  Needs root.
+ * Run once; prints one table (quoted in NOTES). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "trackers/cgroup.h"
+#include "trackers/devices.h"
+#include "trackers/util.h"
+
+#define RUNS 41
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return (x > y) - (x < y);
+}
+
+static uint64_t median(uint64_t *v, size_t n)
+{
+        qsort(v, n, sizeof *v, cmp_u64);
+        return v[n / 2];
+}
+
+static uint64_t filter_once(tr_cgroup *cg, const tr_dev_rules *rs)
+{
+        tr_dev_filter *f = NULL;
+        tr_error err = { 0 };
+        uint64_t t0 = tr_now_usec();
+        if (tr_dev_filter_apply(&f, cg, rs, &err) < 0) {
+                fprintf(stderr, "apply: %s\n", err.msg);
+                exit(1);
+        }
+        tr_dev_filter_free(f);
+        return tr_now_usec() - t0;
+}
+
+static uint64_t starter_once(const char *bin, const char *base, const char *const *opts)
+{
+        const char *argv[32] = { bin, "--no-procd", "--systemd=no", "--quiet", "--cgroup-base", base };
+        int n = 6;
+        for (int i = 0; opts[i]; i++)
+                argv[n++] = opts[i];
+        argv[n++] = "--";
+        argv[n++] = "/bin/true";
+        argv[n] = NULL;
+        uint64_t t0 = tr_now_usec();
+        pid_t pid = fork();
+        if (pid == 0) {
+                execv(bin, (char **) argv);
+                _exit(127);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+                fprintf(stderr, "procd-starter %s failed: %d\n", opts[0] ? opts[0] : "", st);
+                exit(1);
+        }
+        return tr_now_usec() - t0;
+}
+
+int main(int argc, char **argv)
+{
+        if (geteuid() != 0) {
+                fprintf(stderr, "bench-boundary needs root\n");
+                return 77;
+        }
+        char bin[4096];
+        snprintf(bin, sizeof bin, "%s", argc > 1 ? argv[1] : "build/starter/procd-starter");
+        if (access(bin, X_OK) != 0) {
+                fprintf(stderr, "no procd-starter at %s (give its path)\n", bin);
+                return 2;
+        }
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        tr_hierarchies hs;
+        tr_error err = { 0 };
+        if (tr_hierarchies_discover(&hs, &err) < 0) {
+                fprintf(stderr, "%s\n", err.msg);
+                return 1;
+        }
+        char base[64], path[128];
+        snprintf(base, sizeof base, "/procd-bench-boundary.%d", (int) getpid());
+        snprintf(path, sizeof path, "%s/filter", base);
+        tr_cgroup *cg = NULL;
+        if (tr_cgroup_create(&hs, path, &cg, &err) < 0) {
+                fprintf(stderr, "%s\n", err.msg);
+                return 1;
+        }
+
+        /* 1 */
+        tr_dev_rules one = { 0 }, ten = { 0 };
+        tr_dev_rule r;
+        tr_dev_rule_parse("c:1:3:rwm", false, &r, NULL);
+        tr_dev_rules_add(&one, &r, NULL);
+        for (int i = 0; i < 10; i++) {
+                char t[32];
+                snprintf(t, sizeof t, "c:195:%d:rwm", i);
+                tr_dev_rule_parse(t, false, &r, NULL);
+                tr_dev_rules_add(&ten, &r, NULL);
+        }
+        uint64_t v1[100], v10[100];
+        for (int i = 0; i < 100; i++) {
+                v1[i] = filter_once(cg, &one);
+                v10[i] = filter_once(cg, &ten);
+        }
+        printf("device filter in-process (%s)\n", tr_cgroup_mode_name(hs.mode));
+        printf("  1 rule:    apply+free median %6.1f us\n", (double) median(v1, 100));
+        printf("  10 rules:  apply+free median %6.1f us\n", (double) median(v10, 100));
+        tr_cgroup_destroy(cg, 5000000, NULL);
+        tr_cgroup_free(cg);
+
+        /* 2 */
+        static const char *const variants[][6] = {
+                { NULL },
+                { "--device-deny", "c:1:3:rwm", NULL },
+                { "--hide-gpus", NULL },
+        };
+        static const char *const names[] = { "plain", "--device-deny c:1:3:rwm", "--hide-gpus" };
+        enum { NV = sizeof names / sizeof names[0] };
+        static uint64_t t[NV][RUNS];
+        for (int run = 0; run < RUNS; run++)
+                for (int v = 0; v < NV; v++)
+                        t[v][run] = starter_once(bin, base, variants[v]);
+        printf("procd-starter -- /bin/true, median of %d\n", RUNS);
+        uint64_t plain = median(t[0], RUNS);
+        for (int v = 0; v < NV; v++) {
+                uint64_t m = v == 0 ? plain : median(t[v], RUNS);
+                printf("  %-28s %7.2f ms  extra %+6.2f ms\n", names[v], (double) m / 1000.0,
+                       ((double) m - (double) plain) / 1000.0);
+        }
+        tr_dev_rules_free(&one);
+        tr_dev_rules_free(&ten);
+        /* the base in every hierarchy (the starter removed its own job cgroups) */
+        tr_cgroup *b = NULL;
+        if (tr_cgroup_open(&hs, base, TR_CG_MAY_ACT | TR_CG_OWNED, &b, NULL) == 0) {
+                tr_cgroup_destroy(b, 5000000, NULL);
+                tr_cgroup_free(b);
+        }
+        return 0;
+}
