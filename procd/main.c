@@ -502,17 +502,6 @@ int main(int argc, char **argv)
                 .quit_data = &d,
         };
         pd_registry_set_watcher_hook(d.reg, pd_cmd_watcher_exited, &d.cm);
-        state_path_init(&d);
-        if (d.state_path[0]) {
-                pd_restore_stats rs;
-                uint64_t t0 = tr_now_usec();
-                pd_restore(&d.cm, d.state_path, &rs);
-                if (rs.in_file)
-                        g_message("restored %zu of %zu families in %.1f ms", rs.restored, rs.in_file,
-                                  (double) (tr_now_usec() - t0) / 1000.0);
-                pd_registry_set_changed_hook(d.reg, save_state, &d);
-                save_state(&d);
-        }
         if ((!d.classic.classic || d.opt.socket_given) &&
             pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, &d.cm, &d.server, &err) < 0) {
                 g_warning("%s", err.msg);
@@ -546,6 +535,19 @@ int main(int argc, char **argv)
                 }
                 if (d.parent_pidfd >= 0)
                         d.parent_src = g_unix_fd_add(d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
+        }
+        /* the families of the state file, once the socket is ours (a second procd refused
+         * above never reads or writes it); clients are served when the loop runs */
+        state_path_init(&d);
+        if (d.state_path[0]) {
+                pd_restore_stats rs;
+                uint64_t t0 = tr_now_usec();
+                pd_restore(&d.cm, d.state_path, &rs);
+                if (rs.in_file)
+                        g_message("restored %zu of %zu families in %.1f ms", rs.restored, rs.in_file,
+                                  (double) (tr_now_usec() - t0) / 1000.0);
+                pd_registry_set_changed_hook(d.reg, save_state, &d);
+                save_state(&d);
         }
         guint sig_src = g_unix_fd_add(d.signal_fd, G_IO_IN, signal_cb, &d);
 
