@@ -3,12 +3,15 @@
 #   make test   install missing packages, build, run every test (ctest)
 #   make sanitize  the same tests in an ASan+UBSan build
 #   make bench  benchmark programs (results go into NOTES by hand)
+#   make test-vm  the integration tests and the demo in pure-v2, pure-v1 and hybrid qemu guests
+#               (tests/vm/lanes; VM_MODES="v2" for one lane)
 BUILD_DIR ?= build
 SAN_DIR   ?= build-asan
 JOBS      ?= $(shell nproc)
 CTEST_ARGS ?=
+VM_MODES  ?= v2 v1 hybrid
 
-.PHONY: all deps build test demo sanitize bench clean
+.PHONY: all deps build test test-vm demo sanitize bench clean
 
 all: build
 
@@ -23,6 +26,9 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure $(CTEST_ARGS)
+
+test-vm: build
+	tests/vm/lanes $(BUILD_DIR) $(VM_MODES)
 
 demo: build
 	tests/demo/demo.sh $(BUILD_DIR)

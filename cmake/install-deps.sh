@@ -2,7 +2,8 @@
 # Installs the Debian packages procd builds and tests with, only those missing.
 set -eu
 pkgs=(build-essential cmake pkg-config libglib2.0-dev libglib2.0-bin libdbus-1-dev dbus-bin
-      libcunit1-dev libbpf-dev cgroup-tools valgrind systemd)
+      libcunit1-dev libbpf-dev cgroup-tools valgrind systemd
+      qemu-system-x86 busybox-static cpio xz-utils e2fsprogs)  # the last line: tests/vm/run
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

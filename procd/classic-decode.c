@@ -200,3 +200,15 @@ size_t pd_cl_resync(const uint8_t *buf, size_t n, bool (*live)(int32_t client_pi
         }
         return n;
 }
+
+size_t pd_cl_overtaken(const uint8_t *buf, size_t n, size_t size,
+                       bool (*live)(int32_t client_pid, uint32_t serial, void *data), void *data)
+{
+        for (size_t off = 1; off < size && off + PD_CL_HEADER_BYTES <= n; off++) {
+                if (!pd_cl_header_plausible(buf + off, n - off))
+                        continue;
+                if (live(get_i32(buf + off), (uint32_t) get_i32(buf + off + 4), data))
+                        return off;
+        }
+        return 0;
+}

@@ -44,4 +44,11 @@ bool pd_cl_header_plausible(const uint8_t *buf, size_t n);
 size_t pd_cl_resync(const uint8_t *buf, size_t n, bool (*live)(int32_t client_pid, uint32_t serial, void *data),
                     void *data);
 
+/* Whether another request overtook the one at buf: the first offset in 1..size-1 (size: its
+ * decoded size, or n while incomplete) holding a plausible header whose reply FIFO live()
+ * confirms, else 0.  Every request is one atomic write, so such a header means the request
+ * at buf was truncated there (its writer sent less than its command needs). */
+size_t pd_cl_overtaken(const uint8_t *buf, size_t n, size_t size,
+                       bool (*live)(int32_t client_pid, uint32_t serial, void *data), void *data);
+
 const char *pd_cl_command_name(int32_t command);

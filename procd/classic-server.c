@@ -522,6 +522,20 @@ static void process_input(pd_classic_server *s)
                 size_t n = s->in->len - off;
                 pd_cl_decode_result res = pd_cl_decode(p, n, r);
                 bool live = n >= 8 && reply_fifo_exists(r->client_pid, r->serial, s);
+                if (live && n >= PD_CL_HEADER_BYTES && res != PD_CL_UNKNOWN_COMMAND) {
+                        /* its writer sent less than the command needs, and the next client's
+                         * request follows: never read that one as the rest of this one */
+                        size_t cut = pd_cl_overtaken(p, n, res == PD_CL_DECODED ? r->size : n, reply_fifo_exists, s);
+                        if (cut) {
+                                g_message("classic: %s from pid %d truncated after %zu bytes", pd_cl_command_name(r->command),
+                                          (int) r->client_pid, cut);
+                                r->reject = pd_cl_error_from_status(r->command, PROCD_E_BAD_ARGUMENT);
+                                snprintf(r->why, sizeof r->why, "truncated request");
+                                start_request(s, r);
+                                off += cut;
+                                continue;
+                        }
+                }
                 if (res == PD_CL_INCOMPLETE && (n < PD_CL_HEADER_BYTES || live))
                         break; /* wait for the rest, bounded */
                 if (res == PD_CL_DECODED && live) {

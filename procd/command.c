@@ -144,8 +144,11 @@ procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *w
                 return pd_error_set(err, PROCD_E_BAD_WATCHER_PID, "kill-on-watcher-exit needs a watcher");
         if (root_pid <= 1)
                 return pd_error_set(err, PROCD_E_BAD_ROOT_PID, "bad root pid %d (must be > 1)", (int) root_pid);
-        if (watcher_pid < 0)
-                return pd_error_set(err, PROCD_E_BAD_WATCHER_PID, "bad watcher pid %d", (int) watcher_pid);
+        if (watcher_pid < 0 || watcher_pid == 1 || watcher_pid == getpid())
+                return pd_error_set(err, PROCD_E_BAD_WATCHER_PID, "bad watcher pid %d%s", (int) watcher_pid,
+                                    watcher_pid == 1      ? " (init never exits)"
+                                    : watcher_pid > 1     ? " (procd itself)"
+                                                          : "");
         if (interval == 0 || interval > PD_MAX_INTERVAL_SEC)
                 return pd_error_set(err, PROCD_E_BAD_INTERVAL, "bad snapshot interval %u s (1..%u)", interval,
                                     PD_MAX_INTERVAL_SEC);
@@ -230,6 +233,10 @@ procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t ro
         for (int i = 0; i < hs->n; i++)
                 if (tr_cgroup_holds_self(hs, i, cgroup))
                         return pd_error_set(err, PROCD_E_BAD_CGROUP, "cgroup %s holds procd itself", cgroup);
+        /* a second family on one cgroup: a KillFamily of either would kill both */
+        pd_family *other = pd_registry_cgroup_owner(cm->reg, cgroup, f);
+        if (other)
+                return pd_error_set(err, PROCD_E_BAD_CGROUP, "cgroup %s is family %d's", cgroup, (int) other->root_pid);
         tr_error terr = { 0 };
         int k = pd_registry_track_cgroup(cm->reg, f, cgroup, &terr);
         if (k < 0)
@@ -337,6 +344,12 @@ procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, 
         tr_usage_init(out);
         if (tr_family_usage(f->tf, out, &terr) < 0)
                 return pd_error_set(err, PROCD_E_INTERNAL, "usage of family %d: %s", (int) f->root_pid, terr.msg);
+        if (f->proc_tracked && f->no_cgroup_reason && !out->fallback) {
+                /* the /proc tracker answers because the family could not get a cgroup */
+                out->fallback = true;
+                snprintf(out->fallback_reason, sizeof out->fallback_reason, "no family cgroup: %s",
+                         f->no_cgroup_reason);
+        }
         return PROCD_OK;
 }
 
@@ -452,6 +465,42 @@ procd_status pd_cmd_continue_family(pd_commands *cm, const pd_caller *who, pid_t
         return freeze_round(cm, f, false, cm->freeze_timeout_usec, &done, err);
 }
 
+/* After the tracker's kill: the root and the members TrackFamilyViaCgroup could not move
+ * are killed by pid + start time, so that KillFamily never answers OK while a process
+ * procd knew as a member lives (a root moved out of the family's cgroup, a stray).  The
+ * ones still alive after a short wait are appended to survivors. */
+static void kill_known(pd_family *f, tr_pidset *survivors)
+{
+        pd_ident known[1 + 64];
+        size_t n = 0;
+        known[n++] = (pd_ident) { f->root_pid, f->root_start_ticks };
+        for (guint i = 0; i < f->strays->len && n < TR_ARRAY_SIZE(known); i++)
+                known[n++] = g_array_index(f->strays, pd_ident, i);
+        bool any = false;
+        for (size_t i = 0; i < n; i++)
+                if (tr_safe_kill(known[i].pid, known[i].start_ticks, SIGKILL) == 0)
+                        any = true;
+        for (int wait_ms = 0; any && wait_ms < 100; wait_ms += 5) {
+                any = false;
+                for (size_t i = 0; i < n && !any; i++) {
+                        uint64_t now = 0;
+                        any = tr_pid_start_ticks(known[i].pid, &now) == 0 && now == known[i].start_ticks &&
+                              tr_pid_alive(known[i].pid);
+                }
+                if (any)
+                        usleep(5000);
+        }
+        for (size_t i = 0; i < n; i++) {
+                uint64_t now = 0;
+                bool listed = false;
+                for (size_t j = 0; j < survivors->n && !listed; j++)
+                        listed = survivors->pids[j] == known[i].pid;
+                if (!listed && tr_pid_start_ticks(known[i].pid, &now) == 0 && now == known[i].start_ticks &&
+                    tr_pid_alive(known[i].pid))
+                        tr_pidset_add(survivors, known[i].pid);
+        }
+}
+
 /* One kill round over f's subtree (subfamilies first), each family bounded by bound_usec.
  * PROCD_OK when all are empty; PROCD_E_UNKILLABLE naming survivors; INTERNAL on failure. */
 static procd_status kill_round(pd_commands *cm, pd_family *f, pid_t pid, uint64_t bound_usec, procd_error *err)
@@ -467,6 +516,12 @@ static procd_status kill_round(pd_commands *cm, pd_family *f, pid_t pid, uint64_
                 tr_kill_result res = { 0 };
                 tr_error terr = { 0 };
                 int k = tr_family_kill(c->tf, bound_usec, &res, &terr);
+                if (k >= 0 && c->parent) {
+                        size_t before = res.survivors.n;
+                        kill_known(c, &res.survivors);
+                        if (res.survivors.n > before)
+                                res.empty = false;
+                }
                 if (k < 0 && first == PROCD_OK)
                         first = pd_error_set(err, PROCD_E_INTERNAL, "killing family %d: %s", (int) c->root_pid,
                                              terr.msg);

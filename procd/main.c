@@ -24,6 +24,7 @@
 #include "procd/client.h"
 #include "procd/command.h"
 #include "procd/dbus-server.h"
+#include "procd/family-cgroup.h"
 #include "procd/log-file.h"
 #include "procd/registry.h"
 #include "procd/restore.h"
@@ -43,6 +44,7 @@ typedef struct pd_options {
         bool syslog;
         bool foreground;
         int ready_fd;
+        pd_famcg_options famcg;
 } pd_options;
 
 /* The daemon's context: the only mutable state, passed to every callback. */
@@ -51,6 +53,7 @@ typedef struct pd_daemon {
         GMainLoop *loop;
         tr_hierarchies hs;
         pd_registry *reg;
+        pd_famcg *famcg;
         pd_commands cm;
         pd_dbus_server *server;
         pd_classic_args classic;  /* condor_procd's command line (-A ...) */
@@ -69,6 +72,7 @@ static void usage(FILE *f)
         fprintf(f, "usage: procd [--socket PATH] [--group GROUP] [--root-pid PID] [--gid-range MIN-MAX]\n"
                    "             [--snapshot-interval SEC] [--kill-timeout SEC] [--log stderr|syslog]\n"
                    "             [--max-connections-per-uid N] [--state-file PATH] [--foreground] [--ready-fd N]\n"
+                   "             [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
                    "  --socket PATH           D-Bus peer-to-peer socket (default " PROCD_DEFAULT_SOCKET ")\n"
                    "  --state-file PATH       registered families, restored at start (default: procd.state\n"
                    "                          next to the socket; \"\" keeps none)\n"
@@ -81,6 +85,10 @@ static void usage(FILE *f)
                    "  --max-connections-per-uid N\n"
                    "                          connections one non-root uid may hold (1..%d, default %d;\n"
                    "                          non-root uids share %d, the last %d are root's)\n"
+                   "  --family-cgroup-base CGROUP\n"
+                   "                          where each registered family gets a cgroup of its own\n"
+                   "                          (default: <procd's own cgroup>/" PD_FAMCG_DEFAULT_SUBTREE ")\n"
+                   "  --no-family-cgroups     families get no cgroup unless a client names one\n"
                    "  --foreground            do not detach\n"
                    "  --ready-fd N            close fd N once listening\n",
                 PD_DBUS_MAX_CONNECTIONS, PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID,
@@ -101,6 +109,8 @@ static int parse_options(int argc, char **argv, pd_options *o)
                 { "ready-fd", required_argument, NULL, 'R' },
                 { "max-connections-per-uid", required_argument, NULL, 'C' },
                 { "state-file", required_argument, NULL, 'S' },
+                { "family-cgroup-base", required_argument, NULL, 'B' },
+                { "no-family-cgroups", no_argument, NULL, 'N' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -186,6 +196,17 @@ static int parse_options(int argc, char **argv, pd_options *o)
                                 return -EINVAL;
                         }
                         o->max_conns_per_uid = (unsigned) v;
+                        break;
+                case 'B':
+                        if (optarg[0] != '/' || optarg[strspn(optarg, "/")] == '\0') {
+                                fprintf(stderr, "procd: bad --family-cgroup-base (an absolute cgroup path, not /): %s\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        o->famcg.base = optarg;
+                        break;
+                case 'N':
+                        o->famcg.disabled = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -492,6 +513,16 @@ int main(int argc, char **argv)
                 goto out;
         }
         pd_registry_set_log(d.reg, registry_log, &d);
+        if (pd_famcg_new(&d.hs, &d.opt.famcg, &d.famcg) < 0) {
+                g_warning("out of memory");
+                d.exit_code = 1;
+                goto out;
+        }
+        pd_registry_set_family_cgroups(d.reg, d.famcg);
+        if (pd_famcg_base(d.famcg))
+                g_message("family cgroups under %s", pd_famcg_base(d.famcg));
+        else
+                g_message("no family cgroups: %s", pd_famcg_off_reason(d.famcg));
         d.cm = (pd_commands) {
                 .reg = d.reg,
                 .gid_min = d.opt.gid_min,
@@ -581,6 +612,7 @@ out:
         pd_classic_server_free(d.classic_server);
         pd_dbus_server_free(d.server);
         pd_registry_free(d.reg);
+        pd_famcg_free(d.famcg);
         g_main_loop_unref(d.loop);
         if (d.signal_fd >= 0)
                 close(d.signal_fd);

@@ -15,6 +15,7 @@
 
 struct pd_registry {
         const tr_hierarchies *hs;
+        pd_famcg *fc;             /* family cgroups (not owned), NULL: none */
         pd_family *root;
         GHashTable *by_root;      /* GINT_TO_POINTER(root pid) -> pd_family */
         size_t n_sub;
@@ -73,6 +74,9 @@ static void reg_log(pd_registry *r, const char *fmt, ...)
         else
                 g_message("%s", msg);
 }
+
+static void pidset_append(tr_pidset *dst, const tr_pidset *src);
+static void pre_order(pd_family *f, GPtrArray *out);
 
 static void tracker_log(void *userdata, const char *message)
 {
@@ -189,7 +193,14 @@ static int build_tracker(pd_registry *r, pd_family *f, tr_error *err)
                 .gid = f->gid,
         };
         _cleanup_cgroup_ tr_cgroup *cg = NULL;
-        if (f->cgroup_path) {
+        if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED) {
+                /* procd made it: the family is that directory (its root sits in the leaf,
+                 * subfamilies in child cgroups: all counted) */
+                int k = tr_cgroup_open(r->hs, f->cgroup_path, TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
+                if (k < 0)
+                        return k;
+                spec.max_age_usec = (uint64_t) f->interval_sec * 1000000u;
+        } else if (f->cgroup_path) {
                 /* the root's own (deeper) cgroup only while the pid is still the root: a
                  * gone root, or its pid reused by a stranger, gets the path as named */
                 uint64_t start = 0;
@@ -237,7 +248,9 @@ static void family_free(pd_family *f)
                 tr_family_free(f->tf);
         tr_pidset_free(&f->last_members);
         g_ptr_array_free(f->children, TRUE);
+        g_array_free(f->strays, TRUE);
         free(f->cgroup_path);
+        free(f->no_cgroup_reason);
         free(f->env_marker);
         free(f->login_name);
         free(f);
@@ -250,6 +263,7 @@ static pd_family *family_alloc(void)
                 return NULL;
         f->watcher_pidfd = -1;
         f->children = g_ptr_array_new();
+        f->strays = g_array_new(FALSE, FALSE, sizeof(pd_ident));
         return f;
 }
 
@@ -288,6 +302,8 @@ static void update_timer(pd_registry *r)
 uint32_t pd_registry_timer_interval(const pd_registry *r) { return r->timer_interval; }
 
 const tr_hierarchies *pd_registry_hierarchies(const pd_registry *r) { return r->hs; }
+void pd_registry_set_family_cgroups(pd_registry *r, pd_famcg *fc) { r->fc = fc; }
+pd_famcg *pd_registry_family_cgroups(const pd_registry *r) { return r->fc; }
 
 int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_interval_sec, pd_registry **out,
                     tr_error *err)
@@ -490,6 +506,30 @@ static void link_family(pd_registry *r, pd_family *f, pd_family *parent)
         update_timer(r);
 }
 
+/* A cgroup of its own for a new family (family-cgroup.h): inside the parent's cgroup when
+ * the parent has one, else under the base.  When none can be made the family stays on
+ * the /proc tracker and keeps the reason for its usage record. */
+static void give_cgroup(pd_registry *r, pd_family *f, pd_family *parent)
+{
+        const char *parent_cg = parent->cgroup_path && parent->tf && !parent->proc_tracked ? parent->cgroup_path : NULL;
+        tr_error err = { 0 };
+        char *path = NULL;
+        if (pd_famcg_create(r->fc, f->root_pid, f->root_start_ticks, parent_cg, &path, &err) < 0) {
+                f->no_cgroup_reason = strdup(err.msg);
+                g_info("family %d: no cgroup of its own: %s", (int) f->root_pid, err.msg);
+                return;
+        }
+        f->cgroup_path = path;
+        f->cgroup_origin = PD_CG_FAMILY;
+}
+
+/* Remove the cgroup procd made for f (now, or once empty). */
+static void release_cgroup(pd_registry *r, pd_family *f)
+{
+        if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED)
+                pd_famcg_release(r->fc, f->cgroup_path, f->cgroup_origin == PD_CG_FAMILY);
+}
+
 int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint32_t interval_sec,
                          pd_family **out, bool *bad_watcher, tr_error *err)
 {
@@ -510,12 +550,15 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
                 *bad_watcher = true;
                 return tr_error_setx(err, -k, "watcher pid %d", (int) watcher_pid);
         }
+        pd_family *parent = find_parent(r, root_pid);
+        give_cgroup(r, f, parent);
         k = build_tracker(r, f, err);
         if (k < 0) {
+                release_cgroup(r, f);
                 family_free(f);
                 return k;
         }
-        link_family(r, f, NULL);
+        link_family(r, f, parent);
         changed(r);
         *out = f;
         return 0;
@@ -555,9 +598,10 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **o
         f->gid_allocated = sf->gid_allocated;
         f->flags = (sf->kill_on_watcher_exit ? PD_FAMILY_KILL_ON_WATCHER_EXIT : 0) | (sf->frozen ? PD_FAMILY_FROZEN : 0) |
                    (sf->killing ? PD_FAMILY_KILLING : 0) | (sf->suspending ? PD_FAMILY_SUSPENDING : 0);
-        f->cgroup_created = sf->cgroup_created;
+        f->cgroup_origin = sf->cgroup && sf->cgroup_origin <= PD_CG_FAMILY ? (pd_cgroup_origin) sf->cgroup_origin
+                                                                             : PD_CG_HANDED;
         if (dup_opt(&f->cgroup_path, sf->cgroup) < 0 || dup_opt(&f->env_marker, sf->env_marker) < 0 ||
-            dup_opt(&f->login_name, sf->login) < 0) {
+            dup_opt(&f->login_name, sf->login) < 0 || dup_opt(&f->no_cgroup_reason, sf->no_cgroup_reason) < 0) {
                 family_free(f);
                 return tr_error_set(err, ENOMEM, "out of memory");
         }
@@ -614,6 +658,7 @@ int pd_registry_unregister(pd_registry *r, pd_family *f)
         r->n_sub--;
         account(r, f, false);
         p->updated_usec = 0; /* members fold into the parent at its next refresh */
+        release_cgroup(r, f);
         family_free(f);
         update_timer(r);
         changed(r);
@@ -630,22 +675,136 @@ static int set_str(char **dst, const char *src)
         return 0;
 }
 
-/* Apply a tracking change; restore the old settings when the tracker cannot be rebuilt. */
+/* Whether pid sits in cgroup path or below it (in the hierarchy families are matched by). */
+static bool pid_in_cgroup(const tr_hierarchies *hs, pid_t pid, const char *path)
+{
+        _cleanup_free_ char *cur = NULL;
+        return pd_famcg_pid_cgroup(hs, pid, &cur) == 0 && tr_cgroup_path_under(cur, path);
+}
+
+/* f's own members now, without its subfamilies' (a cgroup family's cgroup also lists the
+ * subfamilies nested in it).  A /proc family's come from a fresh snapshot when fresh. */
+static int own_members(pd_registry *r, pd_family *f, bool fresh, tr_pidset *out, tr_error *err)
+{
+        if (!f->tf)
+                return 0;
+        if (f->proc_tracked) {
+                if (fresh) {
+                        int k = pd_registry_snapshot(r, err);
+                        if (k < 0)
+                                return k;
+                }
+                pidset_append(out, &f->last_members);
+        } else {
+                int k = tr_family_members(f->tf, out, err);
+                if (k < 0)
+                        return k;
+                g_autoptr(GPtrArray) sub = g_ptr_array_new();
+                pd_registry_subtree(f, sub);
+                _cleanup_pidset_ tr_pidset theirs = TR_PIDSET_INIT;
+                for (guint i = 0; i + 1 < sub->len; i++) /* post-order: f itself is last */
+                        pd_registry_members(r, sub->pdata[i], &theirs, NULL);
+                tr_pidset_normalize(&theirs);
+                size_t n = 0;
+                for (size_t i = 0; i < out->n; i++)
+                        if (!tr_pidset_contains(&theirs, out->pids[i]))
+                                out->pids[n++] = out->pids[i];
+                out->n = n;
+        }
+        uint64_t start = 0;
+        if (tr_pid_start_ticks(f->root_pid, &start) == 0 && start == f->root_start_ticks)
+                tr_pidset_add(out, f->root_pid);
+        for (guint i = 0; i < f->strays->len; i++) /* earlier failures: try again */
+                tr_pidset_add(out, g_array_index(f->strays, pd_ident, i).pid);
+        tr_pidset_normalize(out);
+        return 0;
+}
+
+pd_family *pd_registry_cgroup_owner(pd_registry *r, const char *path, const pd_family *f)
+{
+        g_autoptr(GPtrArray) all = g_ptr_array_new();
+        pre_order(r->root, all);
+        for (guint i = 0; i < all->len; i++) {
+                pd_family *g = all->pdata[i];
+                if (g == f || !g->cgroup_path)
+                        continue;
+                size_t n = strlen(g->cgroup_path);
+                if (strcmp(g->cgroup_path, path) == 0 ||
+                    (g->cgroup_origin == PD_CG_FAMILY && strncmp(path, g->cgroup_path, n) == 0 &&
+                     strcmp(path + n, "/" PD_FAMCG_LEAF) == 0))
+                        return g;
+        }
+        return NULL;
+}
+
+/* TrackFamilyViaCgroup: every current member of f moves into the cgroup (made when it does
+ * not exist), then f is tracked by it.  Rounds until a listing finds nobody left outside
+ * (a member forking while it is moved leaves its child behind): up to 8 for a cgroup
+ * family (a cheap listing), 2 for a /proc family (a snapshot each).  A /proc family whose
+ * root already sits in the cgroup (a starter placed the job there) is not rescanned. */
 int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, tr_error *err)
 {
+        if (f->cgroup_path && strcmp(f->cgroup_path, cgroup) == 0 && f->tf && !f->proc_tracked)
+                return 0; /* already */
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        pd_cgroup_origin origin = PD_CG_HANDED;
+        int k = tr_cgroup_open(r->hs, cgroup, TR_CG_MAY_ACT, &cg, err);
+        if (k == -ENOENT) {
+                tr_error_clear(err);
+                k = tr_cgroup_create(r->hs, cgroup, &cg, err);
+                origin = PD_CG_CREATED;
+        }
+        if (k < 0)
+                return k;
+        bool proc = !f->tf || f->proc_tracked;
+        bool root_inside = pid_in_cgroup(r->hs, f->root_pid, cgroup);
+        GArray *failed = g_array_new(FALSE, FALSE, sizeof(pd_ident));
+        size_t total = 0;
+        for (int round = 0; round < (proc ? 2 : 8); round++) {
+                _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+                tr_error merr = { 0 };
+                if (own_members(r, f, proc && (round > 0 || !root_inside), &m, &merr) < 0) {
+                        reg_log(r, "family %d: listing members to move: %s", (int) f->root_pid, merr.msg);
+                        break;
+                }
+                size_t moved = 0;
+                g_array_set_size(failed, 0);
+                tr_error merr2 = { 0 };
+                if (pd_famcg_move(cg, &m, failed, &moved, &merr2) < 0)
+                        reg_log(r, "family %d: %u member(s) could not be moved into %s: %s", (int) f->root_pid,
+                                failed->len, cgroup, merr2.msg);
+                total += moved;
+                if (moved == 0)
+                        break;
+        }
         char *old = f->cgroup_path ? strdup(f->cgroup_path) : NULL;
-        int k = set_str(&f->cgroup_path, cgroup);
+        pd_cgroup_origin old_origin = f->cgroup_origin;
+        k = set_str(&f->cgroup_path, cgroup);
+        f->cgroup_origin = origin;
         if (k >= 0)
                 k = build_tracker(r, f, err);
         if (k < 0) {
                 free(f->cgroup_path);
                 f->cgroup_path = old;
-        } else {
-                free(old);
-                changed(r);
+                f->cgroup_origin = old_origin;
+                if (origin == PD_CG_CREATED)
+                        pd_famcg_release(r->fc, cgroup, false);
+                g_array_free(failed, TRUE);
+                update_timer(r);
+                return k;
         }
+        g_array_free(f->strays, TRUE);
+        f->strays = failed;
+        if (old && old_origin != PD_CG_HANDED)
+                pd_famcg_release(r->fc, old, old_origin == PD_CG_FAMILY);
+        free(old);
+        free(f->no_cgroup_reason);
+        f->no_cgroup_reason = NULL;
+        if (total)
+                g_info("family %d: %zu member(s) moved into %s", (int) f->root_pid, total, cgroup);
         update_timer(r);
-        return k;
+        changed(r);
+        return 0;
 }
 
 int pd_registry_track_environment(pd_registry *r, pd_family *f, const char *marker, tr_error *err)
@@ -771,6 +930,28 @@ static void pidset_append(tr_pidset *dst, const tr_pidset *src)
                 tr_pidset_add(dst, src->pids[i]);
 }
 
+/* Children of excluded processes (subfamilies' members) that are no subfamily's: a cgroup
+ * subfamily holds only its root and what it forked after registration, so descendants the
+ * root had before stay in the parent (condor_procd's model).  Handed to the parent as
+ * seeds, since its walk by parent tree does not go through the excluded root. */
+static void left_behind(const tr_scan *scan, const tr_pidset *excl, tr_pidset *out)
+{
+        if (!tr_scan_has_index(scan))
+                return;
+        for (size_t i = 0; i < excl->n; i++) {
+                const tr_proc *x = tr_scan_find(scan, excl->pids[i]);
+                if (!x)
+                        continue;
+                const size_t *kids;
+                size_t nk = tr_scan_children(scan, (size_t) (x - scan->procs), &kids);
+                for (size_t k = 0; k < nk; k++) {
+                        const tr_proc *c = &scan->procs[kids[k]];
+                        if (c->start_ticks >= x->start_ticks && !tr_pidset_contains(excl, c->pid))
+                                tr_pidset_add(out, c->pid);
+                }
+        }
+}
+
 /* Post-order: subfamilies first, so that each family excludes its subfamilies' members.
  * subtree receives the members of f and of its subfamilies. */
 static void update_subtree(pd_registry *r, pd_family *f, const scan_markers *sm, bool need_members,
@@ -783,6 +964,11 @@ static void update_subtree(pd_registry *r, pd_family *f, const scan_markers *sm,
         tr_pidset_normalize(&excl);
         if (family_has_tf_proc(f)) {
                 tr_procfam *pf = tr_family_procfam(f->tf);
+                _cleanup_pidset_ tr_pidset seeds = TR_PIDSET_INIT;
+                left_behind(&r->scan, &excl, &seeds);
+                if (seeds.n || f->seeded)
+                        tr_procfam_set_seeds_at(pf, &r->scan, &seeds);
+                f->seeded = seeds.n > 0;
                 int k = tr_procfam_update(pf, &r->scan, marker_index(sm, tr_procfam_env_marker(pf)), &excl);
                 if (k < 0)
                         reg_log(r, "family %d: update from snapshot: %s", (int) f->root_pid, strerror(-k));

@@ -14,10 +14,12 @@
  * on demand before it answers.
  *
  * Placement: a new subfamily's parent is the nearest registered family whose root is an
- * ancestor of the new root (parent tree), else the root family.  The new family takes the
- * root's descendants along: they leave the parent at the next snapshot (the classic procd
- * moved only the root process itself).  Unregistering folds members and subfamilies into
- * the parent.
+ * ancestor of the new root (parent tree), else the root family.  With family cgroups
+ * (family-cgroup.h) the new family gets a cgroup of its own inside its parent's and only
+ * the root moves into it: descendants it had before stay in the parent family, as
+ * condor_procd keeps them.  A /proc-tracked family (no cgroup) still takes the root's
+ * descendants along at the next snapshot.  Unregistering folds members and subfamilies
+ * into the parent and removes the cgroup procd made once it is empty.
  *
  * Single-threaded: everything runs in the GLib main loop.
  */
@@ -28,12 +30,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procd/family-cgroup.h"
 #include "trackers/hierarchy.h"
 #include "trackers/pidset.h"
 #include "trackers/procscan.h"
 #include "trackers/tracker.h"
 
 typedef struct pd_family pd_family;
+
+typedef enum pd_cgroup_origin {
+        PD_CG_HANDED = 0, /* named by TrackFamilyViaCgroup, existed: never removed by procd */
+        PD_CG_CREATED,    /* named by TrackFamilyViaCgroup, made by procd: removed when empty */
+        PD_CG_FAMILY,     /* made at RegisterSubfamily (with its leaf): removed when empty */
+} pd_cgroup_origin;
 typedef struct pd_registry pd_registry;
 
 /* Read-only for everything but registry.c. */
@@ -51,6 +60,9 @@ struct pd_family {
 
         /* tracking methods (the /proc spec; the cgroup when attached) */
         char *cgroup_path;        /* NULL: not cgroup-tracked */
+        pd_cgroup_origin cgroup_origin; /* who made cgroup_path */
+        char *no_cgroup_reason;   /* why RegisterSubfamily gave it no cgroup (NULL: it has one) */
+        GArray *strays;           /* pd_ident: members TrackFamilyViaCgroup could not move */
         char *env_marker;         /* "NAME=VALUE" or NULL */
         bool by_login;
         uid_t login_uid;
@@ -64,10 +76,10 @@ struct pd_family {
         uint64_t updated_usec;    /* last shared-snapshot update (proc_tracked), 0: never */
         tr_pidset last_members;   /* from the last snapshot (normalized) */
         bool counted, counted_proc; /* registry bookkeeping for the timer rule */
+        bool seeded;              /* its /proc side holds seeds left behind by subfamilies */
         uint32_t counted_interval;
 
         /* kept across restarts (procd/state.h) */
-        bool cgroup_created;       /* procd made cgroup_path (removes it on unregister) */
         unsigned flags;            /* PD_FAMILY_* */
 };
 
@@ -83,6 +95,9 @@ typedef void (*pd_registry_log_fn)(void *userdata, const char *message);
 /* root_pid: the root family's root (procd's parent by default). */
 int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_interval_sec,
                     pd_registry **out, tr_error *err);
+/* Family cgroups (not owned; NULL: none).  Set before the first registration. */
+void pd_registry_set_family_cgroups(pd_registry *r, pd_famcg *fc);
+pd_famcg *pd_registry_family_cgroups(const pd_registry *r);
 /* The cgroup hierarchies the registry was made with (discovered once, at start-up). */
 const tr_hierarchies *pd_registry_hierarchies(const pd_registry *r);
 void pd_registry_free(pd_registry *r);
@@ -100,8 +115,13 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
 /* Fold f's members and subfamilies into its parent and free it.  -EINVAL for the root. */
 int pd_registry_unregister(pd_registry *r, pd_family *f);
 
-/* Tracking methods: rebuild f's tr_family with the new method added. */
+/* Tracking methods: rebuild f's tr_family with the new method added.
+ * track_cgroup first moves every current member of f (not of its subfamilies) into the
+ * cgroup, making it when it does not exist; members that cannot be moved are kept in
+ * f->strays (KillFamily still kills them). */
 int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, tr_error *err);
+/* The family (other than f) whose cgroup is exactly path, or NULL. */
+pd_family *pd_registry_cgroup_owner(pd_registry *r, const char *path, const pd_family *f);
 int pd_registry_track_environment(pd_registry *r, pd_family *f, const char *marker, tr_error *err);
 int pd_registry_track_login(pd_registry *r, pd_family *f, const char *login, uid_t uid, tr_error *err);
 int pd_registry_track_gid(pd_registry *r, pd_family *f, gid_t gid, bool allocated, tr_error *err);

@@ -16,7 +16,7 @@ static int export_family(pd_registry *r, const pd_family *f, pd_state_family *sf
         sf->watcher_pid = f->watcher_pid;
         sf->watcher_start_ticks = f->watcher_start_ticks;
         sf->interval_sec = f->interval_sec;
-        sf->cgroup_created = f->cgroup_created;
+        sf->cgroup_origin = f->cgroup_path ? (unsigned) f->cgroup_origin : 0;
         sf->login_uid = f->login_uid;
         sf->by_gid = f->by_gid;
         sf->gid = f->gid;
@@ -27,6 +27,7 @@ static int export_family(pd_registry *r, const pd_family *f, pd_state_family *sf
         sf->suspending = f->flags & PD_FAMILY_SUSPENDING;
         if ((f->cgroup_path && !(sf->cgroup = strdup(f->cgroup_path))) ||
             (f->env_marker && !(sf->env_marker = strdup(f->env_marker))) ||
+            (f->no_cgroup_reason && !(sf->no_cgroup_reason = strdup(f->no_cgroup_reason))) ||
             (f->by_login && !(sf->login = strdup(f->login_name ? f->login_name : "?"))))
                 return -ENOMEM;
         if (f->proc_tracked && f->last_members.n) {

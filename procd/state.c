@@ -20,6 +20,7 @@ void pd_state_family_clear(pd_state_family *f)
         free(f->cgroup);
         free(f->env_marker);
         free(f->login);
+        free(f->no_cgroup_reason);
         free(f->members);
         memset(f, 0, sizeof *f);
 }
@@ -59,8 +60,9 @@ void pd_state_format(const pd_state *s, GString *out)
                 }
                 put_u64(out, "interval", f->interval_sec);
                 put_str(out, "cgroup", f->cgroup);
-                if (f->cgroup && f->cgroup_created)
-                        put_u64(out, "cgroup_created", 1);
+                if (f->cgroup && f->cgroup_origin)
+                        put_u64(out, "cgroup_origin", f->cgroup_origin);
+                put_str(out, "no_cgroup", f->no_cgroup_reason);
                 put_str(out, "env", f->env_marker);
                 if (f->login) {
                         put_str(out, "login", f->login);
@@ -141,9 +143,9 @@ static int parse_field(const char *key, const char *raw, pd_state_family *f, uns
 {
         static const char *const numeric_keys[] = { "root", "start", "parent", "uid", "watcher", "watcher_start",
                                                     "interval", "login_uid", "gid", "gid_allocated",
-                                                    "cgroup_created", "kill_on_watcher_exit", "frozen", "killing",
+                                                    "cgroup_origin", "kill_on_watcher_exit", "frozen", "killing",
                                                     "suspending" };
-        static const char *const string_keys[] = { "cgroup", "env", "login", "members" };
+        static const char *const string_keys[] = { "cgroup", "env", "login", "no_cgroup", "members" };
         bool numeric = false, known = false;
         for (size_t i = 0; i < G_N_ELEMENTS(numeric_keys) && !known; i++)
                 known = numeric = strcmp(key, numeric_keys[i]) == 0;
@@ -192,8 +194,10 @@ static int parse_field(const char *key, const char *raw, pd_state_family *f, uns
                 f->gid = (gid_t) v;
         } else if (strcmp(key, "gid_allocated") == 0) {
                 f->gid_allocated = v != 0;
-        } else if (strcmp(key, "cgroup_created") == 0) {
-                f->cgroup_created = v != 0;
+        } else if (strcmp(key, "cgroup_origin") == 0) {
+                if (v > 2)
+                        return -EINVAL;
+                f->cgroup_origin = (unsigned) v;
         } else if (strcmp(key, "kill_on_watcher_exit") == 0) {
                 f->kill_on_watcher_exit = v != 0;
         } else if (strcmp(key, "frozen") == 0) {
@@ -207,7 +211,10 @@ static int parse_field(const char *key, const char *raw, pd_state_family *f, uns
                         return -EINVAL;
                 return parse_members(raw, f);
         } else if (!numeric) {
-                char **dst = strcmp(key, "cgroup") == 0 ? &f->cgroup : strcmp(key, "env") == 0 ? &f->env_marker : &f->login;
+                char **dst = strcmp(key, "cgroup") == 0      ? &f->cgroup
+                             : strcmp(key, "env") == 0       ? &f->env_marker
+                             : strcmp(key, "no_cgroup") == 0 ? &f->no_cgroup_reason
+                                                             : &f->login;
                 if (*dst || !escapes_whole(raw))
                         return -EINVAL;
                 char *s = g_strcompress(raw);

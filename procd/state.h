@@ -11,7 +11,9 @@
  * Families come parents first (pre-order).  Values are C-escaped (g_strescape: no tab,
  * newline or non-ASCII byte appears raw).  Keys of a family line: root, start (required),
  * parent (0: the root family), uid, watcher, watcher_start, interval, cgroup,
- * cgroup_created (1: procd made the cgroup and removes it), env, login, login_uid, gid,
+ * cgroup_origin (0: handed by the client, 1: created by procd for TrackFamilyViaCgroup,
+ * 2: the family's own cgroup; procd removes 1 and 2), no_cgroup (why the family got no
+ * cgroup of its own), env, login, login_uid, gid,
  * gid_allocated, kill_on_watcher_exit, frozen, killing, suspending, members (pid:start,pid:start... of a /proc
  * family's last snapshot).  Unknown keys are ignored (added within a version); a missing
  * "end" line, or one whose count differs, means a truncated file.  A file that does not
@@ -46,7 +48,8 @@ typedef struct pd_state_family {
         uint64_t watcher_start_ticks;
         uint32_t interval_sec;
         char *cgroup;               /* NULL: not cgroup-tracked */
-        bool cgroup_created;
+        unsigned cgroup_origin;     /* pd_cgroup_origin (registry.h) */
+        char *no_cgroup_reason;
         char *env_marker;
         char *login;                /* NULL: not tracked by login */
         uid_t login_uid;

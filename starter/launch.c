@@ -242,6 +242,9 @@ int st_launch_prepare(st_launch *l, const st_options *o, tr_error *err)
         r = resolve_exec(l, err);
         if (r < 0)
                 return r;
+        r = st_jobns_prepare(&l->ns, o, err);
+        if (r < 0)
+                return r;
         if (l->cwd) {
                 struct stat st;
                 if (stat(l->cwd, &st) < 0)
@@ -280,13 +283,14 @@ struct child_fail {
         int stage;
 };
 
-enum { STAGE_V2 = 1, STAGE_V1, STAGE_STDIO, STAGE_GROUPS, STAGE_GID, STAGE_UID, STAGE_CWD, STAGE_EXEC };
+enum { STAGE_V2 = 1, STAGE_V1, STAGE_NS, STAGE_STDIO, STAGE_GROUPS, STAGE_GID, STAGE_UID, STAGE_CWD, STAGE_EXEC };
 
 static const char *stage_name(int s)
 {
         switch (s) {
         case STAGE_V2: return "joining the v2 cgroup";
         case STAGE_V1: return "joining a v1 cgroup";
+        case STAGE_NS: return "setting up the job's namespaces (private /tmp, PID namespace)";
         case STAGE_STDIO: return "setting up stdio";
         case STAGE_GROUPS: return "setgroups";
         case STAGE_GID: return "setgid";
@@ -305,7 +309,14 @@ static __attribute__((noreturn)) void child_fail(int efd, int stage)
         _exit(127);
 }
 
-static __attribute__((noreturn)) void child(st_launch *l, int efd, bool join_v2)
+static __attribute__((noreturn)) void child_fail_r(int efd, int stage, int r)
+{
+        errno = -r;
+        child_fail(efd, stage);
+}
+
+/* join_v2: fork fallback (not yet in the v2 cgroup); new_mntns: the clone gave a mount namespace */
+static __attribute__((noreturn)) void child(st_launch *l, int efd, bool join_v2, bool new_mntns)
 {
         sigprocmask(SIG_SETMASK, &l->child_mask, NULL);
         if (l->sigpipe_default) {
@@ -319,6 +330,16 @@ static __attribute__((noreturn)) void child(st_launch *l, int efd, bool join_v2)
         for (int i = 0; i < l->n_v1; i++)
                 if (write(l->v1_procs_fds[i], "0", 1) < 0)
                         child_fail(efd, STAGE_V1);
+        if (st_jobns_wants_mounts(&l->ns)) {
+                if (!new_mntns && unshare(CLONE_NEWNS) < 0)
+                        child_fail(efd, STAGE_NS);
+                int r = st_jobns_mount(&l->ns);
+                if (r < 0)
+                        child_fail_r(efd, STAGE_NS, r);
+                /* PID 1 of the new namespace: the init stays here, the command goes on */
+                if (l->ns.pid_ns && (r = st_jobns_init(efd)) < 0)
+                        child_fail_r(efd, STAGE_NS, r);
+        }
         for (int i = 0; i < 3; i++) {
                 if (l->stdio[i] < 0)
                         continue;
@@ -361,12 +382,14 @@ int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
                         args.flags |= CLONE_INTO_CGROUP;
                         args.cgroup = (uint64_t) l->v2_fd;
                 }
+                if (l->ns.pid_ns)
+                        args.flags |= CLONE_NEWPID | CLONE_NEWNS;
                 pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
                 if (pid == 0) {
                         close(ep[0]);
-                        child(l, ep[1], false);
+                        child(l, ep[1], false, l->ns.pid_ns);
                 }
-                if (pid < 0 && !(l->mode == ST_LAUNCH_AUTO && (errno == ENOSYS || errno == E2BIG))) {
+                if (pid < 0 && !(l->mode == ST_LAUNCH_AUTO && (errno == ENOSYS || errno == E2BIG) && !l->ns.pid_ns)) {
                         int e = errno;
                         close(ep[0]);
                         close(ep[1]);
@@ -378,7 +401,7 @@ int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
                 pid = fork();
                 if (pid == 0) {
                         close(ep[0]);
-                        child(l, ep[1], true);
+                        child(l, ep[1], true, false);
                 }
                 if (pid < 0) {
                         int e = errno;
@@ -431,6 +454,7 @@ void st_launch_free(st_launch *l)
                 free(l->env_alloc[i]);
         free(l->env_alloc);
         free(l->groups);
+        st_jobns_free(&l->ns);
         for (int i = 0; i < 3; i++)
                 if (l->stdio[i] >= 0)
                         close(l->stdio[i]);

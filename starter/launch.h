@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "jobns.h"
 #include "options.h"
 #include "trackers/cgroup.h"
 
@@ -39,6 +40,7 @@ typedef struct st_launch {
         int v1_procs_fds[TR_MAX_HIER];
         int n_v1;
         bool used_fork;                 /* what st_launch_start did */
+        st_jobns ns;                    /* private /tmp, PID namespace (jobns.h) */
 } st_launch;
 
 /* Resolve user/group/command/environment/stdio.  Fails early, before any cgroup exists:

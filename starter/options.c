@@ -44,6 +44,9 @@ enum {
         OPT_DEVICE_DENY,
         OPT_HIDE_GPUS,
         OPT_GPU,
+        OPT_PRIVATE_TMP,
+        OPT_PRIVATE_TMP_SIZE,
+        OPT_PID_NAMESPACE,
         OPT_HELP,
 };
 
@@ -81,6 +84,9 @@ static const struct option long_options[] = {
         { "device-deny", required_argument, NULL, OPT_DEVICE_DENY },
         { "hide-gpus", no_argument, NULL, OPT_HIDE_GPUS },
         { "gpu", required_argument, NULL, OPT_GPU },
+        { "private-tmp", optional_argument, NULL, OPT_PRIVATE_TMP },
+        { "private-tmp-size", required_argument, NULL, OPT_PRIVATE_TMP_SIZE },
+        { "pid-namespace", no_argument, NULL, OPT_PID_NAMESPACE },
         { "help", no_argument, NULL, OPT_HELP },
         { NULL, 0, NULL, 0 },
 };
@@ -116,6 +122,11 @@ void st_usage(FILE *f)
               "                            not given (by --gpu or --device-allow)\n"
               "  --gpu N[,N...]            GPU numbers the job was given (nvidiaN, dri/cardN,\n"
               "                            dri/renderD(128+N); shared control nodes with any)\n"
+              "namespaces:\n"
+              "  --private-tmp[=DIR]       fresh /tmp and /var/tmp: tmpfs (charged to the job's memory),\n"
+              "                            or bind mounts of a per-job directory under DIR; removed after\n"
+              "  --private-tmp-size SIZE   tmpfs size (default: --memory-max when given)\n"
+              "  --pid-namespace           the job in its own PID namespace under a minimal init, own /proc\n"
               "tracking and end of job:\n"
               "  --socket PATH             procd socket (default " "/run/procd/procd.sock" ")\n"
               "  --no-procd                track in-process (embedded tracker)\n"
@@ -301,6 +312,18 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
                 case OPT_GPU:
                         r = parse_gpus(optarg, o, err);
                         break;
+                case OPT_PRIVATE_TMP:
+                        o->private_tmp = true;
+                        if (optarg && (optarg[0] != '/' || strstr(optarg, "..")))
+                                return bad(err, "private-tmp", optarg);
+                        o->private_tmp_dir = optarg;
+                        break;
+                case OPT_PRIVATE_TMP_SIZE:
+                        if (tr_parse_size(optarg, &o->private_tmp_size) < 0 || o->private_tmp_size == 0 ||
+                            o->private_tmp_size == UINT64_MAX)
+                                return bad(err, "private-tmp-size", optarg);
+                        break;
+                case OPT_PID_NAMESPACE: o->pid_namespace = true; break;
                 case 'h':
                 case OPT_HELP:
                         st_usage(stdout);
@@ -316,6 +339,10 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
         if (optind >= argc)
                 return tr_error_set(err, EINVAL, "no command given (procd-starter [options] -- CMD ARGS...)");
         o->argv = argv + optind;
+        if (o->pid_namespace && o->launch == ST_LAUNCH_FORK)
+                return tr_error_set(err, EINVAL, "--pid-namespace needs clone3 (not --launch=fork)");
+        if (o->private_tmp_size && (!o->private_tmp || o->private_tmp_dir))
+                return tr_error_set(err, EINVAL, "--private-tmp-size is for --private-tmp without a DIR (tmpfs)");
         return 0;
 }
 

@@ -62,6 +62,10 @@ typedef struct st_options {
         bool hide_gpus;
         int gpus[ST_MAX_GPUS];       /* --gpu N: GPU numbers the job was given */
         size_t n_gpus;
+        bool private_tmp;            /* --private-tmp[=DIR] */
+        const char *private_tmp_dir; /* DIR: bind mounts of a per-job directory under it */
+        uint64_t private_tmp_size;   /* --private-tmp-size (tmpfs), 0: --memory-max or default */
+        bool pid_namespace;          /* --pid-namespace */
         char **argv;                 /* the command, NULL-terminated */
 } st_options;
 

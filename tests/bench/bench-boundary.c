@@ -2,9 +2,10 @@
  *
  *  1. the device filter alone, in-process: tr_dev_filter_apply (generate + load + attach the
  *     BPF program, v1 writes on hybrid) + free (detach) on an existing cgroup; median of 100
- *  2. the procd-starter binary end to end (-- /bin/true), with no option and with each
- *     boundary option; median of RUNS, each run alternating the variants so that the
- *     machine's noise hits all alike; "extra" is the median minus the plain one.
+ *  2. the launch path of procd-starter in-process (prepare, device rules, place, clone3 with
+ *     the namespace flags, mounts, exec of /bin/true, until it exited), with no option and
+ *     with each boundary option; median of RUNS, the variants alternating within each run so
+ *     that the machine's noise hits all alike; "extra" is the median minus the plain one.
  *
  * Everything lives under /procd-bench-boundary.<pid> and is removed at the end.  Needs root.
  * Run once; prints one table (quoted in NOTES). */
@@ -17,11 +18,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "starter/jobdevices.h"
+#include "starter/launch.h"
 #include "trackers/cgroup.h"
 #include "trackers/devices.h"
 #include "trackers/util.h"
 
-#define RUNS 41
+#define RUNS 201
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -48,41 +55,51 @@ static uint64_t filter_once(tr_cgroup *cg, const tr_dev_rules *rs)
         return tr_now_usec() - t0;
 }
 
-static uint64_t starter_once(const char *bin, const char *base, const char *const *opts)
+/* One launch of /bin/true with the boundary options opts into cg, the way procd-starter
+ * does it (prepare, device rules, place, clone3, exec) until the job has exited; teardown
+ * (detach, per-job dir removal) not counted. */
+static uint64_t launch_once(tr_cgroup *cg, const char *const *opts)
 {
-        const char *argv[32] = { bin, "--no-procd", "--systemd=no", "--quiet", "--cgroup-base", base };
-        int n = 6;
+        char *argv[32] = { "bench" };
+        int n = 1;
         for (int i = 0; opts[i]; i++)
-                argv[n++] = opts[i];
+                argv[n++] = (char *) opts[i];
         argv[n++] = "--";
         argv[n++] = "/bin/true";
         argv[n] = NULL;
-        uint64_t t0 = tr_now_usec();
-        pid_t pid = fork();
-        if (pid == 0) {
-                execv(bin, (char **) argv);
-                _exit(127);
-        }
-        int st = 0;
-        waitpid(pid, &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-                fprintf(stderr, "procd-starter %s failed: %d\n", opts[0] ? opts[0] : "", st);
+        st_options o;
+        tr_error err = { 0 };
+        if (st_options_parse(n, argv, &o, &err) < 0) {
+                fprintf(stderr, "options: %s\n", err.msg);
                 exit(1);
         }
-        return tr_now_usec() - t0;
+        st_launch l;
+        tr_dev_rules rules = { 0 };
+        tr_dev_filter *f = NULL;
+        pid_t pid;
+        int pidfd;
+        uint64_t t0 = tr_now_usec();
+        if (st_launch_prepare(&l, &o, &err) < 0 || st_devices_apply(cg, &o, &rules, &f, &err) < 0 ||
+            st_launch_place(&l, cg, &err) < 0 || st_launch_start(&l, &pid, &pidfd, &err) < 0) {
+                fprintf(stderr, "launch: %s\n", err.msg);
+                exit(1);
+        }
+        siginfo_t si;
+        waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED);
+        uint64_t dt = tr_now_usec() - t0;
+        close(pidfd);
+        tr_dev_filter_free(f);
+        tr_dev_rules_free(&rules);
+        st_launch_free(&l);
+        st_options_free(&o);
+        return dt;
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
         if (geteuid() != 0) {
                 fprintf(stderr, "bench-boundary needs root\n");
                 return 77;
-        }
-        char bin[4096];
-        snprintf(bin, sizeof bin, "%s", argc > 1 ? argv[1] : "build/starter/procd-starter");
-        if (access(bin, X_OK) != 0) {
-                fprintf(stderr, "no procd-starter at %s (give its path)\n", bin);
-                return 2;
         }
         prctl(PR_SET_CHILD_SUBREAPER, 1);
         tr_hierarchies hs;
@@ -119,28 +136,34 @@ int main(int argc, char **argv)
         printf("device filter in-process (%s)\n", tr_cgroup_mode_name(hs.mode));
         printf("  1 rule:    apply+free median %6.1f us\n", (double) median(v1, 100));
         printf("  10 rules:  apply+free median %6.1f us\n", (double) median(v10, 100));
-        tr_cgroup_destroy(cg, 5000000, NULL);
-        tr_cgroup_free(cg);
 
         /* 2 */
         static const char *const variants[][6] = {
                 { NULL },
                 { "--device-deny", "c:1:3:rwm", NULL },
                 { "--hide-gpus", NULL },
+                { "--private-tmp", NULL },
+                { "--private-tmp=/var/tmp", NULL },
+                { "--pid-namespace", NULL },
+                { "--pid-namespace", "--private-tmp", NULL },
         };
-        static const char *const names[] = { "plain", "--device-deny c:1:3:rwm", "--hide-gpus" };
+        static const char *const names[] = { "plain", "--device-deny c:1:3:rwm", "--hide-gpus", "--private-tmp (tmpfs)",
+                                             "--private-tmp=/var/tmp", "--pid-namespace",
+                                             "--pid-namespace --private-tmp" };
         enum { NV = sizeof names / sizeof names[0] };
         static uint64_t t[NV][RUNS];
         for (int run = 0; run < RUNS; run++)
                 for (int v = 0; v < NV; v++)
-                        t[v][run] = starter_once(bin, base, variants[v]);
-        printf("procd-starter -- /bin/true, median of %d\n", RUNS);
+                        t[v][run] = launch_once(cg, variants[v]);
+        printf("launch of /bin/true into the job cgroup until it exited, median of %d\n", RUNS);
         uint64_t plain = median(t[0], RUNS);
         for (int v = 0; v < NV; v++) {
                 uint64_t m = v == 0 ? plain : median(t[v], RUNS);
                 printf("  %-28s %7.2f ms  extra %+6.2f ms\n", names[v], (double) m / 1000.0,
                        ((double) m - (double) plain) / 1000.0);
         }
+        tr_cgroup_destroy(cg, 5000000, NULL);
+        tr_cgroup_free(cg);
         tr_dev_rules_free(&one);
         tr_dev_rules_free(&ten);
         /* the base in every hierarchy (the starter removed its own job cgroups) */

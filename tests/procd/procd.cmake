@@ -21,3 +21,6 @@ procd_add_test(NAME test_procd_command SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pr
 procd_add_test(NAME test_procd_quota SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_quota.c
                LIBS procd_test_harness PkgConfig::GLIB LABELS integration TIMEOUT 300)
 add_dependencies(test_procd_quota procd)
+procd_add_test(NAME test_family_cgroup SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_family_cgroup.c
+               LIBS procd_test_harness procd_core LABELS integration TIMEOUT 300)
+add_dependencies(test_family_cgroup procd)

@@ -2,9 +2,12 @@
  * device rules (--device-allow/--device-deny/--hide-gpus), and what lives in its own file
  * for the namespaces.  Jobs are this program re-executed as a helper ("helper open PATH"). */
 #include <bpf/bpf.h>
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,29 @@ static char tmpdir[PATH_MAX];
 
 /* ---- job side ---- */
 
+/* one line "dir: a b c" in readdir order (numeric names only for /proc) */
+static void list_dir(const char *dir)
+{
+        DIR *d = opendir(dir);
+        printf("%s:", dir);
+        if (d) {
+                struct dirent *de;
+                bool proc = strcmp(dir, "/proc") == 0;
+                while ((de = readdir(d)))
+                        if (de->d_name[0] != '.' && (!proc || strspn(de->d_name, "0123456789") == strlen(de->d_name)))
+                                printf(" %s", de->d_name);
+                closedir(d);
+        }
+        printf("\n");
+}
+
+static volatile sig_atomic_t got_usr1;
+static void on_usr1(int sig)
+{
+        (void) sig;
+        got_usr1 = 1;
+}
+
 static int helper(int argc, char **argv)
 {
         const char *what = argv[2];
@@ -33,6 +59,64 @@ static int helper(int argc, char **argv)
                                 printf("%s errno %d\n", argv[i], errno);
                         }
                 }
+                return 0;
+        }
+        if (strcmp(what, "tmp-hold") == 0 && argc > 4) { /* MARKER GATEDIR: write, ready, wait go, ls */
+                char p[PATH_MAX];
+                snprintf(p, sizeof p, "/tmp/%s", argv[3]);
+                close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+                snprintf(p, sizeof p, "/var/tmp/%s", argv[3]);
+                close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+                snprintf(p, sizeof p, "%s/ready", argv[4]);
+                close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+                snprintf(p, sizeof p, "%s/go", argv[4]);
+                for (int i = 0; i < 3000 && access(p, F_OK) != 0; i++)
+                        usleep(10000);
+                list_dir("/tmp");
+                list_dir("/var/tmp");
+                return 0;
+        }
+        if (strcmp(what, "tmp-look") == 0 && argc > 3) { /* MARKER: is another job's file visible? */
+                char p[PATH_MAX];
+                snprintf(p, sizeof p, "/tmp/%s", argv[3]);
+                printf("/tmp marker %s\n", access(p, F_OK) == 0 ? "visible" : "absent");
+                snprintf(p, sizeof p, "/var/tmp/%s", argv[3]);
+                printf("/var/tmp marker %s\n", access(p, F_OK) == 0 ? "visible" : "absent");
+                return 0;
+        }
+        if (strcmp(what, "pidns") == 0) { /* my pid and the pids /proc shows */
+                printf("pid %d ppid %d\n", (int) getpid(), (int) getppid());
+                list_dir("/proc");
+                return 0;
+        }
+        if (strcmp(what, "usr1-wait") == 0 && argc > 3) { /* GATEDIR: ready, wait for SIGUSR1 */
+                struct sigaction sa;
+                memset(&sa, 0, sizeof sa);
+                sa.sa_handler = on_usr1;
+                sigaction(SIGUSR1, &sa, NULL);
+                char p[PATH_MAX];
+                snprintf(p, sizeof p, "%s/ready", argv[3]);
+                close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+                for (int i = 0; i < 3000 && !got_usr1; i++)
+                        usleep(10000);
+                printf("%s\n", got_usr1 ? "usr1" : "no signal");
+                return 0;
+        }
+        if (strcmp(what, "escape") == 0) { /* setsid child and a double-forked one, then exit */
+                if (fork() == 0) {
+                        setsid();
+                        sleep(60);
+                        _exit(0);
+                }
+                if (fork() == 0) {
+                        setsid();
+                        if (fork() == 0) {
+                                sleep(60);
+                                _exit(0);
+                        }
+                        _exit(0);
+                }
+                usleep(100000);
                 return 0;
         }
         fprintf(stderr, "unknown helper %s\n", what);
@@ -53,9 +137,9 @@ static void path_of(char *buf, size_t size, const char *tag, const char *ext)
         snprintf(buf, size, "%s/%s%s", tmpdir, tag, ext);
 }
 
-/* procd-starter --no-procd --systemd=no --cgroup-base <test base> --name tag --report ...
- * --stdout tag.out <opts...> -- <cmd...>; both lists NULL-terminated. */
-static void run_job(job *j, const char *tag, const char *const *opts, const char *const *cmd)
+/* Start procd-starter --no-procd --systemd=no --cgroup-base <test base> --name tag --report
+ * tag.json --stdout tag.out <opts...> -- <cmd...> (both lists NULL-terminated); its pid. */
+static pid_t job_start(const char *tag, const char *const *opts, const char *const *cmd)
 {
         char report[PATH_MAX], out[PATH_MAX], err[PATH_MAX], bin[PATH_MAX];
         path_of(report, sizeof report, tag, ".json");
@@ -82,7 +166,15 @@ static void run_job(job *j, const char *tag, const char *const *opts, const char
                 execv(argv[0], (char **) argv);
                 _exit(98);
         }
-        CU_ASSERT_FATAL(pid > 1);
+        return pid;
+}
+
+static void job_finish(job *j, pid_t pid, const char *tag)
+{
+        char report[PATH_MAX], out[PATH_MAX], err[PATH_MAX];
+        path_of(report, sizeof report, tag, ".json");
+        path_of(out, sizeof out, tag, ".out");
+        path_of(err, sizeof err, tag, ".err");
         int st = ts_wait(pid, 60000);
         if (st == -ETIMEDOUT) {
                 ts_kill_reap(pid);
@@ -96,6 +188,13 @@ static void run_job(job *j, const char *tag, const char *const *opts, const char
         tr_read_file_at(AT_FDCWD, report, j->report, sizeof j->report, NULL);
         if (j->code != 0)
                 printf("\n[%s] exit %d\n--- job stdout\n%s--- stderr\n%s---\n", tag, j->code, j->out, j->err);
+}
+
+static void run_job(job *j, const char *tag, const char *const *opts, const char *const *cmd)
+{
+        pid_t pid = job_start(tag, opts, cmd);
+        CU_ASSERT_FATAL(pid > 1);
+        job_finish(j, pid, tag);
 }
 
 /* the job cgroup <base>/<tag> is gone from every hierarchy */
@@ -186,6 +285,208 @@ static void test_device_bad_rule(void)
         }
 }
 
+
+/* ---- namespaces ---- */
+
+/* A directory the jobs and the test both see (the jobs' /tmp is private): under the build
+ * tree.  Removed by gate_remove. */
+static void gate_make(char *buf, size_t size, const char *tag)
+{
+        snprintf(buf, size, "%s/gate-%d-%s", ts_build_dir(), (int) getpid(), tag);
+        mkdir(buf, 0755);
+}
+
+static void gate_remove(const char *dir)
+{
+        char cmd[PATH_MAX + 16];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+static bool gate_wait(const char *dir, const char *name)
+{
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        for (int i = 0; i < 3000; i++) {
+                if (access(p, F_OK) == 0)
+                        return true;
+                usleep(10000);
+        }
+        return false;
+}
+
+static void gate_open(const char *dir, const char *name)
+{
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+}
+
+/* names in dir starting with prefix */
+static int count_entries(const char *dir, const char *prefix)
+{
+        DIR *d = opendir(dir);
+        int n = 0;
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+                n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+        if (d)
+                closedir(d);
+        return n;
+}
+
+/* job A writes /tmp/M and /var/tmp/M and holds; job B, at the same time, must not see them,
+ * nor the host; after A, nothing is left.  base: --private-tmp=base, or NULL for tmpfs. */
+static void private_tmp_case(const char *tag, const char *base)
+{
+        char gate[PATH_MAX], marker[64], opt[PATH_MAX + 16], host[PATH_MAX], tagb[64];
+        gate_make(gate, sizeof gate, tag);
+        snprintf(marker, sizeof marker, "procd-marker-%d-%s", (int) getpid(), tag);
+        snprintf(opt, sizeof opt, base ? "--private-tmp=%s" : "--private-tmp", base);
+        snprintf(tagb, sizeof tagb, "%s-b", tag);
+        const char *opts[] = { opt, NULL };
+        const char *cmd_a[] = { self_exe, "helper", "tmp-hold", marker, gate, NULL };
+        pid_t a = job_start(tag, opts, cmd_a);
+        CU_ASSERT_FATAL(a > 1);
+        CU_ASSERT_TRUE(gate_wait(gate, "ready"));
+        /* A holds its files now */
+        snprintf(host, sizeof host, "/tmp/%s", marker);
+        CU_ASSERT_NOT_EQUAL(access(host, F_OK), 0);
+        snprintf(host, sizeof host, "/var/tmp/%s", marker);
+        CU_ASSERT_NOT_EQUAL(access(host, F_OK), 0);
+        if (base)
+                CU_ASSERT_EQUAL(count_entries(base, "procd-tmp."), 1);
+        job b;
+        const char *cmd_b[] = { self_exe, "helper", "tmp-look", marker, NULL };
+        run_job(&b, tagb, opts, cmd_b);
+        CU_ASSERT_EQUAL(b.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(b.out, "/tmp marker absent\n"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(b.out, "/var/tmp marker absent\n"));
+        gate_open(gate, "go");
+        job ja;
+        job_finish(&ja, a, tag);
+        CU_ASSERT_EQUAL(ja.code, 0);
+        char want[128];
+        snprintf(want, sizeof want, "/tmp: %s\n", marker); /* its own file, alone */
+        CU_ASSERT_PTR_NOT_NULL(strstr(ja.out, want));
+        snprintf(want, sizeof want, "/var/tmp: %s\n", marker);
+        CU_ASSERT_PTR_NOT_NULL(strstr(ja.out, want));
+        if (base)
+                CU_ASSERT_EQUAL(count_entries(base, "procd-tmp."), 0); /* removed after */
+        CU_ASSERT_TRUE(job_cgroup_gone(tag));
+        gate_remove(gate);
+}
+
+static void test_private_tmp_tmpfs(void)
+{
+        if (ts_need_root("--private-tmp"))
+                private_tmp_case("ptmpfs", NULL);
+}
+
+static void test_private_tmp_dir(void)
+{
+        if (!ts_need_root("--private-tmp=DIR"))
+                return;
+        char base[PATH_MAX];
+        snprintf(base, sizeof base, "%s/tmpbase", tmpdir);
+        CU_ASSERT_EQUAL_FATAL(mkdir(base, 0755), 0);
+        private_tmp_case("ptdir", base);
+        rmdir(base);
+}
+
+/* inside: the command is pid 2 under the init (pid 1) and /proc shows nothing else; the
+ * report has the host pid */
+static void test_pid_namespace(void)
+{
+        if (!ts_need_root("--pid-namespace"))
+                return;
+        job j;
+        const char *opts[] = { "--pid-namespace", NULL };
+        const char *cmd[] = { self_exe, "helper", "pidns", NULL };
+        run_job(&j, "pidns", opts, cmd);
+        CU_ASSERT_EQUAL(j.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(j.out, "pid 2 ppid 1\n"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(j.out, "/proc: 1 2\n"));
+        long long pid = json_num(j.report, "pid");
+        CU_ASSERT_TRUE(pid > 2 && pid != (long long) getpid());
+        CU_ASSERT_TRUE(job_cgroup_gone("pidns"));
+        /* ps, when installed, agrees */
+        if (access("/bin/ps", X_OK) == 0) {
+                const char *ps[] = { "/bin/ps", "-e", "-o", "pid=", NULL };
+                run_job(&j, "pidns-ps", opts, ps);
+                CU_ASSERT_EQUAL(j.code, 0);
+                int lines = 0;
+                for (char *c = j.out; *c; c++)
+                        lines += *c == '\n';
+                CU_ASSERT_EQUAL(lines, 2); /* the init and ps itself */
+        }
+}
+
+/* the escapers of test_starter, inside a PID namespace: killed and reaped, nothing left */
+static void test_pid_namespace_escapers(void)
+{
+        if (!ts_need_root("--pid-namespace"))
+                return;
+        job j;
+        const char *opts[] = { "--pid-namespace", NULL };
+        const char *cmd[] = { self_exe, "helper", "escape", NULL };
+        run_job(&j, "pidesc", opts, cmd);
+        CU_ASSERT_EQUAL(j.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(j.report, "\"cgroups_removed\": true"));
+        CU_ASSERT_TRUE(job_cgroup_gone("pidesc"));
+        /* exit statuses pass through the init */
+        const char *fail[] = { "/bin/sh", "-c", "exit 7", NULL };
+        run_job(&j, "pidexit", opts, fail);
+        CU_ASSERT_EQUAL(j.code, 7);
+        const char *sig[] = { "/bin/sh", "-c", "kill -KILL $$", NULL };
+        run_job(&j, "pidsig", opts, sig);
+        CU_ASSERT_EQUAL(j.code, 137);
+        const char *missing[] = { "/nonexistent-procd-cmd", NULL };
+        run_job(&j, "pidmiss", opts, missing);
+        CU_ASSERT_EQUAL(j.code, 127);
+}
+
+/* a signal to the init (host pid) reaches the command */
+static void test_pid_namespace_forward(void)
+{
+        if (!ts_need_root("--pid-namespace"))
+                return;
+        char gate[PATH_MAX];
+        gate_make(gate, sizeof gate, "fwd");
+        const char *opts[] = { "--pid-namespace", NULL };
+        const char *cmd[] = { self_exe, "helper", "usr1-wait", gate, NULL };
+        pid_t s = job_start("pidfwd", opts, cmd);
+        CU_ASSERT_FATAL(s > 1);
+        CU_ASSERT_TRUE(gate_wait(gate, "ready"));
+        /* the init: the member of the job leaf whose innermost pid is 1 */
+        const tr_hierarchies *hs = ts_hierarchies();
+        char cg[PATH_MAX], dir[PATH_MAX], procs[4096] = "";
+        ts_cgroup_path(cg, sizeof cg, "pidfwd/job");
+        int idx = hs->v2 >= 0 ? hs->v2 : hs->v1_of[TR_CTRL_PIDS];
+        pid_t init = -1;
+        if (idx >= 0 && tr_hierarchy_fs_path(&hs->h[idx], cg, dir, sizeof dir, NULL) == 0) {
+                strncat(dir, "/cgroup.procs", sizeof dir - strlen(dir) - 1);
+                tr_read_file_at(AT_FDCWD, dir, procs, sizeof procs, NULL);
+        }
+        for (char *save = NULL, *t = strtok_r(procs, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
+                char st[PATH_MAX], text[4096] = "";
+                snprintf(st, sizeof st, "/proc/%s/status", t);
+                tr_read_file_at(AT_FDCWD, st, text, sizeof text, NULL);
+                char *ns = strstr(text, "NSpid:");
+                char *nl = ns ? strchr(ns, '\n') : NULL;
+                if (nl && nl - ns > 2 && strncmp(nl - 2, "\t1", 2) == 0)
+                        init = atoi(t);
+        }
+        CU_ASSERT_TRUE(init > 1);
+        if (init > 1)
+                CU_ASSERT_EQUAL(kill(init, SIGUSR1), 0);
+        job j;
+        job_finish(&j, s, "pidfwd");
+        CU_ASSERT_EQUAL(j.code, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(j.out, "usr1\n"));
+        gate_remove(gate);
+}
+
 int main(int argc, char **argv)
 {
         if (argc > 2 && strcmp(argv[1], "helper") == 0) {
@@ -207,8 +508,17 @@ int main(int argc, char **argv)
                 { "bad or inexpressible rule: 125 before the job", test_device_bad_rule },
                 CU_TEST_INFO_NULL,
         };
+        CU_TestInfo namespaces[] = {
+                { "--private-tmp (tmpfs): A's files invisible to B and the host", test_private_tmp_tmpfs },
+                { "--private-tmp=DIR: the same, the per-job dir removed after", test_private_tmp_dir },
+                { "--pid-namespace: pid 2 under init, own /proc, host pid in the report", test_pid_namespace },
+                { "--pid-namespace: escapers killed, exit statuses", test_pid_namespace_escapers },
+                { "--pid-namespace: signals to the init reach the command", test_pid_namespace_forward },
+                CU_TEST_INFO_NULL,
+        };
         CU_SuiteInfo suites[] = {
                 { "starter devices", NULL, NULL, NULL, NULL, devices },
+                { "starter namespaces", NULL, NULL, NULL, NULL, namespaces },
                 CU_SUITE_INFO_NULL,
         };
         int rc = ts_run(suites);

@@ -1,0 +1,91 @@
+/* family-cgroup.h - a cgroup of its own for every registered family (issue 7).
+ *
+ * At RegisterSubfamily procd makes a cgroup for the new family and moves the root process
+ * (only the root: descendants it already had stay in the parent family, as condor_procd
+ * keeps them) into it, so that a client that never names a cgroup still gets cgroup-exact
+ * usage, cgroup.kill and the freezer.  Layout, in the v2 tree and in every v1 hierarchy
+ * (as tr_cgroup_create and the starter make them):
+ *
+ *   <base>/fam.<pid>.<start>/self              the family's own processes (a leaf)
+ *   <base>/fam.<pid>.<start>/fam.<pid2>.<s2>/  a subfamily: inside its parent's cgroup, so
+ *                                              the parent's usage, kill and freeze include it
+ *   <handed>/fam.<pid>.<start>/self            a subfamily of a family tracked through a
+ *                                              cgroup it named (TrackFamilyViaCgroup)
+ *
+ * The family's tracker is the fam.* directory (hierarchical); its processes sit in the
+ * self leaf, so v2's no-internal-processes rule holds for every cgroup procd makes.
+ *
+ * base: --family-cgroup-base, else "<procd's own cgroup>/families" (under systemd with
+ * Delegate=yes, a subtree of procd's delegated unit).  procd in a hierarchy's root cgroup
+ * has no delegated cgroup of its own: then no family gets a cgroup unless a base is given.
+ * Where no cgroup can be made the family stays on the /proc tracker and the reason is kept
+ * for its usage record.
+ *
+ * A family's cgroup is removed when the family is unregistered and the cgroup is empty;
+ * one still holding processes (or a subfamily's cgroup) is retried at later unregisters
+ * and by a 2 s timer that runs only while such cgroups exist.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trackers/cgroup.h"
+#include "trackers/error.h"
+#include "trackers/hierarchy.h"
+#include "trackers/pidset.h"
+
+#define PD_FAMCG_LEAF "self"
+#define PD_FAMCG_DEFAULT_SUBTREE "families"
+
+typedef struct pd_famcg pd_famcg;
+
+typedef struct pd_famcg_options {
+        bool disabled;    /* --no-family-cgroups */
+        const char *base; /* --family-cgroup-base; NULL: <procd's own cgroup>/families */
+} pd_famcg_options;
+
+/* Resolve and create the base.  Never fails for lack of a base: pd_famcg_off_reason then
+ * says why no family gets a cgroup.  -ENOMEM only. */
+int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg **out);
+/* Leaves every cgroup in place (the families' processes live on after procd). */
+void pd_famcg_free(pd_famcg *fc);
+
+/* The base ("/system.slice/procd.service/families"), NULL when off or unavailable. */
+const char *pd_famcg_base(const pd_famcg *fc);
+/* Why no family gets a cgroup (off, no delegated cgroup, base not creatable), or NULL. */
+const char *pd_famcg_off_reason(const pd_famcg *fc);
+
+/* Make the cgroup of a new family rooted at root (pid + start ticks) and move the root
+ * into its leaf.  parent_path: the cgroup of the parent family when it has one (the new
+ * cgroup goes inside it), NULL otherwise (it goes under the base).  *path_out (malloc'd):
+ * the family's cgroup (without the leaf).  Refused (negative errno, reason in err) when
+ * off, when the root was placed in another cgroup than its parent process's (a job cgroup
+ * some manager made: procd leaves it there), when mkdir or the move fails; nothing is
+ * left behind then. */
+int pd_famcg_create(pd_famcg *fc, pid_t root, uint64_t root_start, const char *parent_path, char **path_out,
+                    tr_error *err);
+
+/* Remove a cgroup procd made (with its leaf when has_leaf) in every hierarchy, now when
+ * empty, else later (see above).  Also retries the earlier ones. */
+void pd_famcg_release(pd_famcg *fc, const char *path, bool has_leaf);
+/* Cgroups waiting for removal (tests, logs). */
+size_t pd_famcg_pending(const pd_famcg *fc);
+
+/* The cgroup of pid in the hierarchy families are matched by (v2 when mounted, else
+ * name=systemd, else the first), malloc'd; -ESRCH when pid is gone. */
+int pd_famcg_pid_cgroup(const tr_hierarchies *hs, pid_t pid, char **out);
+
+typedef struct pd_ident {
+        pid_t pid;
+        uint64_t start_ticks;
+} pd_ident;
+
+/* Move every pid of pids into cg (every hierarchy of the handle), skipping those already
+ * in cg's cgroup or below it (in the matching hierarchy) and those that are gone.  Pids
+ * that could not be moved are appended to failed (pd_ident, pid + start time) when failed
+ * is not NULL.  *moved counts the moves.  0 when every live pid is in cg now, else the
+ * negative errno of the first failure (message in err). */
+int pd_famcg_move(tr_cgroup *cg, const tr_pidset *pids, GArray *failed, size_t *moved, tr_error *err);

@@ -1,0 +1,441 @@
+/* test_classic_server.c - procd started as HTCondor's launcher starts condor_procd (-A on a
+ * temporary directory, stderr a pipe whose EOF is readiness), driven through its FIFOs with
+ * a minimal raw writer of its own: commands, malformed input, the watchdog, QUIT, the
+ * parent's exit, and both transports on one registry. */
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "testsupport.h"
+#include "trackers/util.h"
+
+#define WAIT_MS 20000
+
+typedef struct cl_daemon {
+        pid_t pid;
+        char dir[64];
+        char addr[128];
+} cl_daemon;
+
+static cl_daemon D;
+static unsigned next_serial = 1;
+
+/* Exec procd with argv, stderr on a pipe; wait for EOF on it (HTCondor's readiness).
+ * Returns what came on stderr before EOF (0 bytes: ready), or -1. */
+static int start_classic(cl_daemon *d, const char *const *extra, char *msg, size_t msgsize)
+{
+        snprintf(d->dir, sizeof d->dir, "/tmp/procd-classic.XXXXXX");
+        if (!mkdtemp(d->dir))
+                return -1;
+        snprintf(d->addr, sizeof d->addr, "%s/procd_pipe", d->dir);
+        char exe[512], log[128];
+        snprintf(exe, sizeof exe, "%s/procd/procd", ts_build_dir());
+        snprintf(log, sizeof log, "%s/ProcLog", d->dir);
+        const char *argv[32] = { "condor_procd", "-A", d->addr, "-L", log, "-S", "2" };
+        int n = 7;
+        for (int i = 0; extra && extra[i] && n < 30; i++)
+                argv[n++] = extra[i];
+        argv[n] = NULL;
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -1;
+        pid_t pid = fork();
+        if (pid < 0)
+                return -1;
+        if (pid == 0) {
+                dup2(p[1], 2);
+                execv(exe, (char *const *) argv);
+                _exit(127);
+        }
+        close(p[1]);
+        d->pid = pid;
+        size_t got = 0;
+        struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+        while (poll(&pfd, 1, WAIT_MS) > 0) {
+                ssize_t r = read(p[0], msg + got, msgsize - 1 - got);
+                if (r <= 0)
+                        break;
+                got += (size_t) r;
+                if (got >= msgsize - 1)
+                        break;
+        }
+        msg[got] = '\0';
+        close(p[0]);
+        return (int) got;
+}
+
+static void cleanup_dir(cl_daemon *d)
+{
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
+        if (system(cmd) != 0)
+                fprintf(stderr, "could not remove %s\n", d->dir);
+}
+
+/* A client's reply FIFO: made (0600), opened for reading and held by a dummy writer. */
+typedef struct cl_reply {
+        char path[256];
+        int rfd, wfd;
+        unsigned serial;
+} cl_reply;
+
+static int reply_open(cl_reply *r, const char *addr)
+{
+        r->serial = next_serial++;
+        snprintf(r->path, sizeof r->path, "%s.%u.%u", addr, (unsigned) getpid(), r->serial);
+        unlink(r->path);
+        if (mkfifo(r->path, 0600) < 0)
+                return -errno;
+        r->rfd = open(r->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        r->wfd = open(r->path, O_WRONLY | O_CLOEXEC);
+        return r->rfd >= 0 && r->wfd >= 0 ? 0 : -errno;
+}
+
+static void reply_close(cl_reply *r)
+{
+        close(r->rfd);
+        close(r->wfd);
+        unlink(r->path);
+}
+
+/* One write() of header + args to the command FIFO. */
+static int send_raw(const char *addr, const void *bytes, size_t n)
+{
+        int fd = open(addr, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        ssize_t w = write(fd, bytes, n);
+        close(fd);
+        return w == (ssize_t) n ? 0 : -EIO;
+}
+
+static int send_req(const char *addr, const cl_reply *r, int32_t cmd, const int32_t *args, size_t nargs)
+{
+        int32_t buf[16] = { (int32_t) getpid(), (int32_t) r->serial, cmd };
+        memcpy(buf + 3, args, nargs * sizeof *args);
+        return send_raw(addr, buf, (3 + nargs) * sizeof(int32_t));
+}
+
+/* Read exactly n bytes of the reply (bounded wait). */
+static int read_exact(const cl_reply *r, void *out, size_t n)
+{
+        size_t got = 0;
+        while (got < n) {
+                struct pollfd pfd = { .fd = r->rfd, .events = POLLIN };
+                if (poll(&pfd, 1, WAIT_MS) <= 0)
+                        return -ETIMEDOUT;
+                ssize_t k = read(r->rfd, (char *) out + got, n - got);
+                if (k < 0 && errno == EAGAIN)
+                        continue;
+                if (k <= 0)
+                        return -EIO;
+                got += (size_t) k;
+        }
+        return 0;
+}
+
+/* A whole call: the error word (or -errno), extra reply bytes into out. */
+static int call(int32_t cmd, const int32_t *args, size_t nargs, void *out, size_t outsize)
+{
+        cl_reply r;
+        if (reply_open(&r, D.addr) < 0)
+                return -EIO;
+        int32_t err = -1;
+        int k = send_req(D.addr, &r, cmd, args, nargs);
+        if (k == 0)
+                k = read_exact(&r, &err, sizeof err);
+        if (k == 0 && err == 0 && outsize)
+                k = read_exact(&r, out, outsize);
+        reply_close(&r);
+        return k < 0 ? k : err;
+}
+
+/* ProcFamilyUsage as the test reads it (its own layout, not the daemon's header). */
+typedef struct usage112 {
+        int64_t user, sys;
+        double pct;
+        uint64_t max_image, image, rss, pss;
+        uint8_t pss_ok, pad[3];
+        int32_t nprocs;
+        int64_t breads, bwrites, brbytes, bwbytes, instr;
+        double iowait;
+} usage112;
+
+static int suite_init(void)
+{
+        char msg[128];
+        int n = start_classic(&D, NULL, msg, sizeof msg);
+        if (n != 0)
+                fprintf(stderr, "procd said on stderr: %s\n", msg);
+        return n == 0 ? 0 : -1;
+}
+
+static int suite_clean(void)
+{
+        if (D.pid > 0) {
+                int err = call(13, NULL, 0, NULL, 0);
+                if (err != 0)
+                        kill(D.pid, SIGTERM);
+                ts_wait(D.pid, WAIT_MS);
+                cleanup_dir(&D);
+        }
+        return 0;
+}
+
+static void test_fifos(void)
+{
+        struct stat st;
+        CU_ASSERT_FATAL(lstat(D.addr, &st) == 0);
+        CU_ASSERT(S_ISFIFO(st.st_mode));
+        CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
+        char wd[256];
+        snprintf(wd, sizeof wd, "%s.watchdog", D.addr);
+        CU_ASSERT_FATAL(lstat(wd, &st) == 0);
+        CU_ASSERT(S_ISFIFO(st.st_mode));
+        /* the watchdog never reads anything while procd lives */
+        int fd = open(wd, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        CU_ASSERT_FATAL(fd >= 0);
+        char b;
+        CU_ASSERT(read(fd, &b, 1) < 0 && errno == EAGAIN);
+        close(fd);
+}
+
+static void test_family_life(void)
+{
+        pid_t child = ph_sleeper();
+        int32_t reg[3] = { child, (int32_t) getpid(), 15 };
+        CU_ASSERT_EQUAL(call(0, reg, 3, NULL, 0), 0);
+        CU_ASSERT_EQUAL(call(0, reg, 3, NULL, 0), 4); /* ALREADY_REGISTERED */
+        int32_t bad1[3] = { 0, 1, 15 }, bad2[3] = { child, -1, 15 }, bad3[3] = { child, 1, -2 };
+        CU_ASSERT_EQUAL(call(0, bad1, 3, NULL, 0), 1);
+        CU_ASSERT_EQUAL(call(0, bad2, 3, NULL, 0), 2);
+        CU_ASSERT_EQUAL(call(0, bad3, 3, NULL, 0), 3);
+        int32_t pid = child;
+        usage112 u;
+        CU_ASSERT_EQUAL(call(9, &pid, 1, &u, sizeof u), 0);
+        CU_ASSERT_EQUAL(u.nprocs, 1);
+        CU_ASSERT_EQUAL(u.breads, -1);
+        CU_ASSERT_EQUAL(u.instr, -1);
+        CU_ASSERT_EQUAL(u.iowait, -1.0);
+        /* DUMP of the family: err, nfam 1, (parent, root, watcher, nproc), records */
+        cl_reply r;
+        CU_ASSERT_FATAL(reply_open(&r, D.addr) == 0);
+        CU_ASSERT_EQUAL(send_req(D.addr, &r, 12, &pid, 1), 0);
+        int32_t w[6];
+        CU_ASSERT_EQUAL_FATAL(read_exact(&r, w, sizeof w), 0);
+        CU_ASSERT_EQUAL(w[0], 0);
+        CU_ASSERT_EQUAL(w[1], 1);
+        CU_ASSERT_EQUAL(w[3], child);
+        CU_ASSERT_EQUAL(w[4], getpid());
+        CU_ASSERT_EQUAL(w[5], 1);
+        struct {
+                int32_t pid, ppid;
+                uint64_t birthday;
+                int64_t ut, st;
+        } rec;
+        CU_ASSERT_EQUAL(read_exact(&r, &rec, sizeof rec), 0);
+        CU_ASSERT_EQUAL(rec.pid, child);
+        CU_ASSERT_EQUAL(rec.ppid, getpid());
+        uint64_t start = 0;
+        CU_ASSERT_EQUAL(tr_pid_start_ticks(child, &start), 0);
+        CU_ASSERT_EQUAL(rec.birthday, start);
+        reply_close(&r);
+        /* SUSPEND, CONTINUE, KILL; the family stays registered */
+        CU_ASSERT_EQUAL(call(6, &pid, 1, NULL, 0), 0);
+        CU_ASSERT_EQUAL(call(7, &pid, 1, NULL, 0), 0);
+        CU_ASSERT_EQUAL(call(8, &pid, 1, NULL, 0), 0);
+        CU_ASSERT(ts_wait(child, WAIT_MS) >= 0);
+        CU_ASSERT_EQUAL(call(10, &pid, 1, NULL, 0), 0);
+        CU_ASSERT_EQUAL(call(10, &pid, 1, NULL, 0), 5); /* FAMILY_NOT_FOUND */
+        int32_t zero = 0;
+        CU_ASSERT_EQUAL(call(10, &zero, 1, NULL, 0), 5);
+        CU_ASSERT_EQUAL(call(11, NULL, 0, NULL, 0), 0); /* TAKE_SNAPSHOT */
+        /* the root family (pid 0): its usage and its DUMP */
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        CU_ASSERT(u.nprocs >= 1);
+        /* without -G: commands 3 and 4 answer 12 */
+        int32_t gargs[2] = { child, 5000 };
+        CU_ASSERT_EQUAL(call(3, gargs, 1, NULL, 0), 12);
+        CU_ASSERT_EQUAL(call(4, gargs, 2, NULL, 0), 12);
+}
+
+/* A truncated request, garbage, an unknown command and an unopened reply FIFO: each is
+ * logged and answered where it can be; the next client is served. */
+static void test_bad_input(void)
+{
+        int32_t zero = 0;
+        usage112 u;
+        /* GET_USAGE without its pid, then a whole request: both answered */
+        cl_reply t;
+        CU_ASSERT_FATAL(reply_open(&t, D.addr) == 0);
+        CU_ASSERT_EQUAL(send_req(D.addr, &t, 9, NULL, 0), 0);
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        int32_t err = -1;
+        CU_ASSERT_EQUAL(read_exact(&t, &err, sizeof err), 0);
+        CU_ASSERT_EQUAL(err, 5);
+        reply_close(&t);
+        /* a truncated request alone: answered once its rest did not come */
+        CU_ASSERT_FATAL(reply_open(&t, D.addr) == 0);
+        CU_ASSERT_EQUAL(send_req(D.addr, &t, 0, &zero, 1), 0);
+        err = -1;
+        CU_ASSERT_EQUAL(read_exact(&t, &err, sizeof err), 0);
+        CU_ASSERT_EQUAL(err, 7);
+        reply_close(&t);
+        /* garbage and a 6-byte scrap */
+        uint8_t junk[37];
+        memset(junk, 0xff, sizeof junk);
+        CU_ASSERT_EQUAL(send_raw(D.addr, junk, sizeof junk), 0);
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        CU_ASSERT_EQUAL(send_raw(D.addr, junk, 6), 0);
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        /* an unknown command: an error, not an exit */
+        CU_ASSERT_EQUAL(call(99, &zero, 1, NULL, 0), 5);
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        /* a reply FIFO nobody opens, then one that does not exist */
+        char dead[256];
+        snprintf(dead, sizeof dead, "%s.%u.%u", D.addr, 4242u, 7u);
+        CU_ASSERT_FATAL(mkfifo(dead, 0600) == 0);
+        int32_t req[4] = { 4242, 7, 9, 0 };
+        CU_ASSERT_EQUAL(send_raw(D.addr, req, sizeof req), 0);
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        unlink(dead);
+        req[0] = 4343;
+        CU_ASSERT_EQUAL(send_raw(D.addr, req, sizeof req), 0);
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        /* two requests in one write: both answered, in order */
+        cl_reply r;
+        CU_ASSERT_FATAL(reply_open(&r, D.addr) == 0);
+        int32_t two[7] = { (int32_t) getpid(), (int32_t) r.serial, 11, (int32_t) getpid(), (int32_t) r.serial, 9, 0 };
+        CU_ASSERT_EQUAL(send_raw(D.addr, two, sizeof two), 0);
+        int32_t e1 = -1, e2 = -1;
+        CU_ASSERT_EQUAL(read_exact(&r, &e1, 4), 0);
+        CU_ASSERT_EQUAL(read_exact(&r, &e2, 4), 0);
+        CU_ASSERT_EQUAL(read_exact(&r, &u, sizeof u), 0);
+        CU_ASSERT_EQUAL(e1, 0);
+        CU_ASSERT_EQUAL(e2, 0);
+        reply_close(&r);
+        /* a client that dies before reading: procd goes on */
+        pid_t sp = fork();
+        if (sp == 0) {
+                cl_reply q;
+                if (reply_open(&q, D.addr) == 0)
+                        send_req(D.addr, &q, 12, &zero, 1);
+                _exit(0); /* its FIFO stays, nobody reads it */
+        }
+        CU_ASSERT(ts_wait(sp, WAIT_MS) >= 0);
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        CU_ASSERT(ts_alive(D.pid));
+}
+
+/* condor_procd without -P ends with its parent (the root family's watcher). */
+static void test_parent_exit(void)
+{
+        int p[2];
+        CU_ASSERT_FATAL(pipe(p) == 0);
+        pid_t parent = fork();
+        if (parent == 0) {
+                close(p[0]);
+                cl_daemon c;
+                char msg[128];
+                int n = start_classic(&c, NULL, msg, sizeof msg);
+                ssize_t w = write(p[1], &c, sizeof c);
+                (void) w;
+                if (n != 0)
+                        _exit(1);
+                pause(); /* until the test kills it */
+                _exit(0);
+        }
+        close(p[1]);
+        cl_daemon c = { 0 };
+        struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+        CU_ASSERT_FATAL(poll(&pfd, 1, WAIT_MS) > 0);
+        CU_ASSERT_FATAL(read(p[0], &c, sizeof c) == (ssize_t) sizeof c);
+        close(p[0]);
+        CU_ASSERT_FATAL(c.pid > 1);
+        ts_kill_reap(parent);
+        /* procd is reparented to this test (the subreaper) and exits on its own */
+        int st = ts_wait(c.pid, WAIT_MS);
+        CU_ASSERT(st >= 0 && WIFEXITED(st));
+        if (st < 0)
+                ts_kill_reap(c.pid);
+        cleanup_dir(&c);
+}
+
+/* Refused at start: an error message on stderr before EOF, exit status 1. */
+static void test_startup_error(void)
+{
+        cl_daemon c;
+        char msg[256];
+        const char *const extra[] = { "-Z", NULL };
+        CU_ASSERT(start_classic(&c, extra, msg, sizeof msg) > 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(msg, "illegal option"));
+        int st = ts_wait(c.pid, WAIT_MS);
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
+        cleanup_dir(&c);
+}
+
+/* -A and --socket: one registry behind both transports. */
+static void test_both_transports(void)
+{
+        cl_daemon c;
+        char sock[160], msg[128];
+        snprintf(sock, sizeof sock, "/tmp/procd-classic-both.%d.sock", (int) getpid());
+        const char *const extra[] = { "--socket", sock, "-C", "65534", NULL };
+        CU_ASSERT_FATAL(start_classic(&c, extra, msg, sizeof msg) == 0);
+        struct stat st;
+        CU_ASSERT(lstat(c.addr, &st) == 0 && st.st_uid == 65534); /* -C */
+        pid_t child = ph_sleeper();
+        cl_daemon saved = D;
+        D = c;
+        int32_t reg[3] = { child, 0, 15 };
+        CU_ASSERT_EQUAL(call(0, reg, 3, NULL, 0), 0);
+        procd_client *pc = NULL;
+        procd_error e = { 0 };
+        CU_ASSERT_EQUAL(procd_connect(sock, &pc, &e), PROCD_OK);
+        if (pc) {
+                tr_usage u;
+                CU_ASSERT_EQUAL(procd_get_usage(pc, child, &u, &e), PROCD_OK);
+                CU_ASSERT(u.num_procs.available && u.num_procs.value == 1);
+                CU_ASSERT_EQUAL(procd_unregister_family(pc, child, &e), PROCD_OK);
+                procd_disconnect(pc);
+        }
+        int32_t pid = child;
+        CU_ASSERT_EQUAL(call(9, &pid, 1, NULL, 0), 5); /* gone for the FIFO side too */
+        CU_ASSERT_EQUAL(call(13, NULL, 0, NULL, 0), 0);
+        int s = ts_wait(c.pid, WAIT_MS);
+        CU_ASSERT(s >= 0 && WIFEXITED(s) && WEXITSTATUS(s) == 0);
+        CU_ASSERT(lstat(c.addr, &st) < 0 && errno == ENOENT); /* QUIT removes the FIFOs */
+        D = saved;
+        ts_kill_reap(child);
+        unlink(sock);
+        cleanup_dir(&c);
+}
+
+int main(void)
+{
+        if (geteuid() != 0) {
+                printf("SKIP test_classic_server: needs root (the daemon chowns FIFOs, tracks any uid)\n");
+                return 77;
+        }
+        CU_TestInfo tests[] = {
+                { "FIFOs and watchdog", test_fifos },
+                { "a family's life", test_family_life },
+                { "bad input, the daemon serves on", test_bad_input },
+                { "exit with the parent", test_parent_exit },
+                { "startup error on stderr", test_startup_error },
+                { "both transports, -C", test_both_transports },
+                CU_TEST_INFO_NULL,
+        };
+        CU_SuiteInfo suites[] = { { "classic transport", suite_init, suite_clean, NULL, NULL, tests },
+                                  CU_SUITE_INFO_NULL };
+        return ts_run(suites);
+}
