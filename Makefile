@@ -3,6 +3,9 @@
 #   make test   install missing packages, build, run every test (ctest)
 #   make sanitize  the same tests in an ASan+UBSan build
 #   make bench  benchmark programs (results go into NOTES by hand)
+#   make install   cmake --install (DESTDIR honoured; prefix /usr/local unless configured
+#               with cmake -DCMAKE_INSTALL_PREFIX=...)
+#   make deb    Debian packages with debhelper into $(BUILD_DIR)/deb
 #   make test-vm  the integration tests and the demo in pure-v2, pure-v1 and hybrid qemu guests
 #               (tests/vm/lanes; VM_MODES="v2" for one lane)
 BUILD_DIR ?= build
@@ -11,7 +14,7 @@ JOBS      ?= $(shell nproc)
 CTEST_ARGS ?=
 VM_MODES  ?= v2 v1 hybrid
 
-.PHONY: all deps build test test-vm demo sanitize bench clean
+.PHONY: all deps build test test-vm demo sanitize bench install deb clean
 
 all: build
 
@@ -42,6 +45,12 @@ bench: build
 	$(BUILD_DIR)/tests/bench/bench-trackers
 	$(BUILD_DIR)/tests/bench/bench-starter
 	$(BUILD_DIR)/tests/bench/bench-procd --short
+
+install: build
+	cmake --install $(BUILD_DIR)
+
+deb: deps
+	cmake/make-deb.sh $(BUILD_DIR)/deb
 
 clean:
 	rm -rf $(BUILD_DIR) $(SAN_DIR)

@@ -95,9 +95,10 @@ static bool reply_fifo_exists(int32_t client_pid, uint32_t serial, void *data)
 static gboolean write_more(gint fd, GIOCondition cond, gpointer data);
 static gboolean write_timeout(gpointer data);
 
-static void write_reply(creq *q)
+/* Write what the pipe takes of the reply: 1 when all is written, 0 when the pipe is full
+ * (EAGAIN), -errno on failure. */
+static int write_some(creq *q)
 {
-        q->replying = true;
         size_t n = pd_cl_reply_chunks(&q->reply);
         while (q->chunk < n) {
                 size_t start = q->chunk ? pd_cl_reply_chunk_end(&q->reply, q->chunk - 1) : 0;
@@ -105,27 +106,33 @@ static void write_reply(creq *q)
                 ssize_t w = write(q->fd, q->reply.bytes->data + start + q->off, end - start - q->off);
                 if (w < 0 && errno == EINTR)
                         continue;
-                if (w < 0 && errno == EAGAIN) {
-                        /* the client drains a long DUMP: wait in the loop, bounded */
-                        q->deadline_usec = g_get_monotonic_time() + PD_CL_REPLY_TIMEOUT_SEC * G_USEC_PER_SEC;
-                        if (!q->out_src)
-                                q->out_src = g_unix_fd_add(q->fd, G_IO_OUT | G_IO_ERR, write_more, q);
-                        if (!q->timer)
-                                q->timer = g_timeout_add_seconds(PD_CL_REPLY_TIMEOUT_SEC, write_timeout, q);
-                        return;
-                }
-                if (w < 0) {
-                        g_message("classic: %s reply to pid %d: %s (client gone?)", pd_cl_command_name(q->r.command),
-                                  (int) q->r.client_pid, strerror(errno));
-                        creq_done(q);
-                        return;
-                }
+                if (w < 0)
+                        return errno == EAGAIN ? 0 : -errno;
                 q->off += (size_t) w;
                 if (start + q->off >= end) {
                         q->chunk++;
                         q->off = 0;
                 }
         }
+        return 1;
+}
+
+static void write_reply(creq *q)
+{
+        q->replying = true;
+        int k = write_some(q);
+        if (k == 0) {
+                /* the client drains a long DUMP: wait in the loop, bounded */
+                q->deadline_usec = g_get_monotonic_time() + PD_CL_REPLY_TIMEOUT_SEC * G_USEC_PER_SEC;
+                if (!q->out_src)
+                        q->out_src = g_unix_fd_add(q->fd, G_IO_OUT | G_IO_ERR, write_more, q);
+                if (!q->timer)
+                        q->timer = g_timeout_add_seconds(PD_CL_REPLY_TIMEOUT_SEC, write_timeout, q);
+                return;
+        }
+        if (k < 0)
+                g_message("classic: %s reply to pid %d: %s (client gone?)", pd_cl_command_name(q->r.command),
+                          (int) q->r.client_pid, strerror(-k));
         creq_done(q);
 }
 
@@ -290,18 +297,15 @@ static void run(creq *q)
         switch (r->command) {
         case PD_CL_REGISTER_SUBFAMILY: {
                 /* condor_procd's order of checks */
-                if (r->pid <= 0)
-                        {
+                if (r->pid <= 0) {
                         reply_error(q, PD_CL_BAD_ROOT_PID);
                         return;
                 }
-                if (r->watcher < 0)
-                        {
+                if (r->watcher < 0) {
                         reply_error(q, PD_CL_BAD_WATCHER_PID);
                         return;
                 }
-                if (r->interval < -1)
-                        {
+                if (r->interval < -1) {
                         reply_error(q, PD_CL_BAD_SNAPSHOT_INTERVAL);
                         return;
                 }
@@ -312,8 +316,7 @@ static void run(creq *q)
                 break;
         }
         case PD_CL_TRACK_FAMILY_VIA_ENVIRONMENT:
-                if (r->n_envids == 0)
-                        {
+                if (r->n_envids == 0) {
                         accept_untracked(q, "empty ancestor list");
                         return;
                 }
@@ -322,8 +325,7 @@ static void run(creq *q)
         case PD_CL_TRACK_FAMILY_VIA_LOGIN: {
                 struct passwd pw, *res = NULL;
                 char buf[4096];
-                if (getpwnam_r(r->text, &pw, buf, sizeof buf, &res) != 0 || !res)
-                        {
+                if (getpwnam_r(r->text, &pw, buf, sizeof buf, &res) != 0 || !res) {
                         accept_untracked(q, "unknown login");
                         return;
                 }
@@ -331,8 +333,7 @@ static void run(creq *q)
                 break;
         }
         case PD_CL_TRACK_FAMILY_VIA_ALLOCATED_SUPPLEMENTARY_GROUP: {
-                if (!q->s->o.gid_allocate)
-                        {
+                if (!q->s->o.gid_allocate) {
                         reply_error(q, PD_CL_NO_GROUP_ID_AVAILABLE);
                         return;
                 }
@@ -341,16 +342,13 @@ static void run(creq *q)
                 if (st == PROCD_OK) {
                         pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
                         pd_cl_reply_u32(&q->reply, (uint32_t) gid);
-                        {
                         write_reply(q);
                         return;
-                }
                 }
                 break;
         }
         case PD_CL_TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP:
-                if (!q->s->o.gid_associate)
-                        {
+                if (!q->s->o.gid_associate) {
                         reply_error(q, PD_CL_NO_GROUP_ID_AVAILABLE);
                         return;
                 }
@@ -374,13 +372,10 @@ static void run(creq *q)
                 return;
         }
         case PD_CL_GET_USAGE:
-                {
-                        do_get_usage(q);
-                        return;
-                }
+                do_get_usage(q);
+                return;
         case PD_CL_UNREGISTER_FAMILY:
-                if (r->pid == 0) /* pid 0 names the root family only for commands 1-9 and 12 */
-                        {
+                if (r->pid == 0) { /* pid 0 names the root family only for commands 1-9 and 12 */
                         reply_error(q, PD_CL_FAMILY_NOT_FOUND);
                         return;
                 }
@@ -395,10 +390,8 @@ static void run(creq *q)
                 st = PROCD_OK; /* condor_procd always answers 0 */
                 break;
         case PD_CL_DUMP:
-                {
-                        do_dump(q);
-                        return;
-                }
+                do_dump(q);
+                return;
         case PD_CL_QUIT:
                 st = pd_cmd_quit(cm, &q->who, &err);
                 break;
@@ -409,10 +402,8 @@ static void run(creq *q)
                 break;
         }
         default:
-                {
-                        reply_error(q, PD_CL_FAMILY_NOT_FOUND);
-                        return;
-                }
+                reply_error(q, PD_CL_FAMILY_NOT_FOUND);
+                return;
         }
         answer_status(q, st, &err);
 }
@@ -642,25 +633,9 @@ static void flush_reply(creq *q)
 {
         if (q->fd < 0 || !q->replying)
                 return;
-        size_t n = pd_cl_reply_chunks(&q->reply);
-        int waits = 0;
-        while (q->chunk < n && waits < 10) {
-                size_t start = q->chunk ? pd_cl_reply_chunk_end(&q->reply, q->chunk - 1) : 0;
-                size_t end = pd_cl_reply_chunk_end(&q->reply, q->chunk);
-                ssize_t w = write(q->fd, q->reply.bytes->data + start + q->off, end - start - q->off);
-                if (w < 0 && errno == EAGAIN) {
-                        struct pollfd pfd = { .fd = q->fd, .events = POLLOUT };
-                        poll(&pfd, 1, 100);
-                        waits++;
-                        continue;
-                }
-                if (w < 0)
-                        return;
-                q->off += (size_t) w;
-                if (start + q->off >= end) {
-                        q->chunk++;
-                        q->off = 0;
-                }
+        for (int waits = 0; waits < 10 && write_some(q) == 0; waits++) {
+                struct pollfd pfd = { .fd = q->fd, .events = POLLOUT };
+                poll(&pfd, 1, 100);
         }
 }
 

@@ -34,6 +34,11 @@ static long now_ms(void)
         return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+const char *procd_client_version(void)
+{
+        return PROCD_VERSION;
+}
+
 /* One authenticated private connection to socket_path. */
 static procd_status open_connection(const char *socket_path, DBusConnection **out, procd_error *err)
 {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procd/version.h"
 #include "procd/types.h"
 #include "trackers/usage.h"
 
@@ -22,6 +23,9 @@ const char *procd_status_dbus_name(procd_status s); /* "org.procd.Error.BadRootP
 procd_status procd_status_from_dbus_name(const char *name);
 
 typedef struct procd_client procd_client;
+
+/* The library's version, PROCD_VERSION of the build that made it ("0.1.0"). */
+const char *procd_client_version(void);
 
 /* Connect to the daemon's socket (NULL: PROCD_DEFAULT_SOCKET); PROCD_E_TRANSPORT when no
  * daemon listens. */

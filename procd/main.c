@@ -1,10 +1,8 @@
 /* main.c - procd: options, logging, readiness, signals, the main loop. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <glib-unix.h>
 #include <glib.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,26 +24,12 @@
 #include "procd/dbus-server.h"
 #include "procd/family-cgroup.h"
 #include "procd/log-file.h"
+#include "procd/options.h"
 #include "procd/registry.h"
 #include "procd/restore.h"
+#include "procd/version.h"
 #include "trackers/hierarchy.h"
 #include "trackers/util.h"
-
-typedef struct pd_options {
-        const char *socket_path;
-        const char *state_file; /* NULL: next to the socket; "": none */
-        bool socket_given;        /* --socket: with -A, serve D-Bus too */
-        gid_t group;
-        pid_t root_pid;
-        gid_t gid_min, gid_max;
-        uint32_t snapshot_interval;
-        uint32_t kill_timeout;
-        unsigned max_conns_per_uid;
-        bool syslog;
-        bool foreground;
-        int ready_fd;
-        pd_famcg_options famcg;
-} pd_options;
 
 /* The daemon's context: the only mutable state, passed to every callback. */
 typedef struct pd_daemon {
@@ -59,169 +43,14 @@ typedef struct pd_daemon {
         pd_classic_args classic;  /* condor_procd's command line (-A ...) */
         pd_classic_server *classic_server;
         pd_log_file *log_file;
-        int parent_pidfd;         /* classic mode without -P: the parent, whose exit ends procd */
+        bool watch_parent;        /* classic mode without -P: the parent's exit ends procd */
+        int parent_pidfd;         /* -1 without pidfd_open (valgrind): getppid() polled */
         guint parent_src;
         int signal_fd;
         int exit_code;
         char state_path[4096]; /* "" when no state is kept */
         bool state_failing;     /* the last save failed (logged once until it works again) */
 } pd_daemon;
-
-static void usage(FILE *f)
-{
-        fprintf(f, "usage: procd [--socket PATH] [--group GROUP] [--root-pid PID] [--gid-range MIN-MAX]\n"
-                   "             [--snapshot-interval SEC] [--kill-timeout SEC] [--log stderr|syslog]\n"
-                   "             [--max-connections-per-uid N] [--state-file PATH] [--foreground] [--ready-fd N]\n"
-                   "             [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
-                   "  --socket PATH           D-Bus peer-to-peer socket (default " PROCD_DEFAULT_SOCKET ")\n"
-                   "  --state-file PATH       registered families, restored at start (default: procd.state\n"
-                   "                          next to the socket; \"\" keeps none)\n"
-                   "  --group GROUP           group of the socket (mode 0660)\n"
-                   "  --root-pid PID          root of the root family (default: procd's parent)\n"
-                   "  --gid-range MIN-MAX     gids for TrackFamilyViaAllocatedGroup\n"
-                   "  --snapshot-interval S   max age of the root family's /proc data (default 60)\n"
-                   "  --kill-timeout S        KillFamily gives up (Unkillable) after S seconds (default 10)\n"
-                   "  --log stderr|syslog     where log messages go (default stderr)\n"
-                   "  --max-connections-per-uid N\n"
-                   "                          connections one non-root uid may hold (1..%d, default %d;\n"
-                   "                          non-root uids share %d, the last %d are root's)\n"
-                   "  --family-cgroup-base CGROUP\n"
-                   "                          where each registered family gets a cgroup of its own\n"
-                   "                          (default: <procd's own cgroup>/" PD_FAMCG_DEFAULT_SUBTREE ")\n"
-                   "  --no-family-cgroups     families get no cgroup unless a client names one\n"
-                   "  --foreground            do not detach\n"
-                   "  --ready-fd N            close fd N once listening\n",
-                PD_DBUS_MAX_CONNECTIONS, PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID,
-                PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS, PD_DBUS_ROOT_RESERVED_CONNECTIONS);
-}
-
-static int parse_options(int argc, char **argv, pd_options *o)
-{
-        static const struct option longopts[] = {
-                { "socket", required_argument, NULL, 's' },
-                { "group", required_argument, NULL, 'g' },
-                { "root-pid", required_argument, NULL, 'r' },
-                { "gid-range", required_argument, NULL, 'G' },
-                { "snapshot-interval", required_argument, NULL, 'i' },
-                { "kill-timeout", required_argument, NULL, 'k' },
-                { "log", required_argument, NULL, 'l' },
-                { "foreground", no_argument, NULL, 'f' },
-                { "ready-fd", required_argument, NULL, 'R' },
-                { "max-connections-per-uid", required_argument, NULL, 'C' },
-                { "state-file", required_argument, NULL, 'S' },
-                { "family-cgroup-base", required_argument, NULL, 'B' },
-                { "no-family-cgroups", no_argument, NULL, 'N' },
-                { "help", no_argument, NULL, 'h' },
-                { 0 },
-        };
-        *o = (pd_options) { .socket_path = PROCD_DEFAULT_SOCKET, .group = (gid_t) -1, .snapshot_interval = 60,
-                            .kill_timeout = 10, .ready_fd = -1,
-                            .max_conns_per_uid = PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, .gid_max = 0, .gid_min = 1 };
-        int c;
-        uint64_t v;
-        while ((c = getopt_long(argc, argv, "s:g:r:G:i:k:l:fR:h", longopts, NULL)) != -1) {
-                switch (c) {
-                case 's':
-                        o->socket_path = optarg;
-                        o->socket_given = true;
-                        break;
-                case 'g': {
-                        struct group *gr = getgrnam(optarg);
-                        if (gr)
-                                o->group = gr->gr_gid;
-                        else if (tr_parse_u64(optarg, &v) == 0 && v < UINT32_MAX)
-                                o->group = (gid_t) v;
-                        else {
-                                fprintf(stderr, "procd: no such group: %s\n", optarg);
-                                return -EINVAL;
-                        }
-                        break;
-                }
-                case 'r':
-                        if (tr_parse_pid(optarg, &o->root_pid) < 0) {
-                                fprintf(stderr, "procd: bad --root-pid: %s\n", optarg);
-                                return -EINVAL;
-                        }
-                        break;
-                case 'G': {
-                        unsigned long a, b;
-                        char tail;
-                        if (sscanf(optarg, "%lu-%lu%c", &a, &b, &tail) != 2 || a == 0 || b < a || b >= UINT32_MAX) {
-                                fprintf(stderr, "procd: bad --gid-range (MIN-MAX, 0 < MIN <= MAX): %s\n", optarg);
-                                return -EINVAL;
-                        }
-                        o->gid_min = (gid_t) a;
-                        o->gid_max = (gid_t) b;
-                        break;
-                }
-                case 'i':
-                        if (tr_parse_u64(optarg, &v) < 0 || v == 0 || v > PD_MAX_INTERVAL_SEC) {
-                                fprintf(stderr, "procd: bad --snapshot-interval: %s\n", optarg);
-                                return -EINVAL;
-                        }
-                        o->snapshot_interval = (uint32_t) v;
-                        break;
-                case 'k':
-                        if (tr_parse_u64(optarg, &v) < 0 || v == 0 || v > 3600) {
-                                fprintf(stderr, "procd: bad --kill-timeout (1..3600): %s\n", optarg);
-                                return -EINVAL;
-                        }
-                        o->kill_timeout = (uint32_t) v;
-                        break;
-                case 'l':
-                        if (strcmp(optarg, "syslog") == 0)
-                                o->syslog = true;
-                        else if (strcmp(optarg, "stderr") != 0) {
-                                fprintf(stderr, "procd: --log takes stderr or syslog\n");
-                                return -EINVAL;
-                        }
-                        break;
-                case 'f':
-                        o->foreground = true;
-                        break;
-                case 'S':
-                        o->state_file = optarg;
-                        break;
-                case 'R':
-                        if (tr_parse_u64(optarg, &v) < 0 || v < 3 || v > INT32_MAX) {
-                                fprintf(stderr, "procd: bad --ready-fd: %s\n", optarg);
-                                return -EINVAL;
-                        }
-                        o->ready_fd = (int) v;
-                        break;
-                case 'C':
-                        if (tr_parse_u64(optarg, &v) < 0 || v == 0 || v > PD_DBUS_MAX_CONNECTIONS) {
-                                fprintf(stderr, "procd: bad --max-connections-per-uid (1..%d): %s\n",
-                                        PD_DBUS_MAX_CONNECTIONS, optarg);
-                                return -EINVAL;
-                        }
-                        o->max_conns_per_uid = (unsigned) v;
-                        break;
-                case 'B':
-                        if (optarg[0] != '/' || optarg[strspn(optarg, "/")] == '\0') {
-                                fprintf(stderr, "procd: bad --family-cgroup-base (an absolute cgroup path, not /): %s\n",
-                                        optarg);
-                                return -EINVAL;
-                        }
-                        o->famcg.base = optarg;
-                        break;
-                case 'N':
-                        o->famcg.disabled = true;
-                        break;
-                case 'h':
-                        usage(stdout);
-                        return 1;
-                default:
-                        usage(stderr);
-                        return -EINVAL;
-                }
-        }
-        if (optind < argc) {
-                fprintf(stderr, "procd: unexpected argument: %s\n", argv[optind]);
-                return -EINVAL;
-        }
-        return 0;
-}
 
 static GLogWriterOutput syslog_writer(GLogLevelFlags level, const GLogField *fields, gsize n, gpointer data)
 {
@@ -315,7 +144,7 @@ static void save_state(void *data)
 
 static void state_path_init(pd_daemon *d)
 {
-        if (d->opt.state_file) {
+        if (d->opt.state_file_given) {
                 snprintf(d->state_path, sizeof d->state_path, "%s", d->opt.state_file);
                 return;
         }
@@ -336,15 +165,29 @@ static void classic_lost_cb(void *data)
 }
 
 /* Classic mode without -P: the parent (the root family's watcher) exited. */
-static gboolean parent_exit_cb(gint fd, GIOCondition cond, gpointer data)
+static void parent_gone(pd_daemon *d)
 {
-        pd_daemon *d = data;
-        (void) fd;
-        (void) cond;
         g_message("watcher pid %d (procd's parent) exited, so procd is exiting", (int) d->classic.root_pid);
         d->parent_src = 0;
         d->exit_code = 1;
         g_main_loop_quit(d->loop);
+}
+
+static gboolean parent_exit_cb(gint fd, GIOCondition cond, gpointer data)
+{
+        (void) fd;
+        (void) cond;
+        parent_gone(data);
+        return G_SOURCE_REMOVE;
+}
+
+/* Without pidfd_open (valgrind): the parent is gone when procd is reparented. */
+static gboolean parent_poll_cb(gpointer data)
+{
+        pd_daemon *d = data;
+        if (getppid() == d->classic.root_pid)
+                return G_SOURCE_CONTINUE;
+        parent_gone(d);
         return G_SOURCE_REMOVE;
 }
 
@@ -429,7 +272,9 @@ int main(int argc, char **argv)
                 g_free(d.classic.argv);
                 return 1;
         }
-        int r = parse_options(d.classic.argc, d.classic.argv, &d.opt);
+        /* condor_procd's command line (-A) is complete in itself: no configuration file
+         * unless --config names one */
+        int r = pd_options_parse(d.classic.argc, d.classic.argv, !d.classic.classic, &d.opt);
         if (r != 0) {
                 g_free(d.classic.argv);
                 return r > 0 ? 0 : d.classic.classic ? 1 : 2;
@@ -477,8 +322,9 @@ int main(int argc, char **argv)
         pid_t root = d.opt.root_pid ? d.opt.root_pid : getppid();
         if (d.classic.classic && !d.classic.root_pid) {
                 /* the parent is the root family's watcher: procd ends with it */
+                d.watch_parent = true;
                 d.parent_pidfd = (int) syscall(SYS_pidfd_open, root, 0);
-                if (d.parent_pidfd < 0 || getppid() != root) {
+                if ((d.parent_pidfd < 0 && errno != ENOSYS) || getppid() != root) {
                         fprintf(stderr, "procd: parent %d is gone or cannot be watched\n", (int) root);
                         d.exit_code = 1;
                         goto early_out;
@@ -553,7 +399,7 @@ int main(int argc, char **argv)
                         .chown_to = chown_to,
                         .gid_allocate = d.classic.gid_tracking && !d.classic.gid_external,
                         .gid_associate = d.classic.gid_tracking && d.classic.gid_external,
-                        .root_watcher = d.parent_pidfd >= 0 ? root : 0,
+                        .root_watcher = d.watch_parent ? root : 0,
                         .housekeeping_sec = d.opt.snapshot_interval,
                         .lost = classic_lost_cb,
                         .lost_data = &d,
@@ -566,6 +412,8 @@ int main(int argc, char **argv)
                 }
                 if (d.parent_pidfd >= 0)
                         d.parent_src = g_unix_fd_add(d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
+                else if (d.watch_parent)
+                        d.parent_src = g_timeout_add_seconds(1, parent_poll_cb, &d);
         }
         /* the families of the state file, once the socket is ours (a second procd refused
          * above never reads or writes it); clients are served when the loop runs */
@@ -582,9 +430,10 @@ int main(int argc, char **argv)
         }
         guint sig_src = g_unix_fd_add(d.signal_fd, G_IO_IN, signal_cb, &d);
 
-        g_message("listening on %s%s%s (root family %d, cgroups %s)", d.server ? d.opt.socket_path : "",
-                  d.server && d.classic_server ? " and " : "", d.classic_server ? d.classic.address : "", (int) root,
-                  tr_cgroup_mode_name(d.hs.mode));
+        g_message("procd %s listening on %s%s%s (root family %d, cgroups %s, configuration %s)", PROCD_VERSION,
+                  d.server ? d.opt.socket_path : "", d.server && d.classic_server ? " and " : "",
+                  d.classic_server ? d.classic.address : "", (int) root, tr_cgroup_mode_name(d.hs.mode),
+                  d.opt.config_path[0] ? d.opt.config_path : "none");
         if (d.classic.classic) {
                 /* readiness as condor_procd: the launcher reads EOF on our stderr */
                 int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);

@@ -44,7 +44,8 @@ static void usage(FILE *f)
               "  quit                                           stop procd\n"
               "options:\n"
               "  --socket PATH   procd's socket (default " PROCD_DEFAULT_SOCKET ")\n"
-              "  --json          one JSON object on stdout\n",
+              "  --json          one JSON object on stdout\n"
+              "  --version       print the version and exit\n",
               f);
 }
 
@@ -347,12 +348,13 @@ int main(int argc, char **argv)
                 { "socket", required_argument, NULL, 's' },
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
                 { 0 },
         };
         ctl c = { .socket_path = NULL };
         int o;
         signal(SIGPIPE, SIG_IGN);
-        while ((o = getopt_long(argc, argv, "+s:jh", longopts, NULL)) != -1) {
+        while ((o = getopt_long(argc, argv, "+s:jhV", longopts, NULL)) != -1) {
                 switch (o) {
                 case 's':
                         c.socket_path = optarg;
@@ -362,6 +364,9 @@ int main(int argc, char **argv)
                         break;
                 case 'h':
                         usage(stdout);
+                        return 0;
+                case 'V':
+                        printf("procctl %s\n", PROCD_VERSION);
                         return 0;
                 default:
                         usage(stderr);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "procd/version.h"
 #include "trackers/util.h"
 
 enum {
@@ -48,6 +49,7 @@ enum {
         OPT_PRIVATE_TMP_SIZE,
         OPT_PID_NAMESPACE,
         OPT_HELP,
+        OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -88,6 +90,7 @@ static const struct option long_options[] = {
         { "private-tmp-size", required_argument, NULL, OPT_PRIVATE_TMP_SIZE },
         { "pid-namespace", no_argument, NULL, OPT_PID_NAMESPACE },
         { "help", no_argument, NULL, OPT_HELP },
+        { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
 };
 
@@ -134,6 +137,7 @@ void st_usage(FILE *f)
               "  --report FILE             write the final report as JSON\n"
               "  --quiet                   no report on stderr\n"
               "  --launch=auto|clone3|fork how to place the job (fork: fallback path, for tests)\n"
+              "  --version                 print the version and exit\n"
               "\n"
               "exit status: the job's; 128+N when killed by signal N; 122 when the OOM killer\n"
               "killed a member and the job failed; 125 starter failure; 126/127 cannot execute.\n",
@@ -327,6 +331,9 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
                 case 'h':
                 case OPT_HELP:
                         st_usage(stdout);
+                        return 1;
+                case OPT_VERSION:
+                        printf("procd-starter %s\n", PROCD_VERSION);
                         return 1;
                 case ':':
                         return tr_error_set(err, EINVAL, "option %s needs a value", name);

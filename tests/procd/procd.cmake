@@ -24,3 +24,7 @@ add_dependencies(test_procd_quota procd)
 procd_add_test(NAME test_family_cgroup SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_family_cgroup.c
                LIBS procd_test_harness procd_core LABELS integration TIMEOUT 300)
 add_dependencies(test_family_cgroup procd)
+procd_add_test(NAME test_procd_options
+               SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_options.c ${PROJECT_SOURCE_DIR}/procd/options.c
+               LIBS procd_client PkgConfig::GLIB LABELS unit TIMEOUT 60)
+target_compile_definitions(test_procd_options PRIVATE PROCD_CONFIG_FILE="/nonexistent/procd-test/procd.conf")

@@ -31,7 +31,17 @@ static unsigned next_serial = 1;
 
 /* Exec procd with argv, stderr on a pipe; wait for EOF on it (HTCondor's readiness).
  * Returns what came on stderr before EOF (0 bytes: ready), or -1. */
+static int start_wrapped(cl_daemon *d, const char *const *wrapper, const char *const *extra, char *msg,
+                         size_t msgsize);
+
 static int start_classic(cl_daemon *d, const char *const *extra, char *msg, size_t msgsize)
+{
+        return start_wrapped(d, NULL, extra, msg, msgsize);
+}
+
+/* wrapper (may be NULL): argv put in front of procd's (valgrind ...). */
+static int start_wrapped(cl_daemon *d, const char *const *wrapper, const char *const *extra, char *msg,
+                         size_t msgsize)
 {
         snprintf(d->dir, sizeof d->dir, "/tmp/procd-classic.XXXXXX");
         if (!mkdtemp(d->dir))
@@ -40,11 +50,17 @@ static int start_classic(cl_daemon *d, const char *const *extra, char *msg, size
         char exe[512], log[128];
         snprintf(exe, sizeof exe, "%s/procd/procd", ts_build_dir());
         snprintf(log, sizeof log, "%s/ProcLog", d->dir);
-        const char *argv[32] = { "condor_procd", "-A", d->addr, "-L", log, "-S", "2" };
-        int n = 7;
-        for (int i = 0; extra && extra[i] && n < 30; i++)
+        const char *argv[48];
+        int n = 0;
+        for (int i = 0; wrapper && wrapper[i] && n < 16; i++)
+                argv[n++] = wrapper[i];
+        const char *const mine[] = { n ? exe : "condor_procd", "-A", d->addr, "-L", log, "-S", "2", NULL };
+        for (int i = 0; mine[i]; i++)
+                argv[n++] = mine[i];
+        for (int i = 0; extra && extra[i] && n < 46; i++)
                 argv[n++] = extra[i];
         argv[n] = NULL;
+        const char *path = wrapper && wrapper[0] ? wrapper[0] : exe;
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 return -1;
@@ -53,7 +69,7 @@ static int start_classic(cl_daemon *d, const char *const *extra, char *msg, size
                 return -1;
         if (pid == 0) {
                 dup2(p[1], 2);
-                execv(exe, (char *const *) argv);
+                execv(path, (char *const *) argv);
                 _exit(127);
         }
         close(p[1]);
@@ -383,6 +399,59 @@ static void test_startup_error(void)
         cleanup_dir(&c);
 }
 
+/* The daemon under valgrind through a session with bad input: no error, no leak. */
+static void test_valgrind(void)
+{
+#ifdef PROCD_SANITIZE
+        printf("SKIP valgrind run of the classic transport: this is the ASan+UBSan build; make test runs it\n");
+        return;
+#endif
+        if (access("/usr/bin/valgrind", X_OK) != 0) {
+                printf("SKIP valgrind run of the classic transport: valgrind is not installed\n");
+                return;
+        }
+        char vglog[160], logopt[192], msg[256];
+        cl_daemon c;
+        snprintf(vglog, sizeof vglog, "/tmp/procd-classic-vg.%d.log", (int) getpid());
+        snprintf(logopt, sizeof logopt, "--log-file=%s", vglog); /* not stderr: that is readiness */
+        const char *const wrapper[] = { "/usr/bin/valgrind", "--error-exitcode=9", "--leak-check=full",
+                                        "--errors-for-leak-kinds=definite,indirect", logopt, NULL };
+        setenv("G_SLICE", "always-malloc", 1);
+        /* a procd long option beside condor_procd's; valgrind on a busy machine is slow */
+        const char *const extra[] = { "--kill-timeout", "120", NULL };
+        CU_ASSERT_FATAL(start_wrapped(&c, wrapper, extra, msg, sizeof msg) == 0);
+        cl_daemon saved = D;
+        D = c;
+        pid_t child = ph_sleeper();
+        int32_t reg[3] = { child, (int32_t) getpid(), 15 }, pid = child, zero = 0;
+        usage112 u;
+        CU_ASSERT_EQUAL(call(0, reg, 3, NULL, 0), 0);
+        CU_ASSERT_EQUAL(call(9, &pid, 1, &u, sizeof u), 0);
+        CU_ASSERT_EQUAL(call(12, &zero, 1, NULL, 0), 0); /* the DUMP is left unread */
+        CU_ASSERT_EQUAL(call(99, &zero, 1, NULL, 0), 5);
+        cl_reply t;
+        CU_ASSERT_FATAL(reply_open(&t, D.addr) == 0);
+        CU_ASSERT_EQUAL(send_req(D.addr, &t, 9, NULL, 0), 0); /* truncated */
+        int32_t err = -1;
+        CU_ASSERT_EQUAL(read_exact(&t, &err, sizeof err), 0);
+        reply_close(&t);
+        CU_ASSERT_EQUAL(call(8, &pid, 1, NULL, 0), 0);
+        CU_ASSERT(ts_wait(child, WAIT_MS) >= 0);
+        CU_ASSERT_EQUAL(call(10, &pid, 1, NULL, 0), 0);
+        CU_ASSERT_EQUAL(call(13, NULL, 0, NULL, 0), 0);
+        int st = ts_wait(c.pid, 60000);
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        if (!(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+                fprintf(stderr, "procd under valgrind: status %d, see %s\n", st, vglog);
+                if (st < 0)
+                        ts_kill_reap(c.pid);
+        } else {
+                unlink(vglog);
+        }
+        D = saved;
+        cleanup_dir(&c);
+}
+
 /* -A and --socket: one registry behind both transports. */
 static void test_both_transports(void)
 {
@@ -433,6 +502,7 @@ int main(void)
                 { "exit with the parent", test_parent_exit },
                 { "startup error on stderr", test_startup_error },
                 { "both transports, -C", test_both_transports },
+                { "under valgrind", test_valgrind },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = { { "classic transport", suite_init, suite_clean, NULL, NULL, tests },

@@ -1,0 +1,275 @@
+/* options.c - procd's options from the configuration file and the command line.
+ *
+ * One table names every option; a key in the file is the long option's name.  Both
+ * sources go through the same setter, so a value means the same wherever it is written. */
+#include "procd/options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <glib.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procd/client.h"
+#include "procd/command.h"
+#include "procd/dbus-server.h"
+#include "procd/version.h"
+#include "trackers/util.h"
+
+#ifndef PROCD_CONFIG_FILE
+#define PROCD_CONFIG_FILE "/etc/procd/procd.conf"
+#endif
+#define PD_CONFIG_GROUP "procd"
+
+enum { OPT_CONFIG = 1000, OPT_VERSION };
+
+static const struct option longopts[] = {
+        { "socket", required_argument, NULL, 's' },
+        { "group", required_argument, NULL, 'g' },
+        { "root-pid", required_argument, NULL, 'r' },
+        { "gid-range", required_argument, NULL, 'G' },
+        { "snapshot-interval", required_argument, NULL, 'i' },
+        { "kill-timeout", required_argument, NULL, 'k' },
+        { "log", required_argument, NULL, 'l' },
+        { "max-connections-per-uid", required_argument, NULL, 'C' },
+        { "foreground", no_argument, NULL, 'f' },
+        { "family-cgroup-base", required_argument, NULL, 'B' },
+        { "no-family-cgroups", no_argument, NULL, 'N' },
+        { "state-file", required_argument, NULL, 'S' },
+        /* command line only (not keys of the file) */
+        { "ready-fd", required_argument, NULL, 'R' },
+        { "config", required_argument, NULL, OPT_CONFIG },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, OPT_VERSION },
+        { 0 },
+};
+#define N_FILE_KEYS 12 /* the first entries of longopts */
+
+static void usage(FILE *f)
+{
+        fprintf(f, "usage: procd [--config FILE] [--socket PATH] [--group GROUP] [--root-pid PID]\n"
+                   "             [--gid-range MIN-MAX] [--snapshot-interval SEC] [--kill-timeout SEC]\n"
+                   "             [--log stderr|syslog] [--max-connections-per-uid N] [--foreground]\n"
+                   "             [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
+                   "             [--state-file PATH] [--ready-fd N] [--version]\n"
+                   "  --config FILE           key file with a [procd] group (default " PROCD_CONFIG_FILE
+                   ",\n"
+                   "                          read when it exists); options given here override it\n"
+                   "  --socket PATH           D-Bus peer-to-peer socket (default " PROCD_DEFAULT_SOCKET ")\n"
+                   "  --group GROUP           group of the socket (mode 0660)\n"
+                   "  --root-pid PID          root of the root family (default: procd's parent)\n"
+                   "  --gid-range MIN-MAX     gids for TrackFamilyViaAllocatedGroup\n"
+                   "  --snapshot-interval S   max age of the root family's /proc data (default 60)\n"
+                   "  --kill-timeout S        KillFamily gives up (Unkillable) after S seconds (default 10)\n"
+                   "  --log stderr|syslog     where log messages go (default stderr)\n"
+                   "  --max-connections-per-uid N\n"
+                   "                          connections one non-root uid may hold (1..%d, default %d;\n"
+                   "                          non-root uids share %d, the last %d are root's)\n"
+                   "  --family-cgroup-base CGROUP\n"
+                   "                          where each registered family gets a cgroup of its own\n"
+                   "                          (default: <procd's own cgroup>/" PD_FAMCG_DEFAULT_SUBTREE ")\n"
+                   "  --no-family-cgroups     families get no cgroup unless a client names one\n"
+                   "  --state-file PATH       registered families, kept across restarts (default:\n"
+                   "                          procd.state next to the socket; \"\" keeps none)\n"
+                   "  --foreground            do not detach\n"
+                   "  --ready-fd N            close fd N once listening\n"
+                   "  --version               print the version and exit\n",
+                PD_DBUS_MAX_CONNECTIONS, PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID,
+                PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS, PD_DBUS_ROOT_RESERVED_CONNECTIONS);
+}
+
+static const struct option *find_option(int code)
+{
+        for (const struct option *lo = longopts; lo->name; lo++)
+                if (lo->val == code)
+                        return lo;
+        return NULL;
+}
+
+/* where: "" for the command line, "FILE: " for the configuration file */
+static int bad(const char *where, int code, const char *value, const char *hint)
+{
+        const struct option *lo = find_option(code);
+        fprintf(stderr, "procd: %s%s%s: bad value '%s'%s%s\n", where, *where ? "" : "--", lo ? lo->name : "?", value,
+                hint ? ": " : "", hint ? hint : "");
+        return -EINVAL;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+        static const char *const yes[] = { "true", "yes", "1", "on" }, *const no[] = { "false", "no", "0", "off" };
+        for (size_t i = 0; i < 4; i++) {
+                if (strcasecmp(s, yes[i]) == 0)
+                        return *out = true, 0;
+                if (strcasecmp(s, no[i]) == 0)
+                        return *out = false, 0;
+        }
+        return -EINVAL;
+}
+
+static int set_option(pd_options *o, int code, const char *v, const char *where)
+{
+        uint64_t n;
+        switch (code) {
+        case 's':
+                if (!*v || strlen(v) >= sizeof o->socket_path)
+                        return bad(where, code, v, "empty or too long");
+                snprintf(o->socket_path, sizeof o->socket_path, "%s", v);
+                o->socket_given = true;
+                return 0;
+        case 'g': {
+                struct group *gr = getgrnam(v);
+                if (gr)
+                        o->group = gr->gr_gid;
+                else if (tr_parse_u64(v, &n) == 0 && n < UINT32_MAX)
+                        o->group = (gid_t) n;
+                else
+                        return bad(where, code, v, "no such group");
+                return 0;
+        }
+        case 'r':
+                return tr_parse_pid(v, &o->root_pid) < 0 ? bad(where, code, v, NULL) : 0;
+        case 'G': {
+                unsigned long a, b;
+                char tail;
+                if (sscanf(v, "%lu-%lu%c", &a, &b, &tail) != 2 || a == 0 || b < a || b >= UINT32_MAX)
+                        return bad(where, code, v, "MIN-MAX, 0 < MIN <= MAX");
+                o->gid_min = (gid_t) a;
+                o->gid_max = (gid_t) b;
+                return 0;
+        }
+        case 'i':
+                if (tr_parse_u64(v, &n) < 0 || n == 0 || n > PD_MAX_INTERVAL_SEC)
+                        return bad(where, code, v, "1..86400 seconds");
+                o->snapshot_interval = (uint32_t) n;
+                return 0;
+        case 'k':
+                if (tr_parse_u64(v, &n) < 0 || n == 0 || n > 3600)
+                        return bad(where, code, v, "1..3600 seconds");
+                o->kill_timeout = (uint32_t) n;
+                return 0;
+        case 'l':
+                if (strcmp(v, "syslog") != 0 && strcmp(v, "stderr") != 0)
+                        return bad(where, code, v, "stderr or syslog");
+                o->syslog = strcmp(v, "syslog") == 0;
+                return 0;
+        case 'C':
+                if (tr_parse_u64(v, &n) < 0 || n == 0 || n > PD_DBUS_MAX_CONNECTIONS)
+                        return bad(where, code, v, "1..256");
+                o->max_conns_per_uid = (unsigned) n;
+                return 0;
+        case 'f':
+                return parse_bool(v, &o->foreground) < 0 ? bad(where, code, v, "true or false") : 0;
+        case 'B':
+                if (v[0] != '/' || v[strspn(v, "/")] == '\0' || strlen(v) >= sizeof o->famcg_base)
+                        return bad(where, code, v, "an absolute cgroup path, not /");
+                snprintf(o->famcg_base, sizeof o->famcg_base, "%s", v);
+                o->famcg.base = o->famcg_base;
+                return 0;
+        case 'N':
+                return parse_bool(v, &o->famcg.disabled) < 0 ? bad(where, code, v, "true or false") : 0;
+        case 'S':
+                if (strlen(v) >= sizeof o->state_file || (*v && v[0] != '/'))
+                        return bad(where, code, v, "an absolute path, or empty for none");
+                snprintf(o->state_file, sizeof o->state_file, "%s", v);
+                o->state_file_given = true;
+                return 0;
+        case 'R':
+                if (tr_parse_u64(v, &n) < 0 || n < 3 || n > INT32_MAX)
+                        return bad(where, code, v, NULL);
+                o->ready_fd = (int) n;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static int load_file(pd_options *o, const char *path, bool must_exist)
+{
+        g_autoptr(GKeyFile) kf = g_key_file_new();
+        g_autoptr(GError) gerr = NULL;
+        if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &gerr)) {
+                if (!must_exist && g_error_matches(gerr, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+                        return 0;
+                fprintf(stderr, "procd: %s: %s\n", path, gerr->message);
+                return -EINVAL;
+        }
+        snprintf(o->config_path, sizeof o->config_path, "%s", path);
+        char where[PATH_MAX + 16];
+        gsize n_groups = 0;
+        g_auto(GStrv) groups = g_key_file_get_groups(kf, &n_groups);
+        for (gsize g = 0; g < n_groups; g++) {
+                if (strcmp(groups[g], PD_CONFIG_GROUP) != 0) {
+                        fprintf(stderr, "procd: %s: unknown group [%s] (only [" PD_CONFIG_GROUP "])\n", path, groups[g]);
+                        return -EINVAL;
+                }
+                gsize n_keys = 0;
+                g_auto(GStrv) keys = g_key_file_get_keys(kf, groups[g], &n_keys, NULL);
+                for (gsize k = 0; k < n_keys; k++) {
+                        int code = 0;
+                        for (size_t i = 0; i < N_FILE_KEYS; i++)
+                                if (strcmp(longopts[i].name, keys[k]) == 0)
+                                        code = longopts[i].val;
+                        if (!code) {
+                                fprintf(stderr, "procd: %s: unknown key '%s' in [" PD_CONFIG_GROUP "]\n", path, keys[k]);
+                                return -EINVAL;
+                        }
+                        g_autofree char *value = g_key_file_get_string(kf, groups[g], keys[k], &gerr);
+                        if (!value) {
+                                fprintf(stderr, "procd: %s: %s: %s\n", path, keys[k], gerr->message);
+                                return -EINVAL;
+                        }
+                        snprintf(where, sizeof where, "%s: ", path);
+                        if (set_option(o, code, value, where) < 0)
+                                return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o)
+{
+        *o = (pd_options) { .group = (gid_t) -1, .snapshot_interval = 60, .kill_timeout = 10, .ready_fd = -1,
+                            .max_conns_per_uid = PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, .gid_max = 0, .gid_min = 1 };
+        snprintf(o->socket_path, sizeof o->socket_path, "%s", PROCD_DEFAULT_SOCKET);
+
+        /* the command line first, kept aside: it is applied after the file */
+        g_autofree int *codes = g_new0(int, (gsize) argc + 1);
+        g_autofree const char **values = g_new0(const char *, (gsize) argc + 1);
+        size_t n = 0;
+        const char *config = NULL;
+        int c;
+        optind = 0; /* glibc: re-initialise, parse may run more than once (tests) */
+        while ((c = getopt_long(argc, argv, "s:g:r:G:i:k:l:fR:hV", longopts, NULL)) != -1) {
+                switch (c) {
+                case 'h':
+                        usage(stdout);
+                        return 1;
+                case 'V':
+                case OPT_VERSION:
+                        printf("procd %s\n", PROCD_VERSION);
+                        return 1;
+                case OPT_CONFIG:
+                        config = optarg;
+                        break;
+                case '?':
+                case ':':
+                        usage(stderr);
+                        return -EINVAL;
+                default:
+                        codes[n] = c;
+                        values[n++] = optarg ? optarg : "true";
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "procd: unexpected argument: %s\n", argv[optind]);
+                return -EINVAL;
+        }
+        if ((config || default_config) && load_file(o, config ? config : PROCD_CONFIG_FILE, config != NULL) < 0)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                if (set_option(o, codes[i], values[i], "") < 0)
+                        return -EINVAL;
+        return 0;
+}

@@ -1,0 +1,34 @@
+/* options.h - procd's options: defaults, then the configuration file (a GLib key file,
+ * group [procd], one key per long option), then the command line, which wins. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procd/family-cgroup.h"
+
+typedef struct pd_options {
+        char socket_path[PATH_MAX];
+        bool socket_given;           /* socket set (file or command line): with -A, serve D-Bus too */
+        gid_t group;                 /* (gid_t) -1: the socket keeps procd's group */
+        pid_t root_pid;              /* 0: procd's parent */
+        gid_t gid_min, gid_max;      /* gid_max < gid_min: no range */
+        uint32_t snapshot_interval;  /* seconds */
+        uint32_t kill_timeout;       /* seconds */
+        unsigned max_conns_per_uid;
+        bool syslog;
+        bool foreground;
+        int ready_fd;                /* -1: none (command line only) */
+        pd_famcg_options famcg;      /* famcg.base points into famcg_base */
+        char famcg_base[PATH_MAX];
+        char config_path[PATH_MAX];  /* the file read, "" when none */
+        char state_file[PATH_MAX];   /* "": none (when given) */
+        bool state_file_given;       /* else procd.state next to the socket */
+} pd_options;
+
+/* Fill o.  The file is --config PATH when given (it must exist), else PROCD_CONFIG_FILE
+ * when it exists and default_config.  Returns 0 to run, 1 when --help/--version was printed, -EINVAL after
+ * printing what is wrong to stderr (procd then exits 2, which its unit does not restart). */
+int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o);

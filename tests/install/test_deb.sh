@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# test_deb.sh PATHS - `make deb` (cmake/make-deb.sh, debhelper) builds procd,
+# libprocd-client0 and libprocd-client-dev; dpkg-deb -c shows each package's files at
+# Debian's paths (/usr/sbin, /lib/systemd/system, multiarch libdir), the unit's
+# maintainer scripts come from dh_installsystemd, the configuration is a conffile.  The
+# packages are NOT installed here (the machine is shared): see NOTES for the manual run.
+set -u
+. "$1"
+for tool in dpkg-buildpackage dh dpkg-deb; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "SKIP: $tool missing (apt-get install dpkg-dev debhelper, or make deps)"
+    exit 77
+  fi
+done
+fails=0
+check() {
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+out=$(mktemp -d /tmp/procd-test-deb.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+if ! "$src_dir/cmake/make-deb.sh" "$out" >"$out/build.log" 2>&1; then
+  tail -40 "$out/build.log"
+  echo "FAIL make-deb.sh"
+  exit 1
+fi
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+files() { # the regular files and links of a package, one path a line, sorted
+  dpkg-deb -c "$1" | awk '$1 !~ /^d/ { p = $6; sub(/^\./, "", p); print p }' | sort
+}
+expect() { # expect PACKAGE PATH...
+  local deb="$out/$1_${version}_$arch.deb"; shift
+  if [ ! -f "$deb" ]; then
+    check "$(basename "$deb") built" false
+    return
+  fi
+  printf '%s\n' "$@" | sort >"$out/expected"
+  files "$deb" >"$out/got"
+  check "$(basename "$deb") holds the expected files" diff -u "$out/expected" "$out/got"
+}
+expect procd \
+  /usr/sbin/procd /usr/sbin/condor_procd /usr/bin/procctl /usr/bin/procd-starter \
+  /lib/systemd/system/procd.service /etc/procd/procd.conf \
+  /usr/share/man/man8/procd.8.gz /usr/share/man/man1/procctl.1.gz /usr/share/man/man1/procd-starter.1.gz \
+  /usr/share/bash-completion/completions/procctl /usr/share/bash-completion/completions/procd-starter \
+  /usr/share/doc/procd/README.md.gz /usr/share/doc/procd/NOTES.gz /usr/share/doc/procd/changelog.gz \
+  /usr/share/doc/procd/copyright
+expect libprocd-client0 \
+  "/usr/lib/$ma/libprocd-client.so.$version" "/usr/lib/$ma/libprocd-client.so.$soversion" \
+  /usr/share/doc/libprocd-client0/changelog.gz /usr/share/doc/libprocd-client0/copyright
+expect libprocd-client-dev \
+  "/usr/lib/$ma/libprocd-client.so" "/usr/lib/$ma/pkgconfig/libprocd-client.pc" \
+  "/usr/include/procd-client-$soversion/procd/client.h" "/usr/include/procd-client-$soversion/procd/version.h" \
+  "/usr/include/procd-client-$soversion/procd/types.h" \
+  "/usr/include/procd-client-$soversion/trackers/usage.h" \
+  /usr/share/doc/libprocd-client-dev/changelog.gz /usr/share/doc/libprocd-client-dev/copyright
+
+deb="$out/procd_${version}_$arch.deb"
+if [ -f "$deb" ]; then
+  dpkg-deb -x "$deb" "$out/x"
+  dpkg-deb -e "$deb" "$out/ctl"
+  check "unit runs /usr/sbin/procd" grep -qx "ExecStart=/usr/sbin/procd --foreground --log syslog" "$out/x/lib/systemd/system/procd.service"
+  check "postinst enables and starts the unit (dh_installsystemd)" \
+    bash -c "grep -q 'deb-systemd-helper' '$out/ctl/postinst' && grep -q 'procd.service' '$out/ctl/postinst'"
+  check "postrm purges the unit's state" grep -q 'deb-systemd-helper purge' "$out/ctl/postrm"
+  check "procd.conf is a conffile" grep -qx /etc/procd/procd.conf "$out/ctl/conffiles"
+  check "the programs print the version" test "$("$out/x/usr/sbin/procd" --version)" = "procd $version"
+fi
+lib="$out/libprocd-client0_${version}_$arch.deb"
+if [ -f "$lib" ]; then
+  dpkg-deb -x "$lib" "$out/l"
+  check "libprocd-client0 has the SONAME" \
+    bash -c "readelf -d '$out/l/usr/lib/$ma/libprocd-client.so.$version' | grep -q 'SONAME.*libprocd-client.so.$soversion'"
+  check "libprocd-client0 has a shlibs file" bash -c "dpkg-deb -I '$lib' shlibs | grep -q 'libprocd-client $soversion libprocd-client0'"
+fi
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "all .deb checks passed"

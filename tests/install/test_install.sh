@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# test_install.sh PATHS - `cmake --install` into a scratch root (DESTDIR) installs exactly
+# the expected files; the installed programs print their version; procd starts with the
+# installed example configuration; a program built against the installed header and
+# pkg-config file links libprocd-client.so.SOVERSION and calls it.
+set -u
+. "$1"
+fails=0
+check() { # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+root=$(mktemp -d /tmp/procd-test-install.XXXXXX)
+daemon=
+cleanup() {
+  [ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+  rm -rf "$root"
+}
+trap cleanup EXIT
+
+if ! DESTDIR="$root/dest" cmake --install "$build_dir" >"$root/install.log" 2>&1; then
+  cat "$root/install.log"
+  echo "FAIL cmake --install"
+  exit 1
+fi
+d="$root/dest"
+expected=(
+  "$sbindir/procd"
+  "$sbindir/condor_procd"
+  "$bindir/procctl"
+  "$bindir/procd-starter"
+  "$unitdir/procd.service"
+  "$sysconfdir/procd/procd.conf"
+  "$mandir/man8/procd.8"
+  "$mandir/man1/procctl.1"
+  "$mandir/man1/procd-starter.1"
+  "$datadir/bash-completion/completions/procctl"
+  "$datadir/bash-completion/completions/procd-starter"
+  "$libdir/libprocd-client.so.$version"
+  "$libdir/libprocd-client.so.$soversion"
+  "$libdir/libprocd-client.so"
+  "$libdir/pkgconfig/libprocd-client.pc"
+  "$includedir/procd-client-$soversion/procd/client.h"
+  "$includedir/procd-client-$soversion/procd/types.h"
+  "$includedir/procd-client-$soversion/procd/version.h"
+  "$includedir/procd-client-$soversion/trackers/usage.h"
+)
+printf '%s\n' "${expected[@]}" | sort >"$root/expected"
+(cd "$d" && find . -type f -o -type l) | sed 's|^\.||' | sort >"$root/got"
+check "installed file list is the expected one" diff -u "$root/expected" "$root/got"
+
+for p in "$sbindir/procd" "$bindir/procctl" "$bindir/procd-starter"; do
+  name=${p##*/}
+  check "$name --version" test "$("$d$p" --version)" = "$name $version"
+done
+check "unit runs the installed procd" grep -qx "ExecStart=$sbindir/procd --foreground --log syslog" "$d$unitdir/procd.service"
+check "unit names no group" bash -c "! grep -q -- '--group' '$d$unitdir/procd.service'"
+check "unit does not restart on a configuration error" grep -qx "RestartPreventExitStatus=2" "$d$unitdir/procd.service"
+for m in man8/procd.8 man1/procctl.1 man1/procd-starter.1; do
+  check "$m is a man page" grep -q '^\.TH' "$d$mandir/$m"
+done
+for c in procctl procd-starter; do
+  check "completion for $c loads" bash -c ". '$d$datadir/bash-completion/completions/$c' 2>/dev/null || true; type -t _init_completion >/dev/null || _init_completion() { :; }; complete -p $c >/dev/null"
+done
+check "example configuration: every key commented" bash -c "! grep -Ev '^(#|\\[procd\\]|\$)' '$d$sysconfdir/procd/procd.conf'"
+
+# procd reads the installed example configuration; a bad one stops it with status 2
+if [ "$(id -u)" -eq 0 ]; then
+  sock="$root/procd.sock"
+  "$d$sbindir/procd" --config "$d$sysconfdir/procd/procd.conf" --foreground --socket "$sock" \
+    2>"$root/procd.log" &
+  daemon=$!
+  for _ in $(seq 1 100); do [ -S "$sock" ] && break; sleep 0.1; done
+  check "procd starts with the example configuration" "$d$bindir/procctl" --socket "$sock" list
+  check "procd logs the configuration it read" grep -q "configuration $d$sysconfdir/procd/procd.conf" "$root/procd.log"
+  "$d$bindir/procctl" --socket "$sock" quit >/dev/null
+  wait "$daemon"
+  check "procd quit cleanly" test $? -eq 0
+  daemon=
+else
+  echo "skip procd start (needs root)"
+fi
+printf '[procd]\nkill-timeout=0\n' >"$root/bad.conf"
+"$d$sbindir/procd" --config "$root/bad.conf" --foreground --socket "$root/x.sock" 2>"$root/bad.log"
+check "a bad configuration exits 2" test $? -eq 2
+check "... and says which key" grep -q "bad.conf: kill-timeout: bad value '0'" "$root/bad.log"
+
+# a client program built from the installed header and pkg-config file
+cat >"$root/client.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <procd/client.h>
+int main(void)
+{
+        procd_client *c = NULL;
+        procd_error e = { 0 };
+        if (strcmp(procd_client_version(), PROCD_VERSION) != 0)
+                return 1;
+        if (procd_connect("/nonexistent/procd.sock", &c, &e) != PROCD_E_TRANSPORT)
+                return 2;
+        printf("%s %d\n", procd_client_version(), PROCD_CLIENT_SOVERSION);
+        return 0;
+}
+C
+export PKG_CONFIG_PATH="$d$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$d"
+if flags=$(pkg-config --cflags --libs libprocd-client) &&
+  cc -Wall -Werror -o "$root/client" "$root/client.c" $flags 2>"$root/cc.log"; then
+  check "client program runs against the installed library" \
+    test "$(LD_LIBRARY_PATH="$d$libdir" "$root/client")" = "$version $soversion"
+  check "it links the SONAME" bash -c "readelf -d '$root/client' | grep -q 'NEEDED.*libprocd-client.so.$soversion'"
+  check "the library exports no tracker internals" \
+    bash -c "! nm -D --defined-only '$d$libdir/libprocd-client.so.$soversion' | grep -q ' tr_cgroup_'"
+else
+  cat "$root/cc.log"
+  check "client program builds from pkg-config" false
+fi
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "all install checks passed"

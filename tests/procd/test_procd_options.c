@@ -1,0 +1,144 @@
+/* Unit tests of procd's options: defaults, the key file, the command line over it, and
+ * the errors a careless configuration gets (fixtures in tests/fixtures/config). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "procd/dbus-server.h"
+#include "procd/options.h"
+#include "testsupport.h"
+
+static int parse(pd_options *o, const char *const *args)
+{
+        char *argv[32] = { "procd" };
+        int argc = 1;
+        for (; args[argc - 1]; argc++)
+                argv[argc] = (char *) args[argc - 1];
+        return pd_options_parse(argc, argv, true, o);
+}
+
+static const char *fixture(const char *name)
+{
+        static char buf[4096];
+        char rel[128];
+        snprintf(rel, sizeof rel, "config/%s", name);
+        return ts_fixture_path(buf, sizeof buf, rel);
+}
+
+static void test_defaults(void)
+{
+        pd_options o;
+        const char *args[] = { NULL };
+        /* PROCD_CONFIG_FILE of this test does not exist: no file is not an error */
+        CU_ASSERT_EQUAL_FATAL(parse(&o, args), 0);
+        CU_ASSERT_STRING_EQUAL(o.socket_path, "/run/procd/procd.sock");
+        CU_ASSERT_EQUAL(o.group, (gid_t) -1);
+        CU_ASSERT_EQUAL(o.root_pid, 0);
+        CU_ASSERT_TRUE(o.gid_max < o.gid_min);
+        CU_ASSERT_EQUAL(o.snapshot_interval, 60);
+        CU_ASSERT_EQUAL(o.kill_timeout, 10);
+        CU_ASSERT_EQUAL(o.max_conns_per_uid, PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID);
+        CU_ASSERT_FALSE(o.syslog);
+        CU_ASSERT_FALSE(o.foreground);
+        CU_ASSERT_EQUAL(o.ready_fd, -1);
+        CU_ASSERT_STRING_EQUAL(o.config_path, "");
+        CU_ASSERT_PTR_NULL(o.famcg.base);
+        CU_ASSERT_FALSE(o.famcg.disabled);
+}
+
+static void test_every_key(void)
+{
+        pd_options o;
+        const char *args[] = { "--config", fixture("good.conf"), NULL };
+        CU_ASSERT_EQUAL_FATAL(parse(&o, args), 0);
+        CU_ASSERT_STRING_EQUAL(o.socket_path, "/tmp/procd-fixture.sock");
+        CU_ASSERT_EQUAL(o.group, 0);
+        CU_ASSERT_EQUAL(o.root_pid, 4242);
+        CU_ASSERT_EQUAL(o.gid_min, 70000);
+        CU_ASSERT_EQUAL(o.gid_max, 70999);
+        CU_ASSERT_EQUAL(o.snapshot_interval, 30);
+        CU_ASSERT_EQUAL(o.kill_timeout, 20);
+        CU_ASSERT_TRUE(o.syslog);
+        CU_ASSERT_EQUAL(o.max_conns_per_uid, 8);
+        CU_ASSERT_TRUE(o.foreground);
+        CU_ASSERT_STRING_EQUAL(o.famcg.base, "/procd-fixture/families");
+        CU_ASSERT_TRUE(o.famcg.disabled);
+        CU_ASSERT_TRUE(o.state_file_given);
+        CU_ASSERT_STRING_EQUAL(o.state_file, "/tmp/procd-fixture.state");
+        CU_ASSERT_STRING_EQUAL(o.config_path, fixture("good.conf"));
+}
+
+static void test_command_line_wins(void)
+{
+        pd_options o;
+        /* before or after --config: the command line overrides the file either way */
+        const char *args[] = { "--kill-timeout", "5", "--config", fixture("good.conf"), "--socket", "/tmp/x.sock",
+                               "--log", "stderr", "--gid-range", "5-6", "--ready-fd", "9", NULL };
+        CU_ASSERT_EQUAL_FATAL(parse(&o, args), 0);
+        CU_ASSERT_EQUAL(o.kill_timeout, 5);
+        CU_ASSERT_STRING_EQUAL(o.socket_path, "/tmp/x.sock");
+        CU_ASSERT_FALSE(o.syslog);
+        CU_ASSERT_EQUAL(o.gid_min, 5);
+        CU_ASSERT_EQUAL(o.gid_max, 6);
+        CU_ASSERT_EQUAL(o.ready_fd, 9);
+        CU_ASSERT_EQUAL(o.snapshot_interval, 30); /* from the file */
+}
+
+static void check_error(const char *name, const char *const *args)
+{
+        pd_options o;
+        int r = parse(&o, args);
+        if (r != -EINVAL)
+                fprintf(stderr, "case %s: %d, expected -EINVAL\n", name, r);
+        CU_ASSERT_EQUAL(r, -EINVAL);
+}
+
+static void test_errors(void)
+{
+        const char *unknown_key[] = { "--config", fixture("unknown-key.conf"), NULL };
+        check_error("unknown key", unknown_key);
+        const char *unknown_group[] = { "--config", fixture("unknown-group.conf"), NULL };
+        check_error("unknown group", unknown_group);
+        const char *bad_value[] = { "--config", fixture("bad-value.conf"), NULL };
+        check_error("bad value in the file", bad_value);
+        const char *malformed[] = { "--config", fixture("malformed.conf"), NULL };
+        check_error("not a key file", malformed);
+        const char *missing[] = { "--config", "/nonexistent/procd.conf", NULL };
+        check_error("--config names a missing file", missing);
+        const char *bad_arg[] = { "--kill-timeout", "0", NULL };
+        check_error("bad value on the command line", bad_arg);
+        const char *no_group[] = { "--group", "no-such-group-procd-test", NULL };
+        check_error("no such group", no_group);
+        const char *root_base[] = { "--family-cgroup-base", "/", NULL };
+        check_error("family cgroup base /", root_base);
+        const char *stray[] = { "stray", NULL };
+        check_error("stray argument", stray);
+        const char *ready_in_file_only[] = { "--ready-fd", "1", NULL };
+        check_error("ready fd below 3", ready_in_file_only);
+}
+
+static void test_version_and_help(void)
+{
+        pd_options o;
+        const char *version[] = { "--version", NULL };
+        CU_ASSERT_EQUAL(parse(&o, version), 1);
+        const char *help[] = { "--help", NULL };
+        CU_ASSERT_EQUAL(parse(&o, help), 1);
+}
+
+int main(void)
+{
+        CU_TestInfo tests[] = {
+                { "defaults without a configuration file", test_defaults },
+                { "every key of the file", test_every_key },
+                { "the command line overrides the file", test_command_line_wins },
+                { "errors", test_errors },
+                { "--version and --help", test_version_and_help },
+                CU_TEST_INFO_NULL,
+        };
+        CU_SuiteInfo suites[] = {
+                { "procd options", NULL, NULL, NULL, NULL, tests },
+                CU_SUITE_INFO_NULL,
+        };
+        return ts_run(suites);
+}
