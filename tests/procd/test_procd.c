@@ -706,7 +706,7 @@ static void test_unkillable(void)
                 return;
         pid_t victim = fv.pid;
 
-        static const char *const extra[] = { "--kill-timeout", "2", NULL };
+        static const char *const extra[] = { "--kill-timeout", "10", NULL };
         ph_daemon d2;
         CU_ASSERT_FATAL(ph_start(&d2, extra, NULL, 10000) == 0);
         procd_client *c = ph_connect(&d2);
@@ -714,12 +714,12 @@ static void test_unkillable(void)
         kill_args ka = { d2.socket, victim };
         pid_t killer = ts_fork(kill_client, &ka);
         usleep(300000);
-        /* the kill is in progress: other calls are answered meanwhile */
-        uint64_t t0 = tr_now_usec();
+        /* the kill is in progress: other calls are answered meanwhile (before the KillFamily
+         * call is: no clock, a loaded host stretches every round) */
         tr_usage u;
         CU_ASSERT_EQUAL(procd_get_usage(c, 0, &u, NULL), PROCD_OK);
-        CU_ASSERT(tr_now_usec() - t0 < 1000000);
-        int st = ts_wait(killer, 15000);
+        CU_ASSERT(ts_alive(killer));
+        int st = ts_wait(killer, 60000);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         if (st == -ETIMEDOUT)
                 ts_kill_reap(killer);
@@ -762,10 +762,9 @@ static void test_suspend_does_not_block(void)
         pid_t sus = ts_fork(suspend_client, &ka);
         usleep(300000);
         CU_ASSERT(ts_alive(sus)); /* still waiting for the member to stop */
-        uint64_t t1 = tr_now_usec();
         tr_usage u;
         EXPECT(procd_get_usage(C, 0, &u, &e_), PROCD_OK);
-        CU_ASSERT(tr_now_usec() - t1 < 1200000); /* a blocking suspend would hold it ~1.7 s */
+        CU_ASSERT(ts_alive(sus)); /* answered while the suspend is still pending */
         int st = ts_wait(sus, 10000);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         if (st == -ETIMEDOUT)
@@ -782,7 +781,7 @@ static void test_suspend_does_not_block(void)
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         if (st == -ETIMEDOUT)
                 ts_kill_reap(sus);
-        CU_ASSERT(tr_now_usec() - t0 < 1500000);
+        CU_ASSERT(tr_now_usec() - t0 < 2000000); /* before the 2 s freeze bound would end it */
 
         EXPECT(procd_unregister_family(C, victim, &e_), PROCD_OK);
         frozen_victim_end(&fv);

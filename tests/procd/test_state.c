@@ -38,7 +38,9 @@ static void test_good(void)
         CU_ASSERT_STRING_EQUAL(b->login, "alice");
         CU_ASSERT_EQUAL(b->login_uid, 1001);
         CU_ASSERT(b->by_gid && b->gid == 5012 && b->gid_allocated);
-        CU_ASSERT(b->frozen && !b->kill_on_watcher_exit);
+        CU_ASSERT(b->frozen && b->killing && !b->suspending && !b->kill_on_watcher_exit);
+        CU_ASSERT_STRING_EQUAL(b->no_cgroup_reason, "no delegated cgroup");
+        CU_ASSERT_EQUAL(a->cgroup_origin, 2); /* the family's own cgroup */
         CU_ASSERT_EQUAL_FATAL(b->n_members, 2);
         CU_ASSERT(b->members[0].pid == 4300 && b->members[0].start_ticks == 124000);
         CU_ASSERT(b->members[1].pid == 4301 && b->members[1].start_ticks == 124010);
