@@ -468,7 +468,8 @@ procd_status pd_cmd_continue_family(pd_commands *cm, const pd_caller *who, pid_t
 /* After the tracker's kill: the root and the members TrackFamilyViaCgroup could not move
  * are killed by pid + start time, so that KillFamily never answers OK while a process
  * procd knew as a member lives (a root moved out of the family's cgroup, a stray).  The
- * ones still alive after a short wait are appended to survivors. */
+ * ones still alive after a short wait (20 ms: this runs in the main loop; the asynchronous
+ * KillFamily tries again next round) are appended to survivors. */
 static void kill_known(pd_family *f, tr_pidset *survivors)
 {
         pd_ident known[1 + 64];
@@ -480,7 +481,7 @@ static void kill_known(pd_family *f, tr_pidset *survivors)
         for (size_t i = 0; i < n; i++)
                 if (tr_safe_kill(known[i].pid, known[i].start_ticks, SIGKILL) == 0)
                         any = true;
-        for (int wait_ms = 0; any && wait_ms < 100; wait_ms += 5) {
+        for (int wait_ms = 0; any && wait_ms < 20; wait_ms += 2) {
                 any = false;
                 for (size_t i = 0; i < n && !any; i++) {
                         uint64_t now = 0;
@@ -488,7 +489,7 @@ static void kill_known(pd_family *f, tr_pidset *survivors)
                               tr_pid_alive(known[i].pid);
                 }
                 if (any)
-                        usleep(5000);
+                        usleep(2000);
         }
         for (size_t i = 0; i < n; i++) {
                 uint64_t now = 0;

@@ -32,6 +32,7 @@ static const struct option longopts[] = {
         { "gid-range", required_argument, NULL, 'G' },
         { "snapshot-interval", required_argument, NULL, 'i' },
         { "kill-timeout", required_argument, NULL, 'k' },
+        { "freeze-timeout", required_argument, NULL, 'F' },
         { "log", required_argument, NULL, 'l' },
         { "max-connections-per-uid", required_argument, NULL, 'C' },
         { "foreground", no_argument, NULL, 'f' },
@@ -45,14 +46,14 @@ static const struct option longopts[] = {
         { "version", no_argument, NULL, OPT_VERSION },
         { 0 },
 };
-#define N_FILE_KEYS 12 /* the first entries of longopts */
+#define N_FILE_KEYS 13 /* the first entries of longopts */
 
 static void usage(FILE *f)
 {
         fprintf(f, "usage: procd [--config FILE] [--socket PATH] [--group GROUP] [--root-pid PID]\n"
                    "             [--gid-range MIN-MAX] [--snapshot-interval SEC] [--kill-timeout SEC]\n"
-                   "             [--log stderr|syslog] [--max-connections-per-uid N] [--foreground]\n"
-                   "             [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
+                   "             [--freeze-timeout SEC] [--log stderr|syslog] [--max-connections-per-uid N]\n"
+                   "             [--foreground] [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
                    "             [--state-file PATH] [--ready-fd N] [--version]\n"
                    "  --config FILE           key file with a [procd] group (default " PROCD_CONFIG_FILE
                    ",\n"
@@ -63,6 +64,8 @@ static void usage(FILE *f)
                    "  --gid-range MIN-MAX     gids for TrackFamilyViaAllocatedGroup\n"
                    "  --snapshot-interval S   max age of the root family's /proc data (default 60)\n"
                    "  --kill-timeout S        KillFamily gives up (Unkillable) after S seconds (default 10)\n"
+                   "  --freeze-timeout S      Suspend/ContinueFamily answer after at most S seconds even when\n"
+                   "                          a member has not stopped yet (default 2)\n"
                    "  --log stderr|syslog     where log messages go (default stderr)\n"
                    "  --max-connections-per-uid N\n"
                    "                          connections one non-root uid may hold (1..%d, default %d;\n"
@@ -150,6 +153,11 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
                         return bad(where, code, v, "1..3600 seconds");
                 o->kill_timeout = (uint32_t) n;
                 return 0;
+        case 'F':
+                if (tr_parse_u64(v, &n) < 0 || n == 0 || n > 3600)
+                        return bad(where, code, v, "1..3600 seconds");
+                o->freeze_timeout = (uint32_t) n;
+                return 0;
         case 'l':
                 if (strcmp(v, "syslog") != 0 && strcmp(v, "stderr") != 0)
                         return bad(where, code, v, "stderr or syslog");
@@ -230,7 +238,8 @@ static int load_file(pd_options *o, const char *path, bool must_exist)
 
 int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o)
 {
-        *o = (pd_options) { .group = (gid_t) -1, .snapshot_interval = 60, .kill_timeout = 10, .ready_fd = -1,
+        *o = (pd_options) { .group = (gid_t) -1, .snapshot_interval = 60, .kill_timeout = 10,
+                            .freeze_timeout = 2, .ready_fd = -1,
                             .max_conns_per_uid = PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, .gid_max = 0, .gid_min = 1 };
         snprintf(o->socket_path, sizeof o->socket_path, "%s", PROCD_DEFAULT_SOCKET);
 

@@ -17,6 +17,7 @@ typedef struct pd_options {
         gid_t gid_min, gid_max;      /* gid_max < gid_min: no range */
         uint32_t snapshot_interval;  /* seconds */
         uint32_t kill_timeout;       /* seconds */
+        uint32_t freeze_timeout;     /* seconds */
         unsigned max_conns_per_uid;
         bool syslog;
         bool foreground;

@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "util.h"
 
 typedef struct member {
@@ -119,13 +120,6 @@ static bool is_live(const member *x) { return x->state != 'Z' && x->state != 'X'
 
 /* Never signalled: init, pid <= 1, and the calling process itself. */
 static bool signalable(pid_t pid) { return pid > 1 && pid != getpid(); }
-
-static void sleep_usec(uint64_t usec)
-{
-        struct timespec ts = { (time_t) (usec / 1000000u), (long) (usec % 1000000u) * 1000 };
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
-}
 
 /* ---- lifetime ----------------------------------------------------------------------- */
 
@@ -844,13 +838,14 @@ int tr_procfam_kill(tr_procfam *f, uint64_t timeout_usec, tr_kill_result *res, t
                 (void) signal_members(f, SIGKILL, NULL);
                 (void) signal_members(f, SIGCONT, NULL);
                 /* wait for the killed to die; a newcomer means another round */
-                for (uint64_t pause = 500;; pause = pause < 16000 ? pause * 2 : pause) {
+                uint64_t pause = 500;
+                for (;;) {
                         r = private_update(f, err);
                         if (r < 0)
                                 return r;
                         if (count_live(f, true) == 0 || f->n_new > 0 || tr_now_usec() >= deadline)
                                 break;
-                        sleep_usec(pause);
+                        tr_backoff(&pause, deadline);
                 }
                 if (tr_now_usec() >= deadline)
                         break;
@@ -887,7 +882,8 @@ int tr_procfam_freeze(tr_procfam *f, uint64_t timeout_usec, tr_freeze_state *rea
         int r = private_update(f, err);
         if (r < 0)
                 return r;
-        for (uint64_t pause = 500;; pause = pause < 16000 ? pause * 2 : pause) {
+        uint64_t pause = 500;
+        for (;;) {
                 r = stop_all(f, deadline, err);
                 if (r < 0)
                         return r;
@@ -897,7 +893,7 @@ int tr_procfam_freeze(tr_procfam *f, uint64_t timeout_usec, tr_freeze_state *rea
                 }
                 if (tr_now_usec() >= deadline)
                         return 0;
-                sleep_usec(pause);
+                tr_backoff(&pause, deadline);
         }
 }
 
@@ -905,7 +901,8 @@ int tr_procfam_thaw(tr_procfam *f, uint64_t timeout_usec, tr_freeze_state *reach
 {
         uint64_t deadline = tr_now_usec() + timeout_usec;
         *reached = TR_FREEZING;
-        for (uint64_t pause = 500;; pause = pause < 16000 ? pause * 2 : pause) {
+        uint64_t pause = 500;
+        for (;;) {
                 int r = private_update(f, err);
                 if (r < 0)
                         return r;
@@ -918,7 +915,7 @@ int tr_procfam_thaw(tr_procfam *f, uint64_t timeout_usec, tr_freeze_state *reach
                         return r;
                 if (tr_now_usec() >= deadline)
                         return 0;
-                sleep_usec(pause);
+                tr_backoff(&pause, deadline);
         }
 }
 

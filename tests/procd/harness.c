@@ -265,3 +265,30 @@ const char *ph_raw_call(DBusConnection *c, DBusMessage *m, int timeout_ms)
         dbus_error_free(&e);
         return name;
 }
+
+bool ph_dump_one(procd_client *c, pid_t pid, procd_family_info *out)
+{
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        if (procd_dump(c, pid, &fi, &n, NULL) != PROCD_OK || n < 1)
+                return false;
+        *out = fi[0];
+        out->members = NULL;
+        out->n_members = 0;
+        bool ok = fi[0].root_pid == pid;
+        procd_family_info_free(fi, n);
+        return ok;
+}
+
+bool ph_has_member(procd_client *c, pid_t fam, pid_t pid)
+{
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        bool found = false;
+        if (procd_dump(c, fam, &fi, &n, NULL) != PROCD_OK)
+                return false;
+        for (size_t j = 0; n && j < fi[0].n_members; j++)
+                found |= fi[0].members[j] == pid;
+        procd_family_info_free(fi, n);
+        return found;
+}

@@ -46,6 +46,11 @@ void ph_chain_kill(int depth, const pid_t *pids);
 /* A sleeper placed in a fresh cgroup <base>/<name> (created with TR_CG_OWNED). */
 pid_t ph_sleeper_in_cgroup(const char *name, char *path_out, size_t size, tr_cgroup **cg_out);
 
+/* Dump(pid) through c: the family's own entry (members not kept) when pid roots one. */
+bool ph_dump_one(procd_client *c, pid_t pid, procd_family_info *out);
+/* Whether Dump(fam) lists pid among fam's members. */
+bool ph_has_member(procd_client *c, pid_t fam, pid_t pid);
+
 /* Process state letter from /proc/PID/stat ('?' when gone). */
 char ph_state(pid_t pid);
 /* Wait until cond(pid) or timeout. */

@@ -508,14 +508,25 @@ static void test_pending_cap_per_uid(void)
         }
         for (int i = 0; i < N; i++) { /* owned by USER once setresuid shows */
                 uid_t u = 0;
-                for (int t = 0; t < 200 && (pd_proc_uid(kids[i], &u) < 0 || u != USER.uid); t++)
+                for (int t = 0; t < 6000 && (pd_proc_uid(kids[i], &u) < 0 || u != USER.uid); t++) /* a bound, not a timing: 30 s */
                         usleep(5000);
                 CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, kids[i], 0, 60, &e), PROCD_OK);
         }
         snprintf(f, sizeof f, "%s/freezer.state", dir);
         CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, f, "FROZEN", NULL) == 0);
+        char state[64] = ""; /* FREEZING until every kid is frozen (slow on a loaded host) */
+        for (int t = 0; t < 6000 && strncmp(state, "FROZEN", 6) != 0; t++) {
+                tr_read_file_at(AT_FDCWD, f, state, sizeof state, NULL);
+                if (strncmp(state, "FROZEN", 6) != 0)
+                        usleep(5000);
+        }
+        CU_ASSERT_FATAL(strncmp(state, "FROZEN", 6) == 0);
         done_rec d[N + 1];
         memset(d, 0, sizeof d);
+        /* a round is a private /proc scan: with thousands of processes on a loaded host it
+         * can outlast the 2 s bound, and a call past its bound is answered (OK) at once */
+        uint64_t bound = CM.freeze_timeout_usec;
+        CM.freeze_timeout_usec = 600000000ull;
         for (int i = 0; i < N; i++)
                 pd_cmd_family_async(&CM, &USER, PD_JOB_SUSPEND, kids[i], on_done, &d[i]);
         for (int i = 0; i < N - 1; i++)
@@ -526,6 +537,7 @@ static void test_pending_cap_per_uid(void)
         CU_ASSERT_EQUAL(d[N].calls, 0); /* root's is taken */
         CU_ASSERT_EQUAL(g_slist_length(CM.pending_jobs), N); /* USER's 16 + root's 1 */
         pd_cmd_cancel_pending(&CM);
+        CM.freeze_timeout_usec = bound;
         CU_ASSERT_PTR_NULL(CM.pending_jobs);
         for (int i = 0; i <= N; i++)
                 CU_ASSERT_EQUAL(d[i].calls, 1);

@@ -248,8 +248,12 @@ static void test_valgrind(void)
                                         "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect",
                                         NULL };
         ph_daemon d;
-        static const char *const extra[] = { "--gid-range", "70300-70301", "--group", "65534",
-                                             "--max-connections-per-uid", "1", NULL };
+        /* families get cgroups of their own (made, moved into, removed) when the base exists */
+        char fams[256] = "";
+        if (ts_cgroup_base())
+                ts_cgroup_path(fams, sizeof fams, "vgfams");
+        const char *const extra[] = { "--gid-range", "70300-70301", "--group", "65534", "--max-connections-per-uid", "1",
+                                      fams[0] ? "--family-cgroup-base" : NULL, fams, NULL };
         CU_ASSERT_EQUAL_FATAL(ph_start(&d, extra, wrapper, 60000), 0);
         session(&d);
         int st = ph_stop(&d, 60000);

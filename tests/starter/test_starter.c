@@ -690,7 +690,7 @@ static void test_sigterm_grace(void)
         uint64_t took = tr_now_usec() - t1;
         printf("\nSIGTERM ignored by the job: starter done %.2f s after SIGTERM\n", (double) took / 1e6);
         CU_ASSERT_EQUAL(r.code, 128 + SIGKILL);
-        CU_ASSERT_TRUE(took >= 900000 && took < 5000000);
+        CU_ASSERT_TRUE(took >= 900000); /* the grace was given (a lower bound: load only adds) */
         char text[256] = "";
         tr_read_file_at(AT_FDCWD, file, text, sizeof text, NULL);
         CU_ASSERT_PTR_NOT_NULL(strstr(text, "TERM"));
@@ -701,17 +701,16 @@ static void test_sigterm_grace(void)
         /* a job that dies of SIGTERM: no wait for the grace */
         tmp_path(ready, sizeof ready, "term2", ".ready");
         unlink(ready);
+        /* a grace of 600 s against finish()'s 30 s wait: only "no wait for the grace" passes */
         const char *a2[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "term2",
-                             "--kill-grace", "10", "--", self_exe, "helper", "spin", ready, NULL };
+                             "--kill-grace", "600", "--", self_exe, "helper", "spin", ready, NULL };
         t0 = tr_now_usec();
         pid = spawn("term2", a2);
         CU_ASSERT_FATAL(pid > 1);
         CU_ASSERT_TRUE(wait_file(ready, 10000));
-        t1 = tr_now_usec();
         kill(pid, SIGINT);
         finish(pid, "term2", &r, 30000, t0);
         CU_ASSERT_EQUAL(r.code, 128 + SIGTERM);
-        CU_ASSERT_TRUE(tr_now_usec() - t1 < 3000000);
         CU_ASSERT_TRUE(cg_gone("term2"));
 }
 

@@ -1,0 +1,426 @@
+/* test_cgroup_stats.c - members and usage (cgroup-stats.c): 200 MB peak, OOM counted over
+ * the subtree, members beyond one seq_file buffer live (root); the pure v2 and pure v1 file
+ * selection on fixture trees (no root); a PSI file that refuses reads (see cgtest.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include "cgtest.h"
+#include "trackers/util.h"
+
+static void check_peak_memory(const tr_hierarchies *hs, const char *tag)
+{
+        char name[64];
+        snprintf(name, sizeof name, "mem-%s", tag);
+        tr_cgroup *cg = make_cg(hs, name);
+        if (!cg)
+                return;
+        pid_t p = start_gated(cg, run_touch, (void *) (uintptr_t) (200 * MB));
+        int st = ts_wait(p, 60000);
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        tr_usage u;
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+        if (!u.memory_peak_bytes.available) {
+                printf("\n    SKIP peak memory (%s): no memory.peak / max_usage_in_bytes here\n", tag);
+        } else {
+                printf("\n    peak (%s): %llu MB\n", tag, (unsigned long long) (u.memory_peak_bytes.value / MB));
+                CU_ASSERT(u.memory_peak_bytes.value >= 200 * MB);
+        }
+        CU_ASSERT_EQUAL(u.num_procs.value, 0);
+        kill_destroy(cg);
+}
+
+static void check_oom(const tr_hierarchies *hs, const char *tag)
+{
+        char name[64], sub[80];
+        snprintf(name, sizeof name, "oom-%s", tag);
+        snprintf(sub, sizeof sub, "%s/sub", name);
+        tr_cgroup *cg = make_cg(hs, name);
+        _cleanup_cgroup_ tr_cgroup *child = make_cg(hs, sub);
+        if (!cg || !child)
+                return;
+        tr_error err = { 0 };
+        int mi = tr_hierarchies_best(hs, TR_CTRL_MEMORY);
+        int r;
+        if (tr_cgroup_has_file(cg, mi, "memory.limit_in_bytes")) {
+                r = tr_cgroup_write(cg, mi, "memory.limit_in_bytes", "67108864", &err);
+                if (r == 0 && tr_cgroup_has_file(cg, mi, "memory.memsw.limit_in_bytes"))
+                        r = tr_cgroup_write(cg, mi, "memory.memsw.limit_in_bytes", "67108864", &err);
+        } else if (tr_cgroup_has_file(cg, mi, "memory.max")) {
+                r = tr_cgroup_write(cg, mi, "memory.max", "67108864", &err);
+                if (r == 0 && tr_cgroup_has_file(cg, mi, "memory.swap.max"))
+                        r = tr_cgroup_write(cg, mi, "memory.swap.max", "0", &err);
+        } else {
+                printf("\n    SKIP oom (%s): no memory limit file\n", tag);
+                kill_destroy(cg);
+                return;
+        }
+        if (r < 0)
+                printf("\n    limit: %s\n", err.msg);
+        CU_ASSERT_EQUAL_FATAL(r, 0);
+        /* the victim sits in a child cgroup: v1 counts the kill there only */
+        pid_t p = start_gated(child, run_touch, (void *) (uintptr_t) (512 * MB));
+        int st = ts_wait(p, 60000);
+        CU_ASSERT(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        tr_usage u;
+        CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+        CU_ASSERT_TRUE(u.oom_kills.available);
+        printf("\n    oom_kills (%s): %llu\n", tag, (unsigned long long) u.oom_kills.value);
+        CU_ASSERT(u.oom_kills.value >= 1);
+        kill_destroy(cg);
+}
+
+/* Membership through the kept-open v2 cgroup.procs when it is longer than one seq_file
+ * buffer (4096 bytes: ~800 pids of 5 digits), and a child cgroup appearing after the first
+ * read (the "no subdirectory" shortcut must notice it). */
+static void check_members_large(const tr_hierarchies *hs, const char *tag)
+{
+        char name[64], sub[80];
+        snprintf(name, sizeof name, "large-%s", tag);
+        tr_cgroup *cg = make_cg(hs, name);
+        if (!cg)
+                return;
+        pid_t a = start_gated(cg, run_many, (void *) (intptr_t) 900);
+        size_t n = wait_members(cg, 901, 30000);
+        CU_ASSERT_EQUAL(n, 901);
+        int v2 = hs->v2;
+        _cleanup_free_ char *text = NULL;
+        if (v2 >= 0 && tr_cgroup_dirfd(cg, v2) >= 0) {
+                size_t len = 0;
+                CU_ASSERT(tr_read_file_alloc_at(tr_cgroup_dirfd(cg, v2), "cgroup.procs", &text, &len, NULL) > 0);
+                printf("\n    cgroup.procs (%s): %zu bytes, %zu members\n", tag, len, n);
+        }
+        tr_usage u;
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.num_procs.value, 901);
+        /* a child cgroup made after the first reads, with one process */
+        snprintf(sub, sizeof sub, "%s/later", name);
+        _cleanup_cgroup_ tr_cgroup *child = make_cg(hs, sub);
+        CU_ASSERT_FATAL(child != NULL);
+        pid_t c = start_in(child, run_sleeper, NULL);
+        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+        CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
+        CU_ASSERT_EQUAL(m.n, 902);
+        CU_ASSERT_TRUE(tr_pidset_contains(&m, c));
+        CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.num_procs.value, 902);
+        kill_destroy(cg);
+        waitpid(a, NULL, 0);
+        ts_kill_reap(c);
+        ts_reap_orphans(0);
+}
+
+/* ---- the handle on fixture trees (no root): pure v2 and pure v1 file selection ------- */
+
+/* Regular files stand in for cgroupfs: the handle only openat()s and pread()s them.  This
+ * runs the pure-v2 usage path that this hybrid host cannot run live (FACTS). */
+
+static void test_fixture_tree_v2(void)
+{
+        int fds0 = count_fds();
+        char tmp[] = "/tmp/procd-cgfx.XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
+        char root[PATH_MAX], job[PATH_MAX], sub[PATH_MAX], mi[PATH_MAX * 2];
+        snprintf(root, sizeof root, "%s/cg2", tmp);
+        mkdirs(tmp, "cg2/job/a/b");
+        snprintf(job, sizeof job, "%s/job", root);
+        snprintf(sub, sizeof sub, "%s/job/a/b", root);
+        static const char *const files[] = { "cpu.stat", "memory.current", "memory.peak", "memory.stat",
+                                             "memory.events", "io.stat", "cpu.pressure", "memory.pressure",
+                                             "io.pressure", "cgroup.events" };
+        for (size_t k = 0; k < TR_ARRAY_SIZE(files); k++) {
+                char rel[64];
+                snprintf(rel, sizeof rel, "v2/%s", files[k]);
+                put_fixture(job, files[k], rel);
+        }
+        put_file(job, "pids.current", "5\n");
+        put_file(job, "pids.peak", "9\n");
+        put_file(job, "cgroup.procs", "300\n100\n");
+        put_file(sub, "cgroup.procs", "200\n100\n");
+        snprintf(mi, sizeof mi, "26 22 0:23 / %s rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n", root);
+        tr_hierarchies hs;
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, mi, NULL), 0);
+        CU_ASSERT_EQUAL(hs.mode, TR_MODE_V2);
+        _cleanup_free_ char *ctl = ts_read_fixture("v2/cgroup.controllers");
+        tr_hierarchies_set_v2_controllers(&hs, ctl);
+
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg, &err), 0);
+        CU_ASSERT(tr_cgroup_dirfd(cg, 0) >= 0);
+        CU_ASSERT(tr_cgroup_v2_fd(cg) >= 0);
+        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+        CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
+        CU_ASSERT_EQUAL(m.n, 3); /* 100, 200, 300: deduplicated over the subtree */
+        bool pop = false;
+        CU_ASSERT_EQUAL(tr_cgroup_populated(cg, &pop, &err), 0);
+        CU_ASSERT_TRUE(pop);
+        for (int round = 0; round < 2; round++) { /* the second through kept-open fds */
+                tr_usage u;
+                CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage(cg, &u, &err), 0);
+                CU_ASSERT_EQUAL(u.sources, TR_SRC_CGROUP_V2);
+                CU_ASSERT_EQUAL(u.num_procs.value, 3);
+                CU_ASSERT_EQUAL(u.cpu_usec.value, 8123456);
+                CU_ASSERT_EQUAL(u.cpu_user_usec.value, 6100000);
+                CU_ASSERT_EQUAL(u.memory_current_bytes.value, 268435456);
+                CU_ASSERT_EQUAL(u.memory_peak_bytes.value, 314572800);
+                CU_ASSERT_EQUAL(u.rss_bytes.value, 209715200 + 10485760);
+                CU_ASSERT_EQUAL(u.memory_file_bytes.value, 52428800 - 10485760);
+                CU_ASSERT_EQUAL(u.oom_kills.value, 2);
+                CU_ASSERT_EQUAL(u.oom_group_kills.value, 1);
+                CU_ASSERT_EQUAL(u.io_read_bytes.value, 1459200 + 40960);
+                CU_ASSERT_EQUAL(u.io_write_bytes.value, 314773504 + 4096);
+                CU_ASSERT_EQUAL(u.pids_current.value, 5);
+                CU_ASSERT_EQUAL(u.pids_peak.value, 9);
+                CU_ASSERT_EQUAL(u.psi_cpu_some_usec.value, 173504);
+                CU_ASSERT_EQUAL(u.psi_memory_full_usec.value, 1870);
+                CU_ASSERT_EQUAL(u.psi_io_some_usec.value, 90213);
+                CU_ASSERT_TRUE(u.psi_io_full_usec.available);
+                CU_ASSERT_FALSE(u.image_size_bytes.available); /* /proc only */
+        }
+        /* the counter changes between reads: pread from offset 0 sees the new value */
+        put_file(job, "memory.current", "4096\n");
+        tr_usage u;
+        CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.memory_current_bytes.value, 4096);
+        /* read/write/has_file */
+        char buf[64];
+        CU_ASSERT_EQUAL(tr_cgroup_read(cg, 0, "pids.peak", buf, sizeof buf, &err), 2);
+        CU_ASSERT_TRUE(tr_cgroup_has_file(cg, 0, "memory.peak"));
+        CU_ASSERT_FALSE(tr_cgroup_has_file(cg, 0, "memory.max"));
+        CU_ASSERT_FALSE(tr_cgroup_has_file(cg, 3, "memory.peak"));
+        CU_ASSERT_EQUAL(tr_cgroup_read(cg, 0, "../x", buf, sizeof buf, &err), -EINVAL);
+        CU_ASSERT_EQUAL(tr_cgroup_write(cg, 0, "pids.max", "5", &err), -EPERM); /* no MAY_ACT */
+        {
+                _cleanup_cgroup_ tr_cgroup *rw = NULL;
+                CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", TR_CG_MAY_ACT, &rw, &err), 0);
+                CU_ASSERT_EQUAL(tr_cgroup_write(rw, 1, "pids.max", "5", &err), -ENOENT);
+                CU_ASSERT_EQUAL(tr_cgroup_write(rw, 0, "../x", "5", &err), -EINVAL);
+        }
+        /* the kept-open cgroup.procs: longer than its first buffer, then rewritten shorter
+         * (each read starts at offset 0 and sees the current content) */
+        {
+                size_t cap = 3000 * 8 + 1, off = 0;
+                _cleanup_free_ char *big = malloc(cap);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+                for (int pid = 1000; pid < 4000; pid++)
+                        off += (size_t) snprintf(big + off, cap - off, "%d\n", pid);
+                put_file(job, "cgroup.procs", big);
+                CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
+                CU_ASSERT_EQUAL(m.n, 3000 + 2); /* + 100, 200 of the subtree */
+                CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+                CU_ASSERT_EQUAL(u.num_procs.value, 3002);
+                put_file(job, "cgroup.procs", "300\n100\n");
+                CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
+                CU_ASSERT_EQUAL(m.n, 3);
+        }
+        /* a child vanishing mid-walk is not an error; the handle's own cgroup vanishing is */
+        rm_tree(sub);
+        CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
+        CU_ASSERT_EQUAL(m.n, 2);
+        /* open_pid maps "0::/job" of a fixture cgroup file */
+        tr_pid_cgroups pc;
+        CU_ASSERT_EQUAL(tr_pid_cgroups_parse(&hs, "0::/job\n", &pc, NULL), 0);
+        CU_ASSERT_STRING_EQUAL(pc.paths[0], "/job");
+        tr_pid_cgroups_clear(&pc);
+        tr_cgroup_free(TR_TAKE_PTR(cg));
+        CU_ASSERT_EQUAL(count_fds(), fds0); /* the handle closed every fd it kept */
+        rm_tree(tmp);
+}
+
+static void test_fixture_tree_v1(void)
+{
+        char tmp[] = "/tmp/procd-cgfx.XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
+        char d[PATH_MAX], mi[4 * PATH_MAX];
+        mkdirs(tmp, "cpu,cpuacct/job");
+        mkdirs(tmp, "memory/job/sub");
+        mkdirs(tmp, "blkio/job");
+        mkdirs(tmp, "systemd");
+        snprintf(d, sizeof d, "%s/cpu,cpuacct/job", tmp);
+        put_fixture(d, "cpuacct.usage", "v1/cpuacct.usage");
+        put_fixture(d, "cpuacct.stat", "v1/cpuacct.stat");
+        put_file(d, "cgroup.procs", "11\n12\n");
+        snprintf(d, sizeof d, "%s/memory/job", tmp);
+        put_fixture(d, "memory.usage_in_bytes", "v1/memory.usage_in_bytes");
+        put_fixture(d, "memory.max_usage_in_bytes", "v1/memory.max_usage_in_bytes");
+        put_fixture(d, "memory.stat", "v1/memory.stat");
+        put_fixture(d, "memory.oom_control", "v1/memory.oom_control");
+        put_file(d, "cgroup.procs", "10\n11\n");
+        snprintf(d, sizeof d, "%s/memory/job/sub", tmp);
+        put_file(d, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+        put_file(d, "cgroup.procs", "13\n");
+        snprintf(d, sizeof d, "%s/blkio/job", tmp);
+        put_fixture(d, "blkio.throttle.io_service_bytes_recursive", "v1/blkio.throttle.io_service_bytes_recursive");
+        put_file(d, "cgroup.procs", "");
+        snprintf(mi, sizeof mi,
+                 "29 24 0:25 / %s/cpu\\054cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+                 "30 24 0:26 / %s/memory rw - cgroup cgroup rw,memory\n"
+                 "31 24 0:27 / %s/blkio rw - cgroup cgroup rw,blkio\n"
+                 "25 24 0:21 / %s/systemd rw - cgroup cgroup rw,xattr,name=systemd\n",
+                 tmp, tmp, tmp, tmp);
+        tr_hierarchies hs;
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, mi, NULL), 0);
+        CU_ASSERT_EQUAL(hs.mode, TR_MODE_V1);
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg, &err), 0);
+        CU_ASSERT_EQUAL(tr_cgroup_dirfd(cg, 3), -1); /* not in name=systemd */
+        CU_ASSERT_PTR_NULL(tr_cgroup_path(cg, 3));
+        CU_ASSERT_EQUAL(tr_cgroup_v2_fd(cg), -1);
+        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+        CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
+        CU_ASSERT_EQUAL(m.n, 4); /* union of the v1 hierarchies: 10..13 */
+        tr_usage u;
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage(cg, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.sources, TR_SRC_CGROUP_V1);
+        CU_ASSERT_EQUAL(u.cpu_usec.value, 62310048);
+        if (sysconf(_SC_CLK_TCK) == 100)
+                CU_ASSERT_EQUAL(u.cpu_user_usec.value, 47210000);
+        CU_ASSERT_EQUAL(u.memory_current_bytes.value, 650117120);
+        CU_ASSERT_EQUAL(u.memory_peak_bytes.value, 702545920);
+        CU_ASSERT_EQUAL(u.rss_bytes.value, 524288000 + 16777216);
+        CU_ASSERT_EQUAL(u.oom_kills.value, 3); /* 1 + 2 in the child: summed */
+        CU_ASSERT_EQUAL(u.io_read_bytes.value, 1048576 + 524288);
+        CU_ASSERT_FALSE(u.psi_cpu_some_usec.available);
+        CU_ASSERT_FALSE(u.pids_current.available);
+        /* a kernel without the oom_kill counter (before 4.13): unknown, not 0 */
+        snprintf(d, sizeof d, "%s/memory/job", tmp);
+        put_file(d, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\n");
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage(cg, &u, &err), 0);
+        CU_ASSERT_FALSE(u.oom_kills.available);
+        CU_ASSERT_TRUE(u.memory_current_bytes.available);
+        bool pop = false;
+        CU_ASSERT_EQUAL(tr_cgroup_populated(cg, &pop, &err), 0);
+        CU_ASSERT_TRUE(pop);
+        tr_cgroup_free(TR_TAKE_PTR(cg));
+        rm_tree(tmp);
+}
+
+/* A PSI file that answers EOPNOTSUPP (psi=0 kernels that still show the files) is dropped
+ * and not retried.  Stand-in for such a file: cgroup.procs of a threaded v2 cgroup, which
+ * refuses reads with EOPNOTSUPP (cgroup_procs_start), reached through a symlink named
+ * io.pressure in a fixture tree.  After each usage call no fd of ours may point at it. */
+static bool fd_open_on(const char *target)
+{
+        _cleanup_closedir_ DIR *d = opendir("/proc/self/fd");
+        if (!d)
+                return false;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                char link[PATH_MAX], path[64];
+                snprintf(path, sizeof path, "/proc/self/fd/%s", de->d_name);
+                ssize_t n = readlink(path, link, sizeof link - 1);
+                if (n <= 0)
+                        continue;
+                link[n] = '\0';
+                if (strcmp(link, target) == 0)
+                        return true;
+        }
+        return false;
+}
+
+static void test_psi_unsupported(void)
+{
+        if (!ts_cgroup_base()) {
+                printf("SKIP psi unsupported: needs root and the test base\n");
+                return;
+        }
+        const tr_hierarchies *host = ts_hierarchies();
+        char thr[PATH_MAX], dom[PATH_MAX], procs[PATH_MAX];
+        if (host->v2 < 0 ||
+            tr_hierarchy_fs_path(&host->h[host->v2], ts_cgroup_base(), dom, sizeof dom, NULL) < 0) {
+                printf("SKIP psi unsupported: no v2 tree\n");
+                return;
+        }
+        strncat(dom, "/psi-dom", sizeof dom - strlen(dom) - 1);
+        snprintf(thr, sizeof thr, "%s/t", dom);
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", thr);
+        CU_ASSERT_FATAL(mkdir(dom, 0755) == 0 || errno == EEXIST);
+        CU_ASSERT_FATAL(mkdir(thr, 0755) == 0 || errno == EEXIST);
+        char tpath[PATH_MAX + 16];
+        snprintf(tpath, sizeof tpath, "%s/cgroup.type", thr);
+        char buf[256];
+        int fd = -1;
+        if (tr_write_file_at(AT_FDCWD, tpath, "threaded", NULL) < 0 ||
+            (fd = open(procs, O_RDONLY | O_CLOEXEC)) < 0 || read(fd, buf, sizeof buf) >= 0 || errno != EOPNOTSUPP) {
+                printf("SKIP psi unsupported: a threaded cgroup's cgroup.procs does not answer EOPNOTSUPP here\n");
+                if (fd >= 0)
+                        close(fd);
+                rmdir(thr);
+                rmdir(dom);
+                return;
+        }
+        close(fd);
+
+        char tmp[] = "/tmp/procd-cgfx.XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
+        char root[PATH_MAX], job[PATH_MAX], link[PATH_MAX + 32], mi[PATH_MAX * 2];
+        snprintf(root, sizeof root, "%s/cg2", tmp);
+        mkdirs(tmp, "cg2/job");
+        snprintf(job, sizeof job, "%s/job", root);
+        put_fixture(job, "cpu.stat", "v2/cpu.stat");
+        put_fixture(job, "cpu.pressure", "v2/cpu.pressure");
+        put_file(job, "cgroup.procs", "");
+        snprintf(link, sizeof link, "%s/io.pressure", job);
+        CU_ASSERT_EQUAL_FATAL(symlink(procs, link), 0);
+        snprintf(mi, sizeof mi, "26 22 0:23 / %s rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n", root);
+        tr_hierarchies hs;
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, mi, NULL), 0);
+        {
+                _cleanup_cgroup_ tr_cgroup *cg = NULL;
+                tr_error err = { 0 };
+                CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg, &err), 0);
+                for (int round = 0; round < 3; round++) {
+                        tr_usage u;
+                        CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+                        CU_ASSERT_TRUE(u.psi_cpu_some_usec.available);
+                        CU_ASSERT_FALSE(u.psi_io_some_usec.available);
+                        /* dropped after the first EOPNOTSUPP and never reopened */
+                        CU_ASSERT_FALSE(fd_open_on(procs));
+                }
+        }
+        rm_tree(tmp);
+        rmdir(thr);
+        rmdir(dom);
+}
+
+HOST_TEST(peak_memory, "peak memory")
+HOST_TEST(oom, "oom")
+HOST_TEST(members_large, "members beyond one seq_file buffer")
+
+int main(void)
+{
+        CU_TestInfo host[] = {
+                { "peak_memory", host_peak_memory },
+                { "oom", host_oom },
+                { "members_large", host_members_large },
+                CU_TEST_INFO_NULL,
+        };
+        CU_TestInfo v1[] = {
+                { "peak_memory", v1_peak_memory },
+                { "oom", v1_oom },
+                { "members_large", v1_members_large },
+                CU_TEST_INFO_NULL,
+        };
+        CU_TestInfo trees[] = {
+                { "pure_v2_tree", test_fixture_tree_v2 },
+                { "pure_v1_tree", test_fixture_tree_v1 },
+                { "psi_unsupported", test_psi_unsupported },
+                CU_TEST_INFO_NULL,
+        };
+        CU_SuiteInfo extra[] = {
+                { "cgroup-fixture-trees", NULL, NULL, NULL, NULL, trees },
+                CU_SUITE_INFO_NULL,
+        };
+        return cgt_run("cgroup-stats", host, v1, extra);
+}

@@ -1,0 +1,105 @@
+/* cgroup-internal.h - what the cgroup handle's files share (not for callers: they use
+ * cgroup.h).
+ *
+ * The handle (cgroup.c) owns the dirfds and the counter files kept open; setup
+ * (cgroup-setup.c: create, subtree_control, cpuset, attach, destroy), stats (cgroup-stats.c:
+ * members, usage), the freezer (cgroup-freezer.c) and kill (cgroup-kill.c: safety gate,
+ * signal, kill, populated) reach them through the helpers below.
+ */
+#pragma once
+
+#include <errno.h>
+
+#include "cgroup.h"
+
+/* Counter files kept open.  The v2 ones live in the v2 hierarchy; the v1 ones in the v1
+ * hierarchy holding `ctrl`. */
+enum tr_cg_hot {
+        H_CPU_STAT,
+        H_MEM_CURRENT,
+        H_MEM_PEAK,
+        H_MEM_STAT,
+        H_MEM_EVENTS,
+        H_IO_STAT,
+        H_PIDS_CURRENT,
+        H_PIDS_PEAK,
+        H_CPU_PRESSURE,
+        H_MEM_PRESSURE,
+        H_IO_PRESSURE,
+        H_EVENTS,
+        H_PROCS,
+        H1_MEM_USAGE,
+        H1_MEM_MAX,
+        H1_MEM_STAT,
+        H1_CPUACCT_USAGE,
+        H1_CPUACCT_USER,
+        H1_CPUACCT_SYS,
+        H1_CPUACCT_STAT,
+        H1_BLKIO,
+        H1_PIDS_CURRENT,
+        H1_PIDS_PEAK,
+        H1_FREEZER_STATE,
+        H1_MEM_OOM,
+        H_COUNT
+};
+
+#define TR_CG_HOT_UNTRIED (-2)
+#define TR_CG_HOT_ABSENT (-1)
+
+
+struct tr_cgroup {
+        const tr_hierarchies *hs;
+        unsigned flags;
+        char *path[TR_MAX_HIER];
+        int dirfd[TR_MAX_HIER];
+        int v2_fd; /* O_RDONLY, for clone3(CLONE_INTO_CGROUP) */
+        int hot[H_COUNT];     /* fd, or TR_CG_HOT_UNTRIED / TR_CG_HOT_ABSENT */
+        char *procs_buf; /* text of the v2 cgroup.procs, reused across calls */
+        size_t procs_cap;
+};
+
+static inline bool tr_cg_is_gone_errno(int e) { return e == ENOENT || e == ENODEV; }
+
+/* ---- the handle (cgroup.c) ---------------------------------------------------------- */
+
+/* Index of the handle's v2 cgroup, or of the v1 hierarchy holding c, or -1 when absent. */
+int tr_cg_v2_index(const tr_cgroup *cg);
+int tr_cg_v1_index(const tr_cgroup *cg, tr_controller c);
+
+/* The kept-open fd of counter file h (opened on first use).  -ENOENT when the file does not
+ * exist in this cgroup (remembered), -ENODEV when the cgroup was removed under the fd. */
+int tr_cg_hot_fd(tr_cgroup *cg, enum tr_cg_hot h);
+/* pread of h from offset 0, NUL-terminated: length or -errno. */
+int tr_cg_hot_read(tr_cgroup *cg, enum tr_cg_hot h, char *buf, size_t size);
+bool tr_cg_hot_u64(tr_cgroup *cg, enum tr_cg_hot h, uint64_t *v);
+/* hot_read of a PSI file; EOPNOTSUPP drops it for good (see cgroup.c). */
+int tr_cg_psi_read(tr_cgroup *cg, enum tr_cg_hot h, char *buf, size_t size);
+void tr_cg_hot_close_all(tr_cgroup *cg);
+
+/* Absolute, without "..". */
+bool tr_cg_path_ok(const char *path);
+
+/* attach/write: TR_CG_MAY_ACT alone (they may target a cgroup holding the caller). */
+int tr_cg_check_may_change(const tr_cgroup *cg, const char *op, tr_error *err);
+
+/* ---- the safety gate (cgroup-kill.c) ------------------------------------------------ */
+
+/* Every destructive operation: TR_CG_MAY_ACT (or TR_CG_OWNED for destroy), not a hierarchy
+ * root, not a cgroup holding the caller (nor, except for destroy, one of its ancestors). */
+int tr_cg_check_may_act(tr_cgroup *cg, const char *op, bool destroy, tr_error *err);
+/* -ENODEV when the cgroup is gone in every hierarchy of the handle. */
+int tr_cg_check_exists(tr_cgroup *cg, const char *op, tr_error *err);
+
+/* ---- the freezer (cgroup-freezer.c), for signal and kill ---------------------------- */
+
+#define TR_CG_FREEZE_BOUND_USEC 200000u /* how long signal/kill wait for one freeze */
+
+bool tr_cg_has_v2_freeze(tr_cgroup *cg);
+/* Index of the v1 freezer hierarchy holding the cgroup, or -1. */
+int tr_cg_v1_freezer(tr_cgroup *cg);
+/* v1 freezer.state as a tr_freeze_state, or -errno. */
+int tr_cg_v1_state(tr_cgroup *cg);
+tr_freeze_state tr_cg_current_state(tr_cgroup *cg);
+/* Without the safety gate (the callers already passed it). */
+int tr_cg_do_freeze(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reached, tr_error *err);
+int tr_cg_do_thaw(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reached, tr_error *err);

@@ -1,0 +1,241 @@
+/* cgroup-setup.c - making and unmaking a cgroup: create (mkdir -p in every hierarchy,
+ * v2 subtree_control top-down, v1 cpuset inheritance), attach, destroy. */
+#include "cgroup-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backoff.h"
+#include "cgroup-walk.h"
+#include "util.h"
+
+/* ---- create ------------------------------------------------------------------------ */
+
+/* Controllers procd needs from a pure-v2 root when the init system did not enable them. */
+#define NEEDED_AT_ROOT \
+        ((1u << TR_CTRL_CPU) | (1u << TR_CTRL_MEMORY) | (1u << TR_CTRL_IO) | (1u << TR_CTRL_PIDS))
+
+static uint32_t controllers_mask(int dfd, const char *file)
+{
+        char buf[1024];
+        if (tr_read_file_at(dfd, file, buf, sizeof buf, NULL) < 0)
+                return 0;
+        uint32_t mask = 0;
+        for (const char *p = buf; *p;) {
+                p += strspn(p, " \t\n");
+                size_t len = strcspn(p, " \t\n");
+                if (!len)
+                        break;
+                char name[32];
+                snprintf(name, sizeof name, "%.*s", (int) (len < 31 ? len : 31), p);
+                int c = tr_controller_from_name(name);
+                if (c >= 0)
+                        mask |= 1u << c;
+                p += len;
+        }
+        return mask;
+}
+
+/* v2 rule: a child gets controller X only if the parent's subtree_control has +X, which
+ * needs X in the parent's cgroup.controllers.  Enable what is offered, one controller per
+ * write so that one refusal does not block the others.
+ *
+ * At the hierarchy root we write nothing on a hybrid host (its v2 root offers only
+ * hugetlb here; "+hugetlb" at the root would change every cgroup on the host, and every
+ * controller we use lives in v1) and, on a pure v2 host, only the controllers procd needs
+ * (cpu, memory, io, pids) that the init system has not already enabled (systemd always
+ * has, so normally this writes nothing either).
+ *
+ * Errors are ignored on purpose: EBUSY is the "no internal processes" rule (the parent
+ * already holds processes, e.g. a job that nests cgroups under its own), and a controller
+ * that cannot be enabled only makes some usage field unavailable (then /proc answers). */
+static void enable_subtree(const tr_hierarchies *hs, int pfd, bool is_root)
+{
+        uint32_t offered = controllers_mask(pfd, "cgroup.controllers");
+        uint32_t enabled = controllers_mask(pfd, "cgroup.subtree_control");
+        uint32_t want = offered & ~enabled;
+        if (is_root)
+                want = hs->mode == TR_MODE_V2 ? (want & NEEDED_AT_ROOT) : 0;
+        for (int c = 0; c < TR_CTRL_COUNT; c++) {
+                if (!(want & (1u << c)))
+                        continue;
+                char v[40];
+                snprintf(v, sizeof v, "+%s", tr_controller_name((tr_controller) c));
+                (void) tr_write_file_at(pfd, "cgroup.subtree_control", v, NULL);
+        }
+}
+
+/* v1 cpuset quirk: a new cgroup starts with empty cpuset.cpus/mems and refuses tasks
+ * (ENOSPC) until they are set; copy the parent's (unless cgroup.clone_children did). */
+static int cpuset_inherit(int pfd, int cfd, tr_error *err)
+{
+        static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
+        for (size_t k = 0; k < TR_ARRAY_SIZE(files); k++) {
+                char cur[4096], val[4096];
+                if (tr_read_file_at(cfd, files[k], cur, sizeof cur, NULL) >= 0 && cur[0] != '\n' && cur[0])
+                        continue;
+                int r = tr_read_file_at(pfd, files[k], val, sizeof val, err);
+                if (r < 0)
+                        return r;
+                r = tr_write_file_at(cfd, files[k], val, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int mkdir_p_one(const tr_hierarchies *hs, int i, const char *path, tr_error *err)
+{
+        const tr_hierarchy *h = &hs->h[i];
+        char fs[PATH_MAX];
+        if (tr_hierarchy_fs_path(h, path, fs, sizeof fs, NULL) < 0)
+                return 1; /* outside what this mount shows */
+        const char *rel = path;
+        if (strcmp(h->mount_root, "/") != 0)
+                rel = path + strlen(h->mount_root);
+        _cleanup_close_ int fd = open(h->mount_point, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return tr_error_setx(err, errno, "open %s", h->mount_point);
+        bool is_cpuset = !h->is_v2 && (h->controllers & (1u << TR_CTRL_CPUSET));
+        bool at_root = true;
+        for (const char *p = rel; *p;) {
+                p += strspn(p, "/");
+                size_t len = strcspn(p, "/");
+                if (!len)
+                        break;
+                char comp[NAME_MAX + 1];
+                if (len > NAME_MAX)
+                        return tr_error_set(err, ENAMETOOLONG, "cgroup path component too long in %s", path);
+                memcpy(comp, p, len);
+                comp[len] = '\0';
+                p += len;
+                if (h->is_v2)
+                        enable_subtree(hs, fd, at_root);
+                bool created = mkdirat(fd, comp, 0755) == 0;
+                if (!created && errno != EEXIST)
+                        return tr_error_setx(err, errno, "mkdir %s (component %s)", fs, comp);
+                int cfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (cfd < 0)
+                        return tr_error_setx(err, errno, "open %s (component %s)", fs, comp);
+                if (is_cpuset) {
+                        int r = cpuset_inherit(fd, cfd, err);
+                        if (r < 0) {
+                                close(cfd);
+                                return tr_error_prefix(err, "cpuset of %s", fs);
+                        }
+                }
+                close(fd);
+                fd = cfd;
+                at_root = false;
+        }
+        return 0;
+}
+
+int tr_cgroup_create(const tr_hierarchies *hs, const char *path, tr_cgroup **out, tr_error *err)
+{
+        if (!tr_cg_path_ok(path))
+                return tr_error_set(err, EINVAL, "bad cgroup path '%s' (must be absolute, without '..')",
+                                    path ? path : "");
+        if (path[strspn(path, "/")] == '\0')
+                return tr_error_set(err, EINVAL, "cannot create the root cgroup");
+        for (int i = 0; i < hs->n; i++) {
+                int r = mkdir_p_one(hs, i, path, err);
+                if (r < 0)
+                        return r;
+        }
+        return tr_cgroup_open(hs, path, TR_CG_MAY_ACT | TR_CG_OWNED, out, err);
+}
+
+/* ---- attach ------------------------------------------------------------------------ */
+
+int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err)
+{
+        int r = tr_cg_check_may_change(cg, "attach", err);
+        if (r < 0)
+                return r;
+        if (pid <= 0)
+                return tr_error_set(err, EINVAL, "bad pid %d", (int) pid);
+        char v[32];
+        snprintf(v, sizeof v, "%d", (int) pid);
+        for (int i = 0; i < cg->hs->n; i++) {
+                if (cg->dirfd[i] < 0)
+                        continue;
+                r = tr_write_file_at(cg->dirfd[i], "cgroup.procs", v, err);
+                if (r < 0)
+                        return tr_error_prefix(err, "attach pid %d to %s:%s", (int) pid, cg->hs->h[i].mount_point,
+                                               cg->path[i]);
+        }
+        return 0;
+}
+
+/* ---- destroy ----------------------------------------------------------------------- */
+
+struct rmdir_ctx {
+        int dfd;
+        const char *name;
+};
+
+/* 1 removed (or already gone), 0 still EBUSY (tasks still exiting), -errno otherwise. */
+static int try_rmdir(void *ud)
+{
+        struct rmdir_ctx *c = ud;
+        if (unlinkat(c->dfd, c->name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+                return 1;
+        return errno == EBUSY ? 0 : -errno;
+}
+
+/* rmdir dfd/name, retrying EBUSY until the deadline. */
+static int rmdir_retry(int dfd, const char *name, uint64_t deadline)
+{
+        struct rmdir_ctx c = { dfd, name };
+        int r = tr_poll_until(deadline, 1000, try_rmdir, &c);
+        return r > 0 ? 0 : r == 0 ? -EBUSY : r;
+}
+
+static int rmdir_post(int parent_dfd, const char *name, void *ud)
+{
+        return rmdir_retry(parent_dfd, name, *(const uint64_t *) ud);
+}
+
+int tr_cgroup_destroy(tr_cgroup *cg, uint64_t timeout_usec, tr_error *err)
+{
+        int r = tr_cg_check_may_act(cg, "destroy", true, err);
+        if (r < 0)
+                return r;
+        uint64_t deadline = tr_now_usec() + timeout_usec;
+        tr_cg_hot_close_all(cg); /* open files do not keep a cgroup busy, but they are useless now */
+        if (cg->v2_fd >= 0) {
+                close(cg->v2_fd);
+                cg->v2_fd = -1;
+        }
+        int result = 0;
+        for (int i = 0; i < cg->hs->n; i++) {
+                if (cg->dirfd[i] < 0)
+                        continue;
+                /* every descendant, deepest first; a failed one is reported, its siblings
+                 * are still removed */
+                char failed[NAME_MAX + 1] = "";
+                tr_cg_walk w = { .post = rmdir_post, .ud = &deadline, .keep_going = true, .deep_is_error = true,
+                                 .failed = failed, .failed_size = sizeof failed };
+                r = tr_cg_walk_children(cg->dirfd[i], &w);
+                if (r == 0) {
+                        const char *base = strrchr(cg->path[i], '/');
+                        base = base ? base + 1 : cg->path[i];
+                        _cleanup_close_ int pfd = openat(cg->dirfd[i], "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (pfd < 0)
+                                r = tr_cg_is_gone_errno(errno) ? 0 : -errno;
+                        else
+                                r = rmdir_retry(pfd, base, deadline);
+                        snprintf(failed, sizeof failed, "%s", base);
+                }
+                if (r < 0 && result == 0)
+                        result = tr_error_setx(err, -r, "rmdir in %s:%s (at %s)", cg->hs->h[i].mount_point,
+                                               cg->path[i], failed);
+        }
+        return result;
+}
