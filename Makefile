@@ -45,6 +45,7 @@ bench: build
 	$(BUILD_DIR)/tests/bench/bench-trackers
 	$(BUILD_DIR)/tests/bench/bench-starter
 	$(BUILD_DIR)/tests/bench/bench-procd --short
+	$(BUILD_DIR)/tests/bench/bench-classic
 
 install: build
 	cmake --install $(BUILD_DIR)

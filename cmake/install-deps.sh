@@ -2,7 +2,7 @@
 # Installs the Debian packages procd builds and tests with, only those missing.
 set -eu
 pkgs=(build-essential cmake pkg-config libglib2.0-dev libglib2.0-bin libdbus-1-dev dbus-bin
-      libcunit1-dev libbpf-dev cgroup-tools valgrind systemd scdoc dpkg-dev debhelper
+      libcunit1-dev libbpf-dev libpam0g-dev pamtester cgroup-tools valgrind systemd scdoc dpkg-dev debhelper
       qemu-system-x86 busybox-static cpio xz-utils e2fsprogs)  # the last line: tests/vm/run
 missing=()
 for p in "${pkgs[@]}"; do

@@ -498,3 +498,74 @@ procd_status procd_dump(procd_client *c, pid_t pid, procd_family_info **out, siz
         *n = k;
         return PROCD_OK;
 }
+
+procd_status procd_set_family_job(procd_client *c, pid_t root_pid, const char *job_id, uid_t owner_uid,
+                                  procd_error *err)
+{
+        if (!procd_job_id_valid(job_id))
+                return pd_error_set(err, PROCD_E_BAD_ARGUMENT, "a job id is 1..%d printable characters",
+                                    PROCD_JOB_ID_MAX - 1);
+        dbus_int32_t root = root_pid;
+        dbus_uint32_t owner = owner_uid;
+        return call(c, "SetFamilyJob", NULL, err, DBUS_TYPE_INT32, &root, DBUS_TYPE_STRING, &job_id, DBUS_TYPE_UINT32,
+                    &owner, DBUS_TYPE_INVALID);
+}
+
+procd_status procd_list_jobs(procd_client *c, uid_t uid, procd_job_info **out, size_t *n, procd_error *err)
+{
+        *out = NULL;
+        *n = 0;
+        dbus_uint32_t u = uid;
+        DBusMessage *reply = NULL;
+        procd_status s = call(c, "ListJobs", &reply, err, DBUS_TYPE_UINT32, &u, DBUS_TYPE_INVALID);
+        if (s != PROCD_OK)
+                return s;
+        DBusMessageIter it, arr;
+        if (!dbus_message_iter_init(reply, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY ||
+            strcmp(dbus_message_get_signature(reply), "a(iust)") != 0)
+                return bad_reply(reply, "ListJobs", err);
+        size_t cap = 0;
+        procd_job_info *v = NULL;
+        dbus_message_iter_recurse(&it, &arr);
+        while (dbus_message_iter_get_arg_type(&arr) == DBUS_TYPE_STRUCT) {
+                if (*n == cap) {
+                        cap = cap ? cap * 2 : 8;
+                        procd_job_info *nv = realloc(v, cap * sizeof *nv);
+                        if (!nv) {
+                                free(v);
+                                dbus_message_unref(reply);
+                                return pd_error_set(err, PROCD_E_TRANSPORT, "out of memory");
+                        }
+                        v = nv;
+                }
+                procd_job_info *j = &v[(*n)++];
+                memset(j, 0, sizeof *j);
+                DBusMessageIter st;
+                dbus_int32_t root;
+                dbus_uint32_t owner;
+                const char *id;
+                dbus_uint64_t t;
+                dbus_message_iter_recurse(&arr, &st);
+                dbus_message_iter_get_basic(&st, &root);
+                dbus_message_iter_next(&st);
+                dbus_message_iter_get_basic(&st, &owner);
+                dbus_message_iter_next(&st);
+                dbus_message_iter_get_basic(&st, &id);
+                dbus_message_iter_next(&st);
+                dbus_message_iter_get_basic(&st, &t);
+                j->root_pid = root;
+                j->owner_uid = owner;
+                snprintf(j->job_id, sizeof j->job_id, "%s", id);
+                j->registered_usec = t;
+                dbus_message_iter_next(&arr);
+        }
+        dbus_message_unref(reply);
+        *out = v;
+        return PROCD_OK;
+}
+
+procd_status procd_adopt_process(procd_client *c, pid_t pid, pid_t family_root, procd_error *err)
+{
+        dbus_int32_t p = pid, f = family_root;
+        return call(c, "AdoptProcess", NULL, err, DBUS_TYPE_INT32, &p, DBUS_TYPE_INT32, &f, DBUS_TYPE_INVALID);
+}

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procd/job-info.h"
 #include "procd/version.h"
 #include "procd/types.h"
 #include "trackers/usage.h"
@@ -65,3 +66,11 @@ procd_status procd_quit(procd_client *c, procd_error *err);
 
 /* Dump(pid; 0 = all families). */
 procd_status procd_dump(procd_client *c, pid_t pid, procd_family_info **out, size_t *n, procd_error *err);
+
+/* Jobs and adoption (command-jobs.h): name a family as a job, list a uid's jobs ((uid_t) -1:
+ * all, root only; *out malloc'd, oldest first), move a process into a family's cgroup
+ * (root only). */
+procd_status procd_set_family_job(procd_client *c, pid_t root_pid, const char *job_id, uid_t owner_uid,
+                                  procd_error *err);
+procd_status procd_list_jobs(procd_client *c, uid_t uid, procd_job_info **out, size_t *n, procd_error *err);
+procd_status procd_adopt_process(procd_client *c, pid_t pid, pid_t family_root, procd_error *err);

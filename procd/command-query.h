@@ -2,6 +2,7 @@
  * operations of command.h (kept apart from command.c). */
 #pragma once
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "procd/command.h"
@@ -10,3 +11,6 @@
 /* The root pid of the family named by pid (0: the root family's root).
  * PROCD_E_FAMILY_NOT_FOUND when no family has that root. */
 procd_status pd_cmd_family_root(pd_commands *cm, pid_t pid, pid_t *root_out, procd_error *err);
+
+/* Whether pid is procd itself or one of its ancestors (never to be put in a family). */
+bool pd_holds_procd(pid_t pid);

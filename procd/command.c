@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "procd/command-query.h"
 #include "procd/status.h"
 #include "trackers/util.h"
 
@@ -24,7 +25,7 @@ static procd_status need_root(const pd_caller *who, const char *op, procd_error 
 
 /* Whether pid is procd itself or one of its ancestors (registering it would make procd a
  * member of a family it may kill or freeze). */
-static bool holds_procd(pid_t pid)
+bool pd_holds_procd(pid_t pid)
 {
         pid_t p = getpid();
         for (int depth = 0; depth < 4096 && p > 1; depth++) {
@@ -164,7 +165,7 @@ procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *w
         if (pd_proc_tgid(root_pid, &tgid) == 0 && tgid != root_pid)
                 return pd_error_set(err, PROCD_E_BAD_ROOT_PID, "pid %d is a thread of process %d, not a process",
                                     (int) root_pid, (int) tgid);
-        if (holds_procd(root_pid))
+        if (pd_holds_procd(root_pid))
                 return pd_error_set(err, PROCD_E_BAD_ROOT_PID, "pid %d is procd or one of its ancestors",
                                     (int) root_pid);
         if (old) {

@@ -35,6 +35,7 @@ typedef struct pd_commands {
         void (*quit)(void *userdata);
         void *quit_data;
         GSList *pending_jobs;       /* pd_job *, owned (asynchronous Kill/Suspend/ContinueFamily) */
+        GHashTable *jobs;           /* root pid -> job record (command-jobs.c), NULL until used */
 } pd_commands;
 
 /* KillFamily from the main loop: rounds of PD_KILL_ROUND_USEC per family, a pause of

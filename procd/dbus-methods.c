@@ -4,9 +4,11 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "procd/client.h"
+#include "procd/command-jobs.h"
 #include "procd/status.h"
 
 typedef struct call {
@@ -280,6 +282,63 @@ static procd_status m_dump(call *k)
         return PROCD_OK;
 }
 
+static procd_status m_set_job(call *k)
+{
+        dbus_int32_t root;
+        const char *job = NULL;
+        dbus_uint32_t owner;
+        procd_status s = get_args(k, DBUS_TYPE_INT32, &root, DBUS_TYPE_STRING, &job, DBUS_TYPE_UINT32, &owner,
+                                  DBUS_TYPE_INVALID);
+        if (s == PROCD_OK)
+                s = pd_cmd_set_family_job(k->cm, &k->who, root, job, owner, &k->err);
+        return s;
+}
+
+static procd_status m_list_jobs(call *k)
+{
+        dbus_uint32_t uid;
+        procd_status s = get_args(k, DBUS_TYPE_UINT32, &uid, DBUS_TYPE_INVALID);
+        procd_job_info *jobs = NULL;
+        size_t n = 0;
+        if (s == PROCD_OK)
+                s = pd_cmd_list_jobs(k->cm, &k->who, uid, &jobs, &n, &k->err);
+        if (s != PROCD_OK)
+                return s;
+        k->reply = dbus_message_new_method_return(k->m);
+        DBusMessageIter it, arr, st;
+        bool ok = k->reply != NULL;
+        if (ok) {
+                dbus_message_iter_init_append(k->reply, &it);
+                ok = dbus_message_iter_open_container(&it, DBUS_TYPE_ARRAY, "(iust)", &arr);
+                for (size_t i = 0; ok && i < n; i++) {
+                        dbus_int32_t root = jobs[i].root_pid;
+                        dbus_uint32_t owner = jobs[i].owner_uid;
+                        dbus_uint64_t t = jobs[i].registered_usec;
+                        const char *id = jobs[i].job_id; /* printable ASCII (checked when named) */
+                        ok = dbus_message_iter_open_container(&arr, DBUS_TYPE_STRUCT, NULL, &st) &&
+                             dbus_message_iter_append_basic(&st, DBUS_TYPE_INT32, &root) &&
+                             dbus_message_iter_append_basic(&st, DBUS_TYPE_UINT32, &owner) &&
+                             dbus_message_iter_append_basic(&st, DBUS_TYPE_STRING, &id) &&
+                             dbus_message_iter_append_basic(&st, DBUS_TYPE_UINT64, &t) &&
+                             dbus_message_iter_close_container(&arr, &st);
+                }
+                ok = dbus_message_iter_close_container(&it, &arr) && ok;
+        }
+        free(jobs);
+        if (!ok)
+                return pd_error_set(&k->err, PROCD_E_INTERNAL, "out of memory");
+        return PROCD_OK;
+}
+
+static procd_status m_adopt(call *k)
+{
+        dbus_int32_t pid, family;
+        procd_status s = get_args(k, DBUS_TYPE_INT32, &pid, DBUS_TYPE_INT32, &family, DBUS_TYPE_INVALID);
+        if (s == PROCD_OK)
+                s = pd_cmd_adopt_process(k->cm, &k->who, pid, family, &k->err);
+        return s;
+}
+
 static const struct method {
         const char *name;
         const char *signature;
@@ -301,6 +360,9 @@ static const struct method {
         { "Snapshot", "", m_snapshot },
         { "Dump", "i", m_dump },
         { "Quit", "", m_quit },
+        { "SetFamilyJob", "isu", m_set_job },
+        { "ListJobs", "u", m_list_jobs },
+        { "AdoptProcess", "ii", m_adopt },
 };
 
 static void send_and_unref(DBusConnection *c, DBusMessage *call_msg, DBusMessage *reply)

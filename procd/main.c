@@ -21,6 +21,7 @@
 #include "procd/classic-server.h"
 #include "procd/client.h"
 #include "procd/command.h"
+#include "procd/command-jobs.h"
 #include "procd/dbus-server.h"
 #include "procd/family-cgroup.h"
 #include "procd/log-file.h"
@@ -463,6 +464,7 @@ int main(int argc, char **argv)
         if (d.parent_src)
                 g_source_remove(d.parent_src);
         pd_cmd_cancel_pending(&d.cm); /* a Kill/Suspend/ContinueFamily in progress gets an error reply */
+        pd_cmd_jobs_free(&d.cm);
         g_message("shutting down: %zu families registered", pd_registry_count(d.reg));
 out:
         pd_classic_server_free(d.classic_server);

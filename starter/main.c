@@ -301,7 +301,7 @@ int main(int argc, char **argv)
         }
         uint64_t ticks = 0;
         tr_pid_start_ticks(pid, &ticks);
-        r = st_track_open(&t, &o, &jc, pid, ticks, &err);
+        r = st_track_open(&t, &o, &jc, pid, ticks, l.set_ids ? l.uid : getuid(), &err);
         if (r < 0) {
                 stage = "tracking";
                 tr_kill_result kr;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "procd/job-info.h"
 #include "procd/version.h"
 #include "trackers/util.h"
 
@@ -48,6 +49,7 @@ enum {
         OPT_PRIVATE_TMP,
         OPT_PRIVATE_TMP_SIZE,
         OPT_PID_NAMESPACE,
+        OPT_JOB_ID,
         OPT_HELP,
         OPT_VERSION,
 };
@@ -89,6 +91,7 @@ static const struct option long_options[] = {
         { "private-tmp", optional_argument, NULL, OPT_PRIVATE_TMP },
         { "private-tmp-size", required_argument, NULL, OPT_PRIVATE_TMP_SIZE },
         { "pid-namespace", no_argument, NULL, OPT_PID_NAMESPACE },
+        { "job-id", required_argument, NULL, OPT_JOB_ID },
         { "help", no_argument, NULL, OPT_HELP },
         { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
@@ -131,6 +134,7 @@ void st_usage(FILE *f)
               "  --private-tmp-size SIZE   tmpfs size (default: --memory-max when given)\n"
               "  --pid-namespace           the job in its own PID namespace under a minimal init, own /proc\n"
               "tracking and end of job:\n"
+              "  --job-id ID               the job's id for procd (ssh adoption; default: --name)\n"
               "  --socket PATH             procd socket (default " "/run/procd/procd.sock" ")\n"
               "  --no-procd                track in-process (embedded tracker)\n"
               "  --kill-grace SECONDS      SIGTERM, then kill after this (default 5)\n"
@@ -328,6 +332,11 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
                                 return bad(err, "private-tmp-size", optarg);
                         break;
                 case OPT_PID_NAMESPACE: o->pid_namespace = true; break;
+                case OPT_JOB_ID:
+                        if (!procd_job_id_valid(optarg))
+                                return bad(err, "job-id", optarg);
+                        o->job_id = optarg;
+                        break;
                 case 'h':
                 case OPT_HELP:
                         st_usage(stdout);

@@ -66,6 +66,7 @@ typedef struct st_options {
         const char *private_tmp_dir; /* DIR: bind mounts of a per-job directory under it */
         uint64_t private_tmp_size;   /* --private-tmp-size (tmpfs), 0: --memory-max or default */
         bool pid_namespace;          /* --pid-namespace */
+        const char *job_id;          /* --job-id: the scheduler's id, told to procd */
         char **argv;                 /* the command, NULL-terminated */
 } st_options;
 

@@ -125,7 +125,18 @@ static const st_track_ops procd_ops = {
         .close = pd_close,
 };
 
-static int try_procd(st_track *t, const st_options *o, st_jobcg *jc)
+/* the job id: --job-id, else --name, else the last component of the job's top cgroup */
+static const char *job_id(const st_options *o, const st_jobcg *jc)
+{
+        if (o->job_id)
+                return o->job_id;
+        if (o->name)
+                return o->name;
+        const char *slash = strrchr(jc->top, '/');
+        return slash && slash[1] ? slash + 1 : jc->top;
+}
+
+static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner_uid)
 {
         procd_client *c = NULL;
         procd_error perr = { 0 };
@@ -158,12 +169,17 @@ static int try_procd(st_track *t, const st_options *o, st_jobcg *jc)
                 procd_disconnect(c);
                 return -EIO;
         }
+        const char *id = job_id(o, jc);
+        if (procd_set_family_job(c, t->root, id, owner_uid, &perr) != PROCD_OK)
+                fprintf(stderr, "procd-starter: warning: procd SetFamilyJob %s: %s (the job cannot adopt ssh sessions)\n",
+                        id, perr.msg);
         t->client = c;
         t->ops = &procd_ops;
         return 0;
 }
 
-int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, tr_error *err)
+int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, uid_t owner_uid,
+                  tr_error *err)
 {
         memset(t, 0, sizeof *t);
         t->root = root;
@@ -177,7 +193,7 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
         if (r < 0) /* the family owns cg even when it fails */
                 return tr_error_prefix(err, "tracking the job family");
         if (!o->no_procd)
-                try_procd(t, o, jc);
+                try_procd(t, o, jc, owner_uid);
         return 0;
 }
 

@@ -35,8 +35,11 @@ struct st_track {
 };
 
 /* Build the embedded family; then, unless o->no_procd, try procd at o->socket_path (a warning
- * and the embedded path when no daemon answers). */
-int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, tr_error *err);
+ * and the embedded path when no daemon answers).  With procd the family is also named as job
+ * o->job_id (default: the job's --name, else its cgroup's) of owner_uid (SetFamilyJob), so
+ * that ssh sessions of that user can be adopted into it (pam_procd_adopt). */
+int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, uid_t owner_uid,
+                  tr_error *err);
 /* In procd mode: check that procd still knows the family (after a procd restart it may
  * not); if not, switch to the embedded tracker with t->reason set. */
 void st_track_confirm(st_track *t);

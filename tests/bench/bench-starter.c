@@ -123,7 +123,7 @@ static int starter_once(const char *name, char **cmd, phases *ph, bool proc_only
                 tr_procfam_spec spec = { .root_pid = pid, .root_start_ticks = ticks };
                 r = tr_family_new(&spec, NULL, &t.family, &err);
         } else {
-                r = st_track_open(&t, &o, &jc, pid, ticks, &err);
+                r = st_track_open(&t, &o, &jc, pid, ticks, getuid(), &err);
         }
         if (r < 0) {
                 fprintf(stderr, "track: %s\n", err.msg);

@@ -41,6 +41,7 @@ expect() { # expect PACKAGE PATH...
 }
 expect procd \
   /usr/sbin/procd /usr/sbin/condor_procd /usr/bin/procctl /usr/bin/procd-starter \
+  "/usr/lib/$ma/security/pam_procd_adopt.so" \
   /lib/systemd/system/procd.service /etc/procd/procd.conf \
   /usr/share/man/man8/procd.8.gz /usr/share/man/man1/procctl.1.gz /usr/share/man/man1/procd-starter.1.gz \
   /usr/share/bash-completion/completions/procctl /usr/share/bash-completion/completions/procd-starter \
@@ -53,6 +54,7 @@ expect libprocd-client-dev \
   "/usr/lib/$ma/libprocd-client.so" "/usr/lib/$ma/pkgconfig/libprocd-client.pc" \
   "/usr/include/procd-client-$soversion/procd/client.h" "/usr/include/procd-client-$soversion/procd/version.h" \
   "/usr/include/procd-client-$soversion/procd/types.h" \
+  "/usr/include/procd-client-$soversion/procd/job-info.h" \
   "/usr/include/procd-client-$soversion/trackers/usage.h" \
   /usr/share/doc/libprocd-client-dev/changelog.gz /usr/share/doc/libprocd-client-dev/copyright
 

@@ -42,6 +42,8 @@ expected=(
   "$libdir/pkgconfig/libprocd-client.pc"
   "$includedir/procd-client-$soversion/procd/client.h"
   "$includedir/procd-client-$soversion/procd/types.h"
+  "$includedir/procd-client-$soversion/procd/job-info.h"
+  "$libdir/security/pam_procd_adopt.so"
   "$includedir/procd-client-$soversion/procd/version.h"
   "$includedir/procd-client-$soversion/trackers/usage.h"
 )

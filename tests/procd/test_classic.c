@@ -628,6 +628,97 @@ static void test_quit(void)
         cc_daemon_cleanup_dir(&d2);
 }
 
+/* ---- one scenario through both transports ---- */
+
+/* The classic error number a D-Bus status stands for (-1: none). */
+static int classic_of(procd_status st)
+{
+        switch (st) {
+        case PROCD_OK: return CC_SUCCESS;
+        case PROCD_E_BAD_ROOT_PID: return CC_BAD_ROOT_PID;
+        case PROCD_E_BAD_WATCHER_PID: return CC_BAD_WATCHER_PID;
+        case PROCD_E_BAD_INTERVAL: return CC_BAD_SNAPSHOT_INTERVAL;
+        case PROCD_E_ALREADY_REGISTERED: return CC_ALREADY_REGISTERED;
+        case PROCD_E_FAMILY_NOT_FOUND: return CC_FAMILY_NOT_FOUND;
+        case PROCD_E_NOT_IN_FAMILY: return CC_PROCESS_NOT_FAMILY;
+        case PROCD_E_ROOT_FAMILY: return CC_UNREGISTER_ROOT;
+        default: return -1;
+        }
+}
+
+/* (A pid that does not exist is not compared: REGISTER answers PROCESS_NOT_FAMILY on the
+ * classic wire as condor_procd does, BadRootPid on D-Bus.) */
+enum { SC_STEPS = 13 };
+
+/* The scenario: each step's error number (and, for usage, the process count) into out[]. */
+static void scenario(bool classic, cc_client *cc, procd_client *dc, int *out)
+{
+        cp_forker f;
+        CU_ASSERT_FATAL(cp_forker_start(&f) == 0);
+        int k = 0;
+        tr_usage tu;
+        cc_usage cu;
+#define STEP(cl, db) (out[k++] = classic ? (cl) : classic_of(db))
+        STEP(cc_register(cc, 0, getpid(), 15), procd_register_subfamily(dc, 0, getpid(), 15, NULL));
+        STEP(cc_register(cc, f.pid, getpid(), 15), procd_register_subfamily(dc, f.pid, getpid(), 15, NULL));
+        STEP(cc_register(cc, f.pid, getpid(), 15), procd_register_subfamily(dc, f.pid, getpid(), 15, NULL));
+        cp_forker_spawn(&f, 's', 0);
+        cp_forker_spawn(&f, 'd', 0);
+        STEP(cc_get_usage(cc, f.pid, &cu), procd_get_usage(dc, f.pid, &tu, NULL));
+        out[k++] = classic ? cu.num_procs : (int) tu.num_procs.value;
+        STEP(cc_simple(cc, CC_SUSPEND_FAMILY, f.pid), procd_suspend_family(dc, f.pid, NULL));
+        STEP(cc_simple(cc, CC_CONTINUE_FAMILY, f.pid), procd_continue_family(dc, f.pid, NULL));
+        STEP(cc_signal(cc, f.pid, SIGCONT), procd_signal_process(dc, f.pid, SIGCONT, NULL));
+        STEP(cc_simple(cc, CC_KILL_FAMILY, f.pid), procd_kill_family(dc, f.pid, NULL));
+        STEP(cc_simple(cc, CC_UNREGISTER_FAMILY, f.pid), procd_unregister_family(dc, f.pid, NULL));
+        STEP(cc_simple(cc, CC_UNREGISTER_FAMILY, f.pid), procd_unregister_family(dc, f.pid, NULL));
+        STEP(cc_get_usage(cc, f.pid, &cu), procd_get_usage(dc, f.pid, &tu, NULL));
+        STEP(cc_simple(cc, CC_UNREGISTER_FAMILY, getpid()), procd_unregister_family(dc, getpid(), NULL));
+#undef STEP
+        CU_ASSERT_EQUAL(k, SC_STEPS);
+        cp_forker_kill(&f);
+        ts_reap_orphans(1000);
+}
+
+/* The daemon serving both transports on one registry gives the same answers. */
+static void test_both_transports(void)
+{
+        if (cc_daemon_is_condor()) {
+                printf("  SKIP: condor_procd has no D-Bus transport\n");
+                return;
+        }
+        char sock[128];
+        snprintf(sock, sizeof sock, "/tmp/procd-classic-dbus.%d.sock", (int) getpid());
+        const char *const args[] = { "-S", "60", "--socket", sock, NULL };
+        cc_daemon d2;
+        CU_ASSERT_FATAL(cc_daemon_start_with(&d2, args, service_cg ? cp_enter_cgroup : NULL, service_cg) == 0);
+        cc_client cc;
+        procd_client *dc = NULL;
+        CU_ASSERT(cc_open(&cc, d2.addr, 0, 9) == 0);
+        CU_ASSERT(procd_connect(sock, &dc, NULL) == PROCD_OK);
+        if (dc) {
+                int a[SC_STEPS] = { 0 }, b[SC_STEPS] = { 0 };
+                scenario(true, &cc, NULL, a);
+                scenario(false, NULL, dc, b);
+                static const int want[SC_STEPS] = {
+                        CC_BAD_ROOT_PID, CC_SUCCESS, CC_ALREADY_REGISTERED, CC_SUCCESS, 3,
+                        CC_SUCCESS, CC_SUCCESS, CC_SUCCESS, CC_SUCCESS, CC_SUCCESS, CC_FAMILY_NOT_FOUND,
+                        CC_FAMILY_NOT_FOUND, CC_UNREGISTER_ROOT,
+                };
+                for (int i = 0; i < SC_STEPS; i++) {
+                        if (a[i] != b[i] || a[i] != want[i])
+                                fprintf(stderr, "  step %d: classic %d, D-Bus %d, expected %d\n", i, a[i], b[i], want[i]);
+                        CU_ASSERT_EQUAL(a[i], b[i]);
+                        CU_ASSERT_EQUAL(a[i], want[i]);
+                }
+                procd_disconnect(dc);
+        }
+        cc_close(&cc);
+        int st = cc_daemon_stop(&d2);
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        unlink(sock);
+}
+
 static CU_TestInfo tests[] = {
         { "REGISTER and UNREGISTER error numbers", test_register_errors },
         { "FAMILY_NOT_FOUND and gid errors for every command", test_family_not_found },
@@ -641,6 +732,7 @@ static CU_TestInfo tests[] = {
         { "concurrent clients", test_concurrent_clients },
         { "malformed requests", test_malformed_requests },
         { "clients killed mid-request", test_client_killed },
+        { "one scenario through both transports", test_both_transports },
         { "QUIT", test_quit },
         CU_TEST_INFO_NULL,
 };

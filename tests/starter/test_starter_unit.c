@@ -95,14 +95,6 @@ static void test_bad_options(void)
         }
 }
 
-static void test_shares_mapping(void)
-{
-        CU_ASSERT_EQUAL(st_weight_to_shares(100), 1024);
-        CU_ASSERT_EQUAL(st_weight_to_shares(1), 10);
-        CU_ASSERT_EQUAL(st_weight_to_shares(10000), 102400);
-        CU_ASSERT_EQUAL(st_weight_to_shares(50), 512);
-}
-
 static void test_exit_codes(void)
 {
         st_result r;
@@ -244,7 +236,6 @@ int main(void)
                 { "defaults", test_defaults },
                 { "every option", test_all_options },
                 { "bad options are errors", test_bad_options },
-                { "cpu.weight -> cpu.shares", test_shares_mapping },
                 { "exit codes", test_exit_codes },
                 { "pure v2: limits land in the v2 files (fake mount)", test_v2_mapping },
                 { "pure v2: missing file is an error, --best-effort a warning", test_v2_missing_file },

@@ -1,0 +1,257 @@
+/* bench-classic.c - the classic (condor_procd FIFO) transport against the D-Bus one
+ * (run by hand as root; not a test).
+ *
+ *   bench-classic [--families N] [--background N] [--calls N] [--daemon PATH]
+ *
+ * Starts build/procd/procd (or --daemon, e.g. HTCondor's condor_procd, FIFO only) with
+ * -A <tmp>/procd_pipe --socket <tmp>/procd.sock inside a cgroup of its own under
+ * /procd-bench-classic.<pid> (so that every family gets a cgroup at REGISTER), N background
+ * sleepers (default 5,000) and N families (default 1,000, half registered through each
+ * transport), then reports, per transport, the daemon's CPU per call (all its threads'
+ * schedstat run time, and utime+stime from /proc/PID/stat in clock ticks) and the client's
+ * wall time per call, for REGISTER_SUBFAMILY (cgroup creation included), GET_USAGE and
+ * KILL_FAMILY.  Everything it started is killed by pid and every cgroup it made is removed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "classic-client.h"
+#include "harness.h"
+#include "procd/client.h"
+#include "trackers/cgroup.h"
+#include "trackers/util.h"
+
+typedef struct cpu_mark {
+        uint64_t run_ns;  /* Σ over the daemon's threads of schedstat's time on CPU */
+        uint64_t ticks;   /* utime + stime of /proc/PID/stat */
+        uint64_t wall_usec;
+} cpu_mark;
+
+static uint64_t read_u64_at(const char *path, int field)
+{
+        char buf[2048];
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        const char *p = buf;
+        if (field > 2) { /* a stat file: count from after the command's ')' */
+                p = strrchr(buf, ')');
+                if (!p)
+                        return 0;
+                p += 2;
+                for (int f = 3; f < field && p; f++) {
+                        p = strchr(p, ' ');
+                        if (p)
+                                p++;
+                }
+        }
+        return p ? strtoull(p, NULL, 10) : 0;
+}
+
+static cpu_mark mark(pid_t pid)
+{
+        cpu_mark m = { .wall_usec = tr_now_usec() };
+        char path[128];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        m.ticks = read_u64_at(path, 14) + read_u64_at(path, 15);
+        snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+                if (e->d_name[0] == '.')
+                        continue;
+                char ss[300];
+                snprintf(ss, sizeof ss, "%s/%s/schedstat", path, e->d_name);
+                m.run_ns += read_u64_at(ss, 1);
+        }
+        if (d)
+                closedir(d);
+        return m;
+}
+
+static void report(const char *what, const char *transport, int calls, cpu_mark a, cpu_mark b)
+{
+        long hz = sysconf(_SC_CLK_TCK);
+        double run_us = (double) (b.run_ns - a.run_ns) / 1e3 / calls;
+        double tick_us = (double) (b.ticks - a.ticks) * 1e6 / (double) hz / calls;
+        double wall_us = (double) (b.wall_usec - a.wall_usec) / calls;
+        printf("%-20s %-7s %6d calls  server CPU %9.1f us/call (stat ticks %9.1f us/call)  wall %9.1f us/call\n", what,
+               transport, calls, run_us, tick_us, wall_us);
+        fflush(stdout);
+}
+
+static void enter_cgroup(void *cg)
+{
+        if (cg && tr_cgroup_attach(cg, getpid(), NULL) < 0)
+                dprintf(2, "cannot enter the service cgroup");
+}
+
+static void kill_all(pid_t *pids, int n)
+{
+        for (int i = 0; i < n; i++)
+                if (pids[i] > 1)
+                        kill(pids[i], SIGKILL);
+        for (int i = 0; i < n; i++)
+                if (pids[i] > 1) {
+                        waitpid(pids[i], NULL, 0);
+                        pids[i] = 0; /* reaped: the pid may be reused */
+                }
+}
+
+int main(int argc, char **argv)
+{
+        int families = 1000, background = 5000, calls = 5000;
+        for (int i = 1; i < argc; i++) {
+                if (!strcmp(argv[i], "--families") && i + 1 < argc)
+                        families = atoi(argv[++i]);
+                else if (!strcmp(argv[i], "--background") && i + 1 < argc)
+                        background = atoi(argv[++i]);
+                else if (!strcmp(argv[i], "--calls") && i + 1 < argc)
+                        calls = atoi(argv[++i]);
+                else if (!strcmp(argv[i], "--daemon") && i + 1 < argc)
+                        setenv("PROCD_CLASSIC_DAEMON", argv[++i], 1);
+                else {
+                        fprintf(stderr, "usage: bench-classic [--families N] [--background N] [--calls N] [--daemon PATH]\n");
+                        return 2;
+                }
+        }
+        if (geteuid() != 0) {
+                fprintf(stderr, "bench-classic: needs root\n");
+                return 2;
+        }
+        if (families < 4)
+                families = 4;
+        signal(SIGPIPE, SIG_IGN);
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        bool condor = cc_daemon_is_condor();
+        tr_hierarchies hs;
+        tr_error err = { 0 };
+        if (tr_hierarchies_discover(&hs, &err) < 0) {
+                fprintf(stderr, "bench-classic: %s\n", err.msg);
+                return 1;
+        }
+        char base[64], svc[96], sock[160];
+        snprintf(base, sizeof base, "/procd-bench-classic.%d", (int) getpid());
+        snprintf(svc, sizeof svc, "%s/procd", base);
+        tr_cgroup *svc_cg = NULL;
+        if (!condor && tr_cgroup_create(&hs, svc, &svc_cg, &err) < 0) {
+                fprintf(stderr, "bench-classic: cgroup %s: %s\n", svc, err.msg);
+                return 1;
+        }
+        snprintf(sock, sizeof sock, "/tmp/procd-bench-classic.%d.sock", (int) getpid());
+        const char *const ours[] = { "-S", "60", "--socket", sock, NULL };
+        const char *const theirs[] = { "-S", "60", NULL };
+        pid_t *bg = calloc((size_t) background, sizeof *bg);
+        pid_t *roots = calloc((size_t) families, sizeof *roots);
+        int n_bg = 0, n_roots = 0, rc = 1;
+        for (; n_bg < background; n_bg++)
+                if ((bg[n_bg] = ph_sleeper()) < 0)
+                        break;
+        for (; n_roots < families; n_roots++)
+                if ((roots[n_roots] = ph_sleeper()) < 0)
+                        break;
+        printf("bench-classic: %s, %d background processes, %d families, %d GET_USAGE calls per transport\n",
+               cc_daemon_exe(), n_bg, n_roots, calls);
+        cc_daemon d;
+        int r = cc_daemon_start_with(&d, condor ? theirs : ours, svc_cg ? enter_cgroup : NULL, svc_cg);
+        if (r < 0) {
+                fprintf(stderr, "bench-classic: daemon: %s\n", d.errtext);
+                goto out;
+        }
+        cc_client cc;
+        procd_client *dc = NULL;
+        if (cc_open(&cc, d.addr, 0, 0) < 0 || (!condor && procd_connect(sock, &dc, NULL) != PROCD_OK)) {
+                fprintf(stderr, "bench-classic: cannot connect\n");
+                goto stop;
+        }
+        int half = condor ? n_roots : n_roots / 2;
+        int failed = 0;
+
+        /* REGISTER_SUBFAMILY: half the families through each transport */
+        cpu_mark a = mark(d.pid);
+        for (int i = 0; i < half; i++)
+                failed += cc_register(&cc, roots[i], getpid(), -1) != 0;
+        cpu_mark b = mark(d.pid);
+        report("REGISTER_SUBFAMILY", "fifo", half, a, b);
+        if (dc) {
+                a = mark(d.pid);
+                for (int i = half; i < n_roots; i++)
+                        failed += procd_register_subfamily(dc, roots[i], getpid(), 60, NULL) != PROCD_OK;
+                b = mark(d.pid);
+                report("RegisterSubfamily", "dbus", n_roots - half, a, b);
+        }
+
+        /* GET_USAGE of one family */
+        cc_usage cu;
+        a = mark(d.pid);
+        for (int i = 0; i < calls; i++)
+                failed += cc_get_usage(&cc, roots[1], &cu) != 0;
+        b = mark(d.pid);
+        report("GET_USAGE", "fifo", calls, a, b);
+        if (dc) {
+                tr_usage tu;
+                a = mark(d.pid);
+                for (int i = 0; i < calls; i++)
+                        failed += procd_get_usage(dc, roots[half + 1], &tu, NULL) != PROCD_OK;
+                b = mark(d.pid);
+                report("GetUsage", "dbus", calls, a, b);
+        }
+
+        /* KILL_FAMILY: a tenth of each half */
+        int kills = half / 10 ? half / 10 : 1;
+        a = mark(d.pid);
+        for (int i = 0; i < kills; i++)
+                failed += cc_simple(&cc, CC_KILL_FAMILY, roots[i]) != 0;
+        b = mark(d.pid);
+        report("KILL_FAMILY", "fifo", kills, a, b);
+        if (dc) {
+                a = mark(d.pid);
+                for (int i = half; i < half + kills; i++)
+                        failed += procd_kill_family(dc, roots[i], NULL) != PROCD_OK;
+                b = mark(d.pid);
+                report("KillFamily", "dbus", kills, a, b);
+        }
+        if (failed)
+                printf("bench-classic: %d calls failed\n", failed);
+        /* end every family as HTCondor does (its processes gone, then UNREGISTER; the
+         * daemon removes the families' cgroups) */
+        kill_all(roots, n_roots);
+        for (int i = 0; i < n_roots; i++)
+                cc_simple(&cc, CC_UNREGISTER_FAMILY, roots[i]);
+        rc = failed ? 1 : 0;
+stop:
+        if (dc)
+                procd_disconnect(dc);
+        cc_close(&cc);
+        cc_daemon_stop(&d);
+out:
+        kill_all(roots, n_roots);
+        kill_all(bg, n_bg);
+        unlink(sock);
+        if (svc_cg) {
+                tr_cgroup *bcg = NULL;
+                if (tr_cgroup_open(&hs, base, TR_CG_MAY_ACT | TR_CG_OWNED, &bcg, NULL) >= 0) {
+                        tr_cgroup_destroy(bcg, 5000000, NULL);
+                        tr_cgroup_free(bcg);
+                }
+                tr_cgroup_free(svc_cg);
+        }
+        free(bg);
+        free(roots);
+        return rc;
+}
