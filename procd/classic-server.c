@@ -208,17 +208,29 @@ static void do_get_usage(creq *q)
         write_reply(q);
 }
 
-/* One family of a DUMP and, pre-order, the families below it. */
-static void dump_family(creq *q, procd_family_info *infos, size_t n, size_t i, bool *seen, long hz)
+/* The families of a DUMP in pre-order from family i: order[] gets their indexes. */
+static void dump_order(const procd_family_info *infos, size_t n, size_t i, bool *seen, GArray *order)
 {
         if (seen[i])
                 return;
         seen[i] = true;
-        procd_family_info *fi = &infos[i];
+        g_array_append_val(order, i);
+        for (size_t j = 0; j < n; j++)
+                if (j != i && infos[j].parent_root_pid == infos[i].root_pid)
+                        dump_order(infos, n, j, seen, order);
+}
+
+/* One family of a DUMP: its own processes only.  A cgroup family's members include its
+ * subfamilies' (membership is hierarchical); as condor_procd, each process is listed once,
+ * under the deepest family holding it (owner: pid -> index + 1). */
+static void dump_family(creq *q, const procd_family_info *fi, size_t i, GHashTable *owner, long hz)
+{
         g_autofree pd_cl_dump_proc *procs = g_new0(pd_cl_dump_proc, fi->n_members ? fi->n_members : 1);
         int32_t np = 0;
         for (size_t k = 0; k < fi->n_members; k++) {
                 tr_proc p;
+                if (GPOINTER_TO_SIZE(g_hash_table_lookup(owner, GINT_TO_POINTER(fi->members[k]))) != i + 1)
+                        continue; /* listed under a subfamily */
                 if (tr_proc_stat_read(fi->members[k], &p) < 0)
                         continue; /* gone since */
                 procs[np++] = (pd_cl_dump_proc) {
@@ -233,9 +245,6 @@ static void dump_family(creq *q, procd_family_info *infos, size_t n, size_t i, b
         pd_cl_reply_dump_family(&q->reply, fi->parent_root_pid, fi->root_pid, watcher, np);
         for (int32_t k = 0; k < np; k++)
                 pd_cl_reply_dump_proc(&q->reply, &procs[k]);
-        for (size_t j = 0; j < n; j++)
-                if (j != i && infos[j].parent_root_pid == fi->root_pid)
-                        dump_family(q, infos, n, j, seen, hz);
 }
 
 static void do_dump(creq *q)
@@ -257,13 +266,23 @@ static void do_dump(creq *q)
         if (hz <= 0)
                 hz = 100;
         g_autofree bool *seen = g_new0(bool, n);
+        g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(size_t));
+        /* infos[0] is the family asked for (the root family for 0) */
+        for (size_t i = 0; i < n; i++) /* i > 0: parent not in the set, never expected, still sent */
+                dump_order(infos, n, i, seen, order);
+        g_autoptr(GHashTable) owner = g_hash_table_new(g_direct_hash, g_direct_equal);
+        for (guint k = 0; k < order->len; k++) { /* pre-order: deeper families come later and win */
+                size_t i = g_array_index(order, size_t, k);
+                for (size_t m = 0; m < infos[i].n_members; m++)
+                        g_hash_table_insert(owner, GINT_TO_POINTER(infos[i].members[m]), GSIZE_TO_POINTER(i + 1));
+        }
         int32_t nfam = (int32_t) n;
         pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
         pd_cl_reply_item(&q->reply, &nfam, sizeof nfam);
-        /* infos[0] is the family asked for (the root family for 0) */
-        dump_family(q, infos, n, 0, seen, hz);
-        for (size_t i = 1; i < n; i++) /* parent not in the set: never expected, still sent */
-                dump_family(q, infos, n, i, seen, hz);
+        for (guint k = 0; k < order->len; k++) {
+                size_t i = g_array_index(order, size_t, k);
+                dump_family(q, &infos[i], i, owner, hz);
+        }
         procd_family_info_free(infos, n);
         write_reply(q);
 }
@@ -358,7 +377,10 @@ static void run(creq *q)
                 /* to the family's root only, as condor_procd */
                 pid_t root = 0;
                 st = pd_cmd_family_root(cm, r->pid, &root, &err);
-                if (st == PROCD_OK)
+                if (st == PROCD_OK && r->signo == 0) /* a probe: condor_procd's kill(root, 0) */
+                        st = tr_pid_alive(root) ? PROCD_OK
+                                                : pd_error_set(&err, PROCD_E_PROCESS_NOT_FOUND, "no process %d", (int) root);
+                else if (st == PROCD_OK)
                         st = pd_cmd_signal_process(cm, &q->who, root, r->signo, &err);
                 break;
         }

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "trackers/procscan.h"
@@ -61,31 +60,6 @@ static void pending_free(gpointer p)
         pending_cg *c = p;
         free(c->path);
         free(c);
-}
-
-int pd_famcg_options_from_env(pd_famcg_options *o, tr_error *err)
-{
-        const char *v = getenv(PD_FAMCG_ENV_SWITCH);
-        if (v && *v && !o->disabled) {
-                static const char *const off[] = { "off", "0", "no", "false" }, *const on[] = { "on", "1", "yes", "true" };
-                bool known = false;
-                for (size_t i = 0; i < TR_ARRAY_SIZE(off); i++) {
-                        if (strcasecmp(v, off[i]) == 0)
-                                o->disabled = known = true;
-                        if (strcasecmp(v, on[i]) == 0)
-                                known = true;
-                }
-                if (!known)
-                        return tr_error_set(err, EINVAL, "bad %s=%s (on or off)", PD_FAMCG_ENV_SWITCH, v);
-        }
-        v = getenv(PD_FAMCG_ENV_BASE);
-        if (v && *v && !o->base) {
-                if (v[0] != '/' || v[strspn(v, "/")] == '\0')
-                        return tr_error_set(err, EINVAL, "bad %s=%s (an absolute cgroup path, not /)",
-                                            PD_FAMCG_ENV_BASE, v);
-                o->base = v;
-        }
-        return 0;
 }
 
 int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg **out)

@@ -47,15 +47,6 @@ typedef struct pd_famcg_options {
         const char *base; /* --family-cgroup-base; NULL: <procd's own cgroup>/families */
 } pd_famcg_options;
 
-/* The same settings from the environment, for daemons started by a program whose command
- * line the site cannot change (condor_master runs procd with a fixed argv): a field the
- * command line left unset is read from PROCD_FAMILY_CGROUPS ("on"/"off", also 1/0,
- * yes/no, true/false) and PROCD_FAMILY_CGROUP_BASE (an absolute cgroup path, not "/").
- * -EINVAL (message in err) for a value that is neither. */
-#define PD_FAMCG_ENV_SWITCH "PROCD_FAMILY_CGROUPS"
-#define PD_FAMCG_ENV_BASE "PROCD_FAMILY_CGROUP_BASE"
-int pd_famcg_options_from_env(pd_famcg_options *o, tr_error *err);
-
 /* Resolve and create the base.  Never fails for lack of a base: pd_famcg_off_reason then
  * says why no family gets a cgroup.  -ENOMEM only. */
 int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg **out);

@@ -276,13 +276,6 @@ int main(int argc, char **argv)
         /* condor_procd's command line (-A) is complete in itself: no configuration file
          * unless --config names one */
         int r = pd_options_parse(d.classic.argc, d.classic.argv, !d.classic.classic, &d.opt);
-        /* what the command line and the file left unset, from the environment (condor_master
-         * runs procd with a fixed argv and no file) */
-        tr_error env_err = { 0 };
-        if (r == 0 && pd_famcg_options_from_env(&d.opt.famcg, &env_err) < 0) {
-                fprintf(stderr, "procd: %s\n", env_err.msg);
-                r = -EINVAL;
-        }
         if (r != 0) {
                 g_free(d.classic.argv);
                 return r > 0 ? 0 : d.classic.classic ? 1 : 2;

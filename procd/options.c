@@ -236,6 +236,25 @@ static int load_file(pd_options *o, const char *path, bool must_exist)
         return 0;
 }
 
+/* The family cgroup settings from the environment (over the file, under the command line):
+ * condor_master starts procd with a fixed argv and no file. */
+static int load_env(pd_options *o)
+{
+        const char *v = getenv(PD_ENV_FAMILY_CGROUPS);
+        bool on;
+        if (v && *v) {
+                if (parse_bool(v, &on) < 0) {
+                        fprintf(stderr, "procd: " PD_ENV_FAMILY_CGROUPS ": bad value '%s': on or off\n", v);
+                        return -EINVAL;
+                }
+                o->famcg.disabled = !on;
+        }
+        v = getenv(PD_ENV_FAMILY_CGROUP_BASE);
+        if (v && *v && set_option(o, 'B', v, PD_ENV_FAMILY_CGROUP_BASE ": ") < 0)
+                return -EINVAL;
+        return 0;
+}
+
 int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o)
 {
         *o = (pd_options) { .group = (gid_t) -1, .snapshot_interval = 60, .kill_timeout = 10,
@@ -276,6 +295,8 @@ int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o)
                 return -EINVAL;
         }
         if ((config || default_config) && load_file(o, config ? config : PROCD_CONFIG_FILE, config != NULL) < 0)
+                return -EINVAL;
+        if (load_env(o) < 0)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++)
                 if (set_option(o, codes[i], values[i], "") < 0)

@@ -29,6 +29,12 @@ typedef struct pd_options {
         bool state_file_given;       /* else procd.state next to the socket */
 } pd_options;
 
+/* Environment variables for the family cgroup settings, read after the file and before
+ * the command line: PROCD_FAMILY_CGROUPS=on|off (also yes/no, true/false, 1/0) and
+ * PROCD_FAMILY_CGROUP_BASE=CGROUP. */
+#define PD_ENV_FAMILY_CGROUPS "PROCD_FAMILY_CGROUPS"
+#define PD_ENV_FAMILY_CGROUP_BASE "PROCD_FAMILY_CGROUP_BASE"
+
 /* Fill o.  The file is --config PATH when given (it must exist), else PROCD_CONFIG_FILE
  * when it exists and default_config.  Returns 0 to run, 1 when --help/--version was printed, -EINVAL after
  * printing what is wrong to stderr (procd then exits 2, which its unit does not restart). */

@@ -266,6 +266,10 @@ static void test_family_life(void)
         CU_ASSERT_EQUAL(tr_pid_start_ticks(child, &start), 0);
         CU_ASSERT_EQUAL(rec.birthday, start);
         reply_close(&r);
+        /* SIGNAL_PROCESS signal 0 probes the family's root, as condor_procd's kill(root, 0) */
+        int32_t sig0[2] = { child, 0 }, sig0root[2] = { 0, 0 };
+        CU_ASSERT_EQUAL(call(5, sig0, 2, NULL, 0), 0);
+        CU_ASSERT_EQUAL(call(5, sig0root, 2, NULL, 0), 0);
         /* SUSPEND, CONTINUE, KILL; the family stays registered */
         CU_ASSERT_EQUAL(call(6, &pid, 1, NULL, 0), 0);
         CU_ASSERT_EQUAL(call(7, &pid, 1, NULL, 0), 0);

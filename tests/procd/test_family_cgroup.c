@@ -585,11 +585,11 @@ static void test_register_cost(void)
                 EXPECT(procd_unregister_family(C, s[i], &e_), PROCD_OK);
         /* the switch from the environment this time (what a site sets for condor_master) */
         ph_daemon d2;
-        CU_ASSERT_EQUAL(bad_env_exit(PD_FAMCG_ENV_SWITCH, "maybe"), 2); /* a bad value stops procd */
-        CU_ASSERT_EQUAL(bad_env_exit(PD_FAMCG_ENV_BASE, "relative"), 2);
-        setenv(PD_FAMCG_ENV_SWITCH, "off", 1);
+        CU_ASSERT_EQUAL(bad_env_exit("PROCD_FAMILY_CGROUPS", "maybe"), 2); /* a bad value stops procd */
+        CU_ASSERT_EQUAL(bad_env_exit("PROCD_FAMILY_CGROUP_BASE", "relative"), 2);
+        setenv("PROCD_FAMILY_CGROUPS", "off", 1);
         int started = ph_start(&d2, NULL, NULL, 10000);
-        unsetenv(PD_FAMCG_ENV_SWITCH);
+        unsetenv("PROCD_FAMILY_CGROUPS");
         CU_ASSERT_FATAL(started == 0);
         procd_client *c2 = ph_connect(&d2);
         t0 = tr_now_usec();

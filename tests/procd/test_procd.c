@@ -162,8 +162,9 @@ static void test_proc_family(void)
 
         pid_t sp = ph_spinner();
         EXPECT(procd_register_subfamily(C, sp, 0, 1, &e_), PROCD_OK);
-        /* the spinner's CPU grows with each snapshot (polled: the host may be loaded) */
-        for (int i = 0; i < 100; i++) {
+        /* the spinner's CPU grows with each snapshot (polled up to 60 s: on a loaded host a
+         * spinner may get a small share of a core) */
+        for (int i = 0; i < 600; i++) {
                 usleep(100000);
                 EXPECT(procd_snapshot(C, &e_), PROCD_OK);
                 EXPECT(procd_get_usage(C, sp, &u, &e_), PROCD_OK);
