@@ -8,6 +8,8 @@ struct pd_admission {
         const char *what;
         unsigned max_total, root_reserved, max_per_uid;
         bool (*leaving)(void *owner);
+        uint64_t (*idle_usec)(void *owner);
+        void (*evict)(void *owner);
         GPtrArray *slots; /* pd_slot *, owned */
         gint64 last_refusal_log;
         unsigned refusals_unlogged; /* refused since the last warning */
@@ -86,10 +88,50 @@ static const char *over_quota(const pd_admission *a, const pd_slot *self, bool u
         return buf;
 }
 
+void pd_admission_set_eviction(pd_admission *a, uint64_t (*idle_usec)(void *owner), void (*evict)(void *owner))
+{
+        a->idle_usec = idle_usec;
+        a->evict = evict;
+}
+
+/* Evict the longest-idle peer a newcomer of this uid may displace; false when none. */
+static bool evict_idle(pd_admission *a, bool uid_known, uid_t uid)
+{
+        if (!a->evict || !uid_known)
+                return false;
+        pd_slot *victim = NULL;
+        uint64_t longest = (uint64_t) PD_ADMISSION_EVICT_MIN_IDLE_SEC * G_USEC_PER_SEC;
+        for (guint i = 0; i < a->slots->len; i++) {
+                pd_slot *o = a->slots->pdata[i];
+                if (a->leaving && a->leaving(o->owner))
+                        continue;
+                if (uid != 0 && !(o->uid_known && o->uid == uid))
+                        continue;
+                uint64_t idle = a->idle_usec(o->owner);
+                if (idle >= longest) {
+                        longest = idle;
+                        victim = o;
+                }
+        }
+        if (!victim)
+                return false;
+        char who[32];
+        if (victim->uid_known)
+                snprintf(who, sizeof who, "uid %u", (unsigned) victim->uid);
+        else
+                snprintf(who, sizeof who, "an unknown uid");
+        g_message("%s of %s idle for %.0f s gives way to a new one of uid %u", a->what, who,
+                  (double) longest / G_USEC_PER_SEC, (unsigned) uid);
+        a->evict(victim->owner); /* releases victim */
+        return true;
+}
+
 pd_slot *pd_admission_take(pd_admission *a, bool uid_known, uid_t uid, void *owner)
 {
         char why[128];
         const char *r = over_quota(a, NULL, uid_known, uid, why, sizeof why);
+        if (r && evict_idle(a, uid_known, uid))
+                r = over_quota(a, NULL, uid_known, uid, why, sizeof why);
         if (r) {
                 log_refusal(a, uid_known, uid, r);
                 return NULL;

@@ -294,7 +294,7 @@ static unsigned sources_from_name(const char *name)
         return bits;
 }
 
-static bool parse_usage(DBusMessage *reply, tr_usage *out)
+static bool parse_usage(DBusMessage *reply, tr_usage *out, procd_usage_extra *extra)
 {
         DBusMessageIter it, arr;
         tr_usage_init(out);
@@ -323,6 +323,17 @@ static bool parse_usage(DBusMessage *reply, tr_usage *out)
                                 out->fallback = true;
                                 snprintf(out->fallback_reason, sizeof out->fallback_reason, "%s", sv);
                         }
+                } else if (t == DBUS_TYPE_DOUBLE && strcmp(key, "cpu_percent") == 0) {
+                        if (extra) {
+                                dbus_message_iter_get_basic(&v, &extra->cpu_percent);
+                                extra->cpu_percent_available = true;
+                        }
+                } else if (t == DBUS_TYPE_UINT64 && strcmp(key, "cpu_percent_interval_usec") == 0) {
+                        if (extra) {
+                                dbus_uint64_t val;
+                                dbus_message_iter_get_basic(&v, &val);
+                                extra->cpu_percent_interval_usec = val;
+                        }
                 } else if (t == DBUS_TYPE_UINT64) {
                         dbus_uint64_t val;
                         dbus_message_iter_get_basic(&v, &val);
@@ -347,17 +358,25 @@ static bool parse_usage(DBusMessage *reply, tr_usage *out)
         return true;
 }
 
-procd_status procd_get_usage(procd_client *c, pid_t pid, tr_usage *out, procd_error *err)
+procd_status procd_get_usage_extra(procd_client *c, pid_t pid, tr_usage *out, procd_usage_extra *extra,
+                                   procd_error *err)
 {
         dbus_int32_t p = pid;
         DBusMessage *reply = NULL;
+        if (extra)
+                *extra = (procd_usage_extra) { 0 };
         procd_status s = call(c, "GetUsage", &reply, err, DBUS_TYPE_INT32, &p, DBUS_TYPE_INVALID);
         if (s != PROCD_OK)
                 return s;
-        if (!parse_usage(reply, out))
+        if (!parse_usage(reply, out, extra))
                 return bad_reply(reply, "GetUsage", err);
         dbus_message_unref(reply);
         return PROCD_OK;
+}
+
+procd_status procd_get_usage(procd_client *c, pid_t pid, tr_usage *out, procd_error *err)
+{
+        return procd_get_usage_extra(c, pid, out, NULL, err);
 }
 
 procd_status procd_signal_process(procd_client *c, pid_t pid, int sig, procd_error *err)

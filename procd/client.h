@@ -52,6 +52,18 @@ procd_status procd_track_via_login(procd_client *c, pid_t root_pid, const char *
 procd_status procd_track_via_allocated_group(procd_client *c, pid_t root_pid, gid_t *gid_out, procd_error *err);
 procd_status procd_track_via_associated_group(procd_client *c, pid_t root_pid, gid_t gid, procd_error *err);
 
+/* What GetUsage tells beyond the usage record. */
+typedef struct procd_usage_extra {
+        bool cpu_percent_available;        /* false on the first GetUsage of a family */
+        double cpu_percent;                /* 100 = one core busy, over the interval below */
+        uint64_t cpu_percent_interval_usec; /* since the previous GetUsage of this family
+                                              (any client): procd's two readings */
+} procd_usage_extra;
+
+/* GetUsage with the extras (extra may be NULL: then it is procd_get_usage). */
+procd_status procd_get_usage_extra(procd_client *c, pid_t pid, tr_usage *out, procd_usage_extra *extra,
+                                   procd_error *err);
+
 /* pid 0 = the root family.  The record says which source answered. */
 procd_status procd_get_usage(procd_client *c, pid_t pid, tr_usage *out, procd_error *err);
 procd_status procd_signal_process(procd_client *c, pid_t pid, int sig, procd_error *err);

@@ -10,11 +10,13 @@
 #include "procd/client.h"
 #include "procd/command-jobs.h"
 #include "procd/status.h"
+#include "trackers/util.h"
 
 typedef struct call {
         DBusConnection *c;
         DBusMessage *m;
         pd_commands *cm;
+        pd_usage_meter *meter;
         pd_caller who;
         DBusMessage *reply; /* set by a handler on success (NULL: empty reply) */
         procd_error err;
@@ -122,7 +124,19 @@ static bool dict_entry(DBusMessageIter *dict, const char *key, int type, const v
                dbus_message_iter_close_container(dict, &e);
 }
 
-static bool append_usage(DBusMessage *reply, const tr_usage *u)
+/* percent CPU over the interval since the previous GetUsage of this family (any client):
+ * two readings taken by procd, keys left out when there is no earlier reading */
+static bool append_percent(DBusMessageIter *dict, const pd_usage_reading *r)
+{
+        if (!r || !r->percent_cpu_known)
+                return true;
+        double pct = r->percent_cpu;
+        dbus_uint64_t iv = r->interval_usec;
+        return dict_entry(dict, "cpu_percent", DBUS_TYPE_DOUBLE, &pct) &&
+               dict_entry(dict, "cpu_percent_interval_usec", DBUS_TYPE_UINT64, &iv);
+}
+
+static bool append_usage(DBusMessage *reply, const tr_usage *u, const pd_usage_reading *pr)
 {
         DBusMessageIter it, dict;
         dbus_message_iter_init_append(reply, &it);
@@ -145,6 +159,7 @@ static bool append_usage(DBusMessage *reply, const tr_usage *u)
                 dbus_uint64_t val = v->value;
                 ok = dict_entry(&dict, tr_usage_field_name(i), DBUS_TYPE_UINT64, &val);
         }
+        ok = ok && append_percent(&dict, pr);
         return dbus_message_iter_close_container(&it, &dict) && ok;
 }
 
@@ -156,8 +171,14 @@ static procd_status m_get_usage(call *k)
         if (s == PROCD_OK)
                 s = pd_cmd_get_usage(k->cm, &k->who, pid, &u, &k->err);
         if (s == PROCD_OK) {
+                pd_usage_reading r, *pr = NULL;
+                const tr_u64 *cpu = &u.cpu_usec;
+                if (k->meter && cpu->available) {
+                        pd_usage_meter_update(k->meter, pid, cpu->value, 0, tr_now_usec(), &r);
+                        pr = &r;
+                }
                 k->reply = dbus_message_new_method_return(k->m);
-                if (!k->reply || !append_usage(k->reply, &u))
+                if (!k->reply || !append_usage(k->reply, &u, pr))
                         return pd_error_set(&k->err, PROCD_E_INTERNAL, "out of memory");
         }
         return s;
@@ -398,7 +419,7 @@ static void fill_caller(DBusConnection *c, pd_caller *who)
         who->pid = (pid_t) pid;
 }
 
-DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_commands *cm)
+DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_commands *cm, pd_usage_meter *meter)
 {
         if (dbus_message_get_type(m) != DBUS_MESSAGE_TYPE_METHOD_CALL)
                 return DBUS_HANDLER_RESULT_NOT_YET_HANDLED;
@@ -431,7 +452,7 @@ DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_c
                             dbus_message_get_signature(m));
                 return DBUS_HANDLER_RESULT_HANDLED;
         }
-        call k = { .c = c, .m = m, .cm = cm };
+        call k = { .c = c, .m = m, .cm = cm, .meter = meter };
         fill_caller(c, &k.who);
         procd_status s = me->fn(&k);
         if (s != PROCD_OK) {

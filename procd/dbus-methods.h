@@ -5,10 +5,12 @@
 #include <dbus/dbus.h>
 
 #include "procd/command.h"
+#include "procd/usage-meter.h"
 
 /* The introspection XML (procd/org.procd.ProcFamily1.xml, embedded at build time). */
 extern const char pd_introspection_xml[];
 
 /* Handle one message addressed to PROCD_DBUS_PATH.  The caller is identified from the
- * connection's peer credentials. */
-DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_commands *cm);
+ * connection's peer credentials.  meter: the readings GetUsage computes percent CPU from
+ * (the CPU used since the previous GetUsage of that family, on any connection). */
+DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_commands *cm, pd_usage_meter *meter);

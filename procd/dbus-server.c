@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <glib.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct pd_dbus_server {
         GPtrArray *conns; /* pd_conn * */
         unsigned next_serial;
         pd_admission *adm;        /* connection caps (procd/admission.h) */
+        pd_usage_meter *meter;    /* GetUsage's earlier readings (percent CPU) */
 };
 
 typedef struct pd_conn {
@@ -32,7 +34,8 @@ typedef struct pd_conn {
         pd_dbus_loop *loop;
         guint reap_idle;
         bool dropped;
-        bool throttled;
+        bool overflowed;   /* dropped for unread replies: memory is trimmed at reap */
+        gint64 last_active_usec; /* monotonic: last message from the peer (or accept) */
         pd_slot *slot;     /* its admission: the uid from SO_PEERCRED at accept, then the
                               authenticated one */
         guint auth_timer;
@@ -66,33 +69,23 @@ static DBusHandlerResult object_message(DBusConnection *c, DBusMessage *m, void 
         /* calls still queued from a peer we dropped (or that left) are not run */
         if (pc->dropped || !dbus_connection_get_is_connected(c))
                 return DBUS_HANDLER_RESULT_HANDLED;
-        /* a peer that leaves its replies unread: further calls are not run, they get a
-         * short LimitsExceeded error; past the hard bound the peer is dropped */
-        if (dbus_message_get_type(m) == DBUS_MESSAGE_TYPE_METHOD_CALL &&
-            dbus_connection_get_outgoing_size(c) > PD_DBUS_SOFT_OUTGOING_BYTES) {
-                if (!pc->throttled)
-                        g_warning("a client leaves %ld bytes of replies unread: refusing its calls",
-                                  dbus_connection_get_outgoing_size(c));
-                pc->throttled = true;
-                if (!dbus_message_get_no_reply(m)) {
-                        DBusMessage *e = dbus_message_new_error(m, DBUS_ERROR_LIMITS_EXCEEDED, "too many unread replies");
-                        if (e) {
-                                dbus_connection_send(c, e, NULL);
-                                dbus_message_unref(e);
-                        }
-                }
-        } else {
-                pc->throttled = false;
-                pd_dbus_handle_message(c, m, pc->srv->cm);
+        if (dbus_message_get_type(m) != DBUS_MESSAGE_TYPE_METHOD_CALL) {
+                pd_dbus_handle_message(c, m, pc->srv->cm, pc->srv->meter);
+                return DBUS_HANDLER_RESULT_HANDLED;
         }
-        DBusHandlerResult r = DBUS_HANDLER_RESULT_HANDLED;
+        /* a peer that leaves its replies unread past the bound is dropped: what is queued
+         * for it is freed with the connection (an error reply per refused call would only
+         * grow the queue) */
         long out = dbus_connection_get_outgoing_size(c);
         if (out > PD_DBUS_MAX_OUTGOING_BYTES) {
-                g_warning("dropping a client that leaves %ld bytes of replies unread", out);
-                pc->dropped = true;
+                g_warning("dropping a client that leaves %ld bytes of replies unread (limit %d)", out,
+                          PD_DBUS_MAX_OUTGOING_BYTES);
+                pc->dropped = pc->overflowed = true;
                 dbus_connection_close(c);
+                return DBUS_HANDLER_RESULT_HANDLED;
         }
-        return r;
+        pd_dbus_handle_message(c, m, pc->srv->cm, pc->srv->meter);
+        return DBUS_HANDLER_RESULT_HANDLED;
 }
 
 static const DBusObjectPathVTable object_vtable = { .message_function = object_message };
@@ -117,16 +110,41 @@ static void conn_free(pd_conn *pc)
 static gboolean reap_cb(gpointer data)
 {
         pd_conn *pc = data;
+        pd_dbus_server *s = pc->srv;
+        bool trim = pc->overflowed;
         pc->reap_idle = 0;
-        g_ptr_array_remove(pc->srv->conns, pc);
+        g_ptr_array_remove(s->conns, pc);
         conn_free(pc);
+        /* the queues of a dropped peer, or of the last client, go back to the system (glibc
+         * keeps freed heap otherwise) */
+        if (trim || s->conns->len == 0)
+                malloc_trim(0);
         return G_SOURCE_REMOVE;
+}
+
+static uint64_t conn_idle_usec(void *owner)
+{
+        const pd_conn *pc = owner;
+        return (uint64_t) (g_get_monotonic_time() - pc->last_active_usec);
+}
+
+/* Eviction (procd/admission.h): drop an idle peer and give its slot back now. */
+static void conn_evict(void *owner)
+{
+        pd_conn *pc = owner;
+        pc->dropped = true;
+        dbus_connection_close(pc->c);
+        pd_admission_release(pc->srv->adm, pc->slot);
+        pc->slot = NULL;
+        if (!pc->reap_idle)
+                pc->reap_idle = g_idle_add(reap_cb, pc);
 }
 
 static DBusHandlerResult filter(DBusConnection *c, DBusMessage *m, void *data)
 {
         pd_conn *pc = data;
         (void) c;
+        pc->last_active_usec = g_get_monotonic_time();
         /* Stock tools (gdbus --address) assume a bus and say Hello first: answer it with a
          * unique name so that they work peer-to-peer. */
         if (dbus_message_is_method_call(m, DBUS_INTERFACE_DBUS, "Hello")) {
@@ -188,6 +206,7 @@ static void new_connection(DBusServer *server, DBusConnection *c, void *data)
                 return; /* not referenced: libdbus frees it */
         }
         pc->srv = s;
+        pc->last_active_usec = g_get_monotonic_time();
         pc->c = dbus_connection_ref(c);
         dbus_connection_set_exit_on_disconnect(c, FALSE);
         dbus_connection_set_unix_user_function(c, allow_uid, pc, NULL);
@@ -267,6 +286,8 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_ui
         s->cm = cm;
         s->adm = pd_admission_new("connection", PD_DBUS_MAX_CONNECTIONS, PD_DBUS_ROOT_RESERVED_CONNECTIONS,
                                   max_per_uid ? max_per_uid : PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, conn_leaving);
+        pd_admission_set_eviction(s->adm, conn_idle_usec, conn_evict);
+        s->meter = pd_usage_meter_new();
         s->conns = g_ptr_array_new();
         /* the umask made it 0660 at bind; never follow a symlink swapped in since (a
          * --socket in a directory others can write) */
@@ -304,6 +325,7 @@ void pd_dbus_server_free(pd_dbus_server *s)
         }
         g_ptr_array_free(s->conns, TRUE);
         pd_admission_free(s->adm);
+        pd_usage_meter_free(s->meter);
         if (s->server) {
                 dbus_server_set_new_connection_function(s->server, NULL, NULL, NULL);
                 pd_dbus_loop_detach_server(s->server);

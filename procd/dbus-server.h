@@ -17,15 +17,21 @@
  * Peers of non-zero uid (and peers whose uid could not be read) share
  * PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS slots, at most
  * --max-connections-per-uid each; uid 0 may take every slot, the last ones are its alone.
- * Unauthenticated peers are dropped after PD_ADMISSION_AUTH_TIMEOUT_SEC. */
+ * Unauthenticated peers are dropped after PD_ADMISSION_AUTH_TIMEOUT_SEC.  When the caps are
+ * reached, a connection idle for PD_ADMISSION_EVICT_MIN_IDLE_SEC or more gives way to the new
+ * one (root's newcomers displace anyone's, others only their own uid's). */
 #define PD_DBUS_ROOT_RESERVED_CONNECTIONS PD_ADMISSION_ROOT_RESERVED
 #define PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID PD_ADMISSION_DEFAULT_PER_UID
-#define PD_DBUS_MAX_MESSAGE_BYTES (1024 * 1024)          /* larger: libdbus drops the peer */
-#define PD_DBUS_MAX_RECEIVED_BYTES (4 * 1024 * 1024)     /* queued unread calls: backpressure */
+/* What procd holds for one peer, bounded so that 32 peers that send calls and never read
+ * the replies cost procd a few MB (NOTES: measured): */
+#define PD_DBUS_MAX_MESSAGE_BYTES (256 * 1024)           /* a call larger: libdbus drops the peer */
+#define PD_DBUS_MAX_RECEIVED_BYTES (256 * 1024)          /* queued unread calls: backpressure */
 #define PD_DBUS_MAX_MESSAGE_FDS 4                         /* fds in one message (none is used) */
 #define PD_DBUS_MAX_RECEIVED_FDS 8                        /* fds queued per connection */
-#define PD_DBUS_SOFT_OUTGOING_BYTES (1024 * 1024)        /* unread replies: calls get LimitsExceeded */
-#define PD_DBUS_MAX_OUTGOING_BYTES (8 * 1024 * 1024)     /* unread replies: the peer is dropped */
+/* Replies the peer has not read yet, checked when its next call arrives (so one large reply,
+ * a Dump of many families, is always sent): above it the peer is dropped and its memory
+ * freed.  (libdbus keeps several times the wire size per queued message.) */
+#define PD_DBUS_MAX_OUTGOING_BYTES (64 * 1024)
 
 typedef struct pd_dbus_server pd_dbus_server;
 

@@ -112,6 +112,18 @@ static int parse_bool(const char *s, bool *out)
         return -EINVAL;
 }
 
+/* A number of seconds in 1..max into *out. */
+static int seconds(const char *where, int code, const char *v, uint32_t max, uint32_t *out)
+{
+        uint64_t n;
+        char hint[32];
+        snprintf(hint, sizeof hint, "1..%u seconds", (unsigned) max);
+        if (tr_parse_u64(v, &n) < 0 || n == 0 || n > max)
+                return bad(where, code, v, hint);
+        *out = (uint32_t) n;
+        return 0;
+}
+
 static int set_option(pd_options *o, int code, const char *v, const char *where)
 {
         uint64_t n;
@@ -144,20 +156,11 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
                 return 0;
         }
         case 'i':
-                if (tr_parse_u64(v, &n) < 0 || n == 0 || n > PD_MAX_INTERVAL_SEC)
-                        return bad(where, code, v, "1..86400 seconds");
-                o->snapshot_interval = (uint32_t) n;
-                return 0;
+                return seconds(where, code, v, PD_MAX_INTERVAL_SEC, &o->snapshot_interval);
         case 'k':
-                if (tr_parse_u64(v, &n) < 0 || n == 0 || n > 3600)
-                        return bad(where, code, v, "1..3600 seconds");
-                o->kill_timeout = (uint32_t) n;
-                return 0;
+                return seconds(where, code, v, 3600, &o->kill_timeout);
         case 'F':
-                if (tr_parse_u64(v, &n) < 0 || n == 0 || n > 3600)
-                        return bad(where, code, v, "1..3600 seconds");
-                o->freeze_timeout = (uint32_t) n;
-                return 0;
+                return seconds(where, code, v, 3600, &o->freeze_timeout);
         case 'l':
                 if (strcmp(v, "syslog") != 0 && strcmp(v, "stderr") != 0)
                         return bad(where, code, v, "stderr or syslog");

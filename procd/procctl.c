@@ -5,6 +5,9 @@
  * error or no daemon.
  */
 #include <errno.h>
+#include <pwd.h>
+#include <time.h>
+#include <unistd.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,7 +43,10 @@ static void usage(FILE *f)
               "  unregister PID                                 forget a family (members fold into parent)\n"
               "  snapshot                                       take a /proc snapshot now\n"
               "  dump [PID]                                     families with their members\n"
-              "  list [PID]                                     families, one line each\n"
+              "  list [PID]                                     families, one line each: state, source,\n"
+              "                                                 processes, CPU, memory, user, age\n"
+              "  top [-d SECONDS] [-n COUNT]                    the list, redrawn in place until interrupted\n"
+              "                                                 (or COUNT times); %CPU over the interval\n"
               "  quit                                           stop procd\n"
               "options:\n"
               "  --socket PATH   procd's socket (default " PROCD_DEFAULT_SOCKET ")\n"
@@ -49,11 +55,29 @@ static void usage(FILE *f)
               f);
 }
 
+/* --json: errors are JSON on stdout too ({"error": NAME, "message": ...}), so a script
+ * reads one object whatever happened; the exit status says the same as without --json. */
+static bool json_errors;
+
+static void error_out(const char *name, const char *msg)
+{
+        if (json_errors) {
+                fputs("{\"error\": ", stdout);
+                tr_json_write_string(stdout, name);
+                fputs(", \"message\": ", stdout);
+                tr_json_write_string(stdout, msg);
+                fputs("}\n", stdout);
+        }
+        fprintf(stderr, "procctl: %s%s%s\n", json_errors ? name : "", json_errors ? ": " : "", msg);
+}
+
 static int usage_error(const char *fmt, const char *arg)
 {
-        fprintf(stderr, "procctl: ");
-        fprintf(stderr, fmt, arg);
-        fprintf(stderr, "\n(procctl --help for usage)\n");
+        char msg[512];
+        snprintf(msg, sizeof msg, fmt, arg);
+        error_out("Usage", msg);
+        if (!json_errors)
+                fprintf(stderr, "(procctl --help for usage)\n");
         return EXIT_USAGE;
 }
 
@@ -97,7 +121,13 @@ static int parse_signal(const char *s, int *out)
 
 static int daemon_error(const procd_error *e)
 {
-        fprintf(stderr, "procctl: %s: %s\n", pd_status_name(e->status), e->msg);
+        if (json_errors) {
+                error_out(pd_status_name(e->status), e->msg);
+        } else {
+                char msg[600];
+                snprintf(msg, sizeof msg, "%s: %s", pd_status_name(e->status), e->msg);
+                error_out("", msg);
+        }
         return e->status == PROCD_E_TRANSPORT ? EXIT_USAGE : EXIT_DAEMON_ERROR;
 }
 
@@ -106,21 +136,6 @@ static int ok(ctl *c)
         if (c->json)
                 printf("{\"ok\": true}\n");
         return 0;
-}
-
-static void human_size(uint64_t v, char *buf, size_t size)
-{
-        const char *units = "KMGT";
-        double d = (double) v;
-        int u = -1;
-        while (d >= 1024 && u < 3) {
-                d /= 1024;
-                u++;
-        }
-        if (u < 0)
-                snprintf(buf, size, "%llu", (unsigned long long) v);
-        else
-                snprintf(buf, size, "%.1f%c", d, units[u]);
 }
 
 static void print_usage_human(pid_t pid, const tr_usage *u)
@@ -139,7 +154,7 @@ static void print_usage_human(pid_t pid, const tr_usage *u)
                 size_t len = strlen(name);
                 if (len > 6 && strcmp(name + len - 6, "_bytes") == 0 && v->value >= 1024) {
                         char hs[32];
-                        human_size(v->value, hs, sizeof hs);
+                        tr_format_bytes(v->value, hs, sizeof hs);
                         snprintf(extra, sizeof extra, "  (%s)", hs);
                 } else if (len > 5 && strcmp(name + len - 5, "_usec") == 0 && v->value > 0) {
                         snprintf(extra, sizeof extra, "  (%.3f s)", (double) v->value / 1e6);
@@ -156,15 +171,24 @@ static int cmd_usage(ctl *c, int argc, char **argv)
         if (argc == 2 && parse_pid_arg(argv[1], &pid, true) < 0)
                 return usage_error("bad pid: %s", argv[1]);
         tr_usage u;
+        procd_usage_extra x;
         procd_error e = { 0 };
-        if (procd_get_usage(c->client, pid, &u, &e) != PROCD_OK)
+        if (procd_get_usage_extra(c->client, pid, &u, &x, &e) != PROCD_OK)
                 return daemon_error(&e);
         if (c->json) {
-                fputc('{', stdout);
-                tr_usage_write_json_members(&u, stdout, false);
+                /* every available field, the text output's included (anon, file, shmem,
+                 * pressure, pids); unavailable ones are left out (unknown is not zero) */
+                printf("{\"pid\": %d, ", (int) pid);
+                tr_usage_write_json_members(&u, stdout, true);
+                if (x.cpu_percent_available)
+                        printf(", \"cpu_percent\": %.2f, \"cpu_percent_interval_usec\": %llu", x.cpu_percent,
+                               (unsigned long long) x.cpu_percent_interval_usec);
                 fputs("}\n", stdout);
         } else {
                 print_usage_human(pid, &u);
+                if (x.cpu_percent_available)
+                        printf("  %-22s %.1f  (over the last %.1f s)\n", "cpu_percent", x.cpu_percent,
+                               (double) x.cpu_percent_interval_usec / 1e6);
         }
         return 0;
 }
@@ -283,7 +307,6 @@ static int cmd_simple(ctl *c, int argc, char **argv)
 
 static int cmd_dump(ctl *c, int argc, char **argv)
 {
-        bool list = strcmp(argv[0], "list") == 0;
         pid_t pid = 0;
         if (argc > 2 || (argc == 2 && parse_pid_arg(argv[1], &pid, true) < 0))
                 return usage_error("%s [PID]", argv[0]);
@@ -303,14 +326,10 @@ static int cmd_dump(ctl *c, int argc, char **argv)
                         tr_json_write_string(stdout, fi->tracking);
                         printf(", \"source\": ");
                         tr_json_write_string(stdout, fi->source);
-                        printf(", \"num_members\": %zu", fi->n_members);
-                        if (!list) {
-                                printf(", \"members\": [");
-                                for (size_t j = 0; j < fi->n_members; j++)
-                                        printf("%s%d", j ? ", " : "", (int) fi->members[j]);
-                                printf("]");
-                        }
-                        printf("}");
+                        printf(", \"num_members\": %zu, \"members\": [", fi->n_members);
+                        for (size_t j = 0; j < fi->n_members; j++)
+                                printf("%s%d", j ? ", " : "", (int) fi->members[j]);
+                        printf("]}");
                 }
                 printf("]}\n");
         } else {
@@ -319,7 +338,7 @@ static int cmd_dump(ctl *c, int argc, char **argv)
                         const procd_family_info *fi = &infos[i];
                         printf("%-8d %-8d %-8d %-7s %-7zu %s\n", (int) fi->root_pid, (int) fi->parent_root_pid,
                                (int) fi->watcher_pid, fi->source, fi->n_members, fi->tracking);
-                        if (!list && fi->n_members) {
+                        if (fi->n_members) {
                                 printf("         members:");
                                 for (size_t j = 0; j < fi->n_members; j++)
                                         printf(" %d", (int) fi->members[j]);
@@ -331,6 +350,226 @@ static int cmd_dump(ctl *c, int argc, char **argv)
         return 0;
 }
 
+/* ---- list and top ---------------------------------------------------------------- */
+
+typedef struct list_row {
+        const procd_family_info *fi;
+        bool have_usage;
+        tr_usage u;
+        procd_usage_extra x;
+        char user[32];
+        double age_sec; /* < 0: unknown */
+} list_row;
+
+/* Owner of a live process (its real uid), "?" when gone. */
+static void proc_user(pid_t pid, char *buf, size_t size)
+{
+        char path[64], line[256];
+        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
+        snprintf(buf, size, "?");
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return;
+        while (fgets(line, sizeof line, f)) {
+                unsigned long uid;
+                if (sscanf(line, "Uid: %lu", &uid) == 1) {
+                        struct passwd *pw = getpwuid((uid_t) uid);
+                        if (pw)
+                                snprintf(buf, size, "%s", pw->pw_name);
+                        else
+                                snprintf(buf, size, "%lu", uid);
+                        break;
+                }
+        }
+        fclose(f);
+}
+
+/* Seconds since the process started (start ticks after boot), < 0 when unknown. */
+static double age_seconds(uint64_t start_ticks)
+{
+        double up;
+        FILE *f = fopen("/proc/uptime", "re");
+        if (!f)
+                return -1;
+        int n = fscanf(f, "%lf", &up);
+        fclose(f);
+        long hz = sysconf(_SC_CLK_TCK);
+        if (n != 1 || hz <= 0 || start_ticks == 0)
+                return -1;
+        double age = up - (double) start_ticks / (double) hz;
+        return age < 0 ? 0 : age;
+}
+
+static const char *row_state(const list_row *r)
+{
+        if (r->have_usage && r->u.num_procs.available && r->u.num_procs.value == 0)
+                return "empty";
+        return "running";
+}
+
+/* memory without page cache: anon + shmem (cgroup), rss (/proc) */
+static bool row_memory(const list_row *r, uint64_t *out)
+{
+        const tr_usage *u = &r->u;
+        if (!r->have_usage)
+                return false;
+        if (u->memory_anon_bytes.available) {
+                *out = u->memory_anon_bytes.value + (u->memory_shmem_bytes.available ? u->memory_shmem_bytes.value : 0);
+                return true;
+        }
+        if (u->rss_bytes.available) {
+                *out = u->rss_bytes.value;
+                return true;
+        }
+        return false;
+}
+
+static void fmt_age(double sec, char *buf, size_t size)
+{
+        if (sec < 0)
+                snprintf(buf, size, "-");
+        else if (sec < 120)
+                snprintf(buf, size, "%.0fs", sec);
+        else if (sec < 7200)
+                snprintf(buf, size, "%.0fm", sec / 60);
+        else if (sec < 172800)
+                snprintf(buf, size, "%.1fh", sec / 3600);
+        else
+                snprintf(buf, size, "%.1fd", sec / 86400);
+}
+
+static void print_rows_text(const list_row *rows, size_t n)
+{
+        printf("%-8s %-8s %-7s %6s %10s %6s %10s %-10s %6s %s\n", "ROOT", "STATE", "SOURCE", "PROCS", "CPU(s)", "%CPU",
+               "MEM", "USER", "AGE", "TRACKING");
+        for (size_t i = 0; i < n; i++) {
+                const list_row *r = &rows[i];
+                const tr_usage *u = &r->u;
+                char procs[16] = "-", cpu[24] = "-", pct[16] = "-", mem[16] = "-", age[16];
+                uint64_t m;
+                if (r->have_usage && u->num_procs.available)
+                        snprintf(procs, sizeof procs, "%llu", (unsigned long long) u->num_procs.value);
+                if (r->have_usage && u->cpu_usec.available)
+                        snprintf(cpu, sizeof cpu, "%.1f", (double) u->cpu_usec.value / 1e6);
+                if (r->have_usage && r->x.cpu_percent_available)
+                        snprintf(pct, sizeof pct, "%.1f", r->x.cpu_percent);
+                if (row_memory(r, &m))
+                        tr_format_bytes(m, mem, sizeof mem);
+                fmt_age(r->age_sec, age, sizeof age);
+                printf("%-8d %-8s %-7s %6s %10s %6s %10s %-10s %6s %s\n", (int) r->fi->root_pid, row_state(r),
+                       r->fi->source, procs, cpu, pct, mem, r->user, age, r->fi->tracking);
+        }
+}
+
+static void print_rows_json(const list_row *rows, size_t n)
+{
+        printf("{\"families\": [");
+        for (size_t i = 0; i < n; i++) {
+                const list_row *r = &rows[i];
+                const tr_usage *u = &r->u;
+                uint64_t m;
+                printf("%s{\"root_pid\": %d, \"parent_root_pid\": %d, \"state\": \"%s\", \"tracking\": ", i ? ", " : "",
+                       (int) r->fi->root_pid, (int) r->fi->parent_root_pid, row_state(r));
+                tr_json_write_string(stdout, r->fi->tracking);
+                printf(", \"source\": ");
+                tr_json_write_string(stdout, r->fi->source);
+                printf(", \"user\": ");
+                tr_json_write_string(stdout, r->user);
+                if (r->age_sec >= 0)
+                        printf(", \"age_sec\": %.0f", r->age_sec);
+                if (r->have_usage && u->num_procs.available)
+                        printf(", \"num_procs\": %llu", (unsigned long long) u->num_procs.value);
+                if (r->have_usage && u->cpu_usec.available)
+                        printf(", \"cpu_usec\": %llu", (unsigned long long) u->cpu_usec.value);
+                if (r->have_usage && r->x.cpu_percent_available)
+                        printf(", \"cpu_percent\": %.2f", r->x.cpu_percent);
+                if (row_memory(r, &m))
+                        printf(", \"memory_bytes\": %llu", (unsigned long long) m);
+                printf("}");
+        }
+        printf("]}\n");
+}
+
+/* One Dump, then GetUsage of each family (a family gone meanwhile keeps its row, with
+ * dashes). */
+static int list_once(ctl *c, pid_t pid, bool json)
+{
+        procd_family_info *infos = NULL;
+        size_t n = 0;
+        procd_error e = { 0 };
+        if (procd_dump(c->client, pid, &infos, &n, &e) != PROCD_OK)
+                return daemon_error(&e);
+        list_row *rows = calloc(n ? n : 1, sizeof *rows);
+        if (!rows) {
+                procd_family_info_free(infos, n);
+                error_out("Internal", "out of memory");
+                return EXIT_DAEMON_ERROR;
+        }
+        for (size_t i = 0; i < n; i++) {
+                list_row *r = &rows[i];
+                r->fi = &infos[i];
+                procd_error ue = { 0 };
+                r->have_usage = procd_get_usage_extra(c->client, infos[i].parent_root_pid ? infos[i].root_pid : 0, &r->u,
+                                                      &r->x, &ue) == PROCD_OK;
+                proc_user(infos[i].root_pid, r->user, sizeof r->user);
+                r->age_sec = age_seconds(infos[i].root_start_ticks);
+        }
+        if (json)
+                print_rows_json(rows, n);
+        else
+                print_rows_text(rows, n);
+        free(rows);
+        procd_family_info_free(infos, n);
+        return 0;
+}
+
+static int cmd_list(ctl *c, int argc, char **argv)
+{
+        pid_t pid = 0;
+        if (argc > 2 || (argc == 2 && parse_pid_arg(argv[1], &pid, true) < 0))
+                return usage_error("list [PID]%s", "");
+        return list_once(c, pid, c->json);
+}
+
+/* top [-d SECONDS] [-n COUNT]: the list redrawn in place every interval (CPU percent over that
+ * interval, computed by procd from its two readings) until interrupted. */
+static int cmd_top(ctl *c, int argc, char **argv)
+{
+        double interval = 2.0;
+        uint64_t rounds = 0; /* 0: until interrupted */
+        for (int i = 1; i < argc; i++) {
+                char *end;
+                if ((strcmp(argv[i], "-d") == 0 || strcmp(argv[i], "--delay") == 0) && i + 1 < argc) {
+                        interval = strtod(argv[++i], &end);
+                        if (*end || !(interval >= 0.1 && interval <= 3600))
+                                return usage_error("bad delay: %s (0.1..3600 seconds)", argv[i]);
+                } else if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
+                        if (tr_parse_u64(argv[++i], &rounds) < 0 || rounds == 0)
+                                return usage_error("bad count: %s", argv[i]);
+                } else {
+                        return usage_error("top [-d SECONDS] [-n COUNT]: unexpected %s", argv[i]);
+                }
+        }
+        bool tty = isatty(STDOUT_FILENO);
+        for (;;) {
+                if (tty)
+                        fputs("\033[H\033[J", stdout); /* home, clear to the end */
+                time_t now = time(NULL);
+                char ts[32];
+                strftime(ts, sizeof ts, "%H:%M:%S", localtime(&now));
+                if (!c->json)
+                        printf("procctl top - %s, every %.1f s (Ctrl-C ends)\n", ts, interval);
+                int rc = list_once(c, 0, c->json);
+                fflush(stdout);
+                if (rc != 0 || (rounds && --rounds == 0))
+                        return rc;
+                struct timespec d = { .tv_sec = (time_t) interval,
+                                      .tv_nsec = (long) ((interval - (double) (time_t) interval) * 1e9) };
+                while (nanosleep(&d, &d) < 0 && errno == EINTR)
+                        ;
+        }
+}
+
 static const struct command {
         const char *name;
         int (*fn)(ctl *c, int argc, char **argv);
@@ -339,7 +578,8 @@ static const struct command {
         { "track-login", cmd_track },   { "track-gid", cmd_track },    { "usage", cmd_usage },
         { "signal", cmd_signal },       { "suspend", cmd_family_op },  { "continue", cmd_family_op },
         { "kill", cmd_family_op },      { "unregister", cmd_family_op }, { "snapshot", cmd_simple },
-        { "dump", cmd_dump },           { "list", cmd_dump },          { "quit", cmd_simple },
+        { "dump", cmd_dump },           { "list", cmd_list },          { "top", cmd_top },
+        { "quit", cmd_simple },
 };
 
 int main(int argc, char **argv)
@@ -377,6 +617,17 @@ int main(int argc, char **argv)
                 usage(stderr);
                 return EXIT_USAGE;
         }
+        /* --json is accepted after the command too (procctl usage 0 --json) */
+        int w = optind + 1;
+        for (int i = optind + 1; i < argc; i++) {
+                if (strcmp(argv[i], "--json") == 0)
+                        c.json = true;
+                else
+                        argv[w++] = argv[i];
+        }
+        argc = w;
+        argv[argc] = NULL;
+        json_errors = c.json;
         const struct command *cmd = NULL;
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
                 if (strcmp(commands[i].name, argv[optind]) == 0)
@@ -384,10 +635,8 @@ int main(int argc, char **argv)
         if (!cmd)
                 return usage_error("unknown command: %s", argv[optind]);
         procd_error e = { 0 };
-        if (procd_connect(c.socket_path, &c.client, &e) != PROCD_OK) {
-                fprintf(stderr, "procctl: %s\n", e.msg);
-                return EXIT_USAGE;
-        }
+        if (procd_connect(c.socket_path, &c.client, &e) != PROCD_OK)
+                return daemon_error(&e);
         int rc = cmd->fn(&c, argc - optind, argv + optind);
         procd_disconnect(c.client);
         return rc;

@@ -43,9 +43,14 @@ void pd_usage_meter_update(pd_usage_meter *m, pid_t root_pid, uint64_t cpu_usec,
 {
         reading *r = g_hash_table_lookup(m->by_root, GINT_TO_POINTER(root_pid));
         out->percent_cpu = 0.0;
+        out->percent_cpu_known = false;
+        out->interval_usec = 0;
         if (r && cpu_usec >= r->cpu_usec) {
-                if (now_usec > r->t_usec)
+                if (now_usec > r->t_usec) {
                         out->percent_cpu = (double) (cpu_usec - r->cpu_usec) * 100.0 / (double) (now_usec - r->t_usec);
+                        out->percent_cpu_known = true;
+                        out->interval_usec = now_usec - r->t_usec;
+                }
         } else if (r) {
                 r->max_image_bytes = 0; /* another family: start afresh */
         } else {

@@ -11,6 +11,8 @@ typedef struct pd_usage_meter pd_usage_meter;
 
 typedef struct pd_usage_reading {
         double percent_cpu;       /* 0 on the first query of a family */
+        bool percent_cpu_known;   /* false on the first query (or after a reset): no interval */
+        uint64_t interval_usec;   /* the interval percent_cpu covers */
         uint64_t max_image_bytes; /* the largest image_bytes seen by queries of this family */
 } pd_usage_reading;
 

@@ -2,6 +2,7 @@
  * (pidfd + signalfd) -> end of job (kill strays, usage, report, remove cgroups). */
 #include <errno.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +10,11 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jobcg.h"
+#include "procd/client.h"
 #include "jobdevices.h"
 #include "launch.h"
 #include "joblimits.h"
@@ -95,6 +98,26 @@ static int launch_exit_code(int r)
         default:
                 return ST_EXIT_FAILURE;
         }
+}
+
+static uint64_t realtime_usec(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* --user, else the starter's own user (name, or the uid). */
+static const char *job_user(const st_options *o, char *buf, size_t size)
+{
+        if (o->user)
+                return o->user;
+        struct passwd *pw = getpwuid(getuid());
+        if (pw)
+                snprintf(buf, size, "%s", pw->pw_name);
+        else
+                snprintf(buf, size, "%u", (unsigned) getuid());
+        return buf;
 }
 
 /* The job could not run: say why on stderr and, with --report, in the report (a scheduler
@@ -221,6 +244,20 @@ int main(int argc, char **argv)
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 fprintf(stderr, "procd-starter: warning: PR_SET_CHILD_SUBREAPER: %s\n", strerror(errno));
 
+        /* --require-procd: no job starts when procd does not answer (the registration after
+         * the launch can still fail: the job is then killed at once) */
+        if (o.require_procd) {
+                procd_client *pc = NULL;
+                procd_error pe = { 0 };
+                if (procd_connect(o.socket_path, &pc, &pe) != PROCD_OK) {
+                        tr_error_set(&err, ECONNREFUSED, "--require-procd: %s", pe.msg);
+                        r = failed(&o, "procd", &err, ST_EXIT_FAILURE, true);
+                        st_options_free(&o);
+                        return r;
+                }
+                procd_disconnect(pc);
+        }
+
         tr_hierarchies hs;
         if (tr_hierarchies_discover(&hs, &err) < 0) {
                 r = failed(&o, "cgroup hierarchies", &err, ST_EXIT_FAILURE, true);
@@ -292,6 +329,7 @@ int main(int argc, char **argv)
                 goto out;
         }
         uint64_t t0 = tr_now_usec();
+        uint64_t start_real_usec = realtime_usec();
         r = st_launch_start(&l, &pid, &pidfd, &err);
         if (r < 0) {
                 stage = "launch";
@@ -334,6 +372,14 @@ int main(int argc, char **argv)
         res.wall_usec = wall;
         res.terminated = ls.terminating;
         res.mode = jc.ops->name;
+        res.start_usec = start_real_usec;
+        char user[64], host[256] = "";
+        res.user = job_user(&o, user, sizeof user);
+        if (gethostname(host, sizeof host - 1) == 0)
+                res.host = host;
+        const char *slash = strrchr(jc.top, '/');
+        res.name = slash ? slash + 1 : jc.top;
+        res.cgroup_base = jc.ops == &st_jobcg_cgroupfs_ops ? o.cgroup_base : NULL;
         res.cgroup = jc.job_path;
         res.devices = &dev_rules;
         char dev_method[sizeof dev_filter->method] = "";
@@ -371,11 +417,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, "procd-starter: warning: final usage: %s\n", uerr.msg);
         res.oom_killed = u.oom_kills.available && u.oom_kills.value > 0;
         res.tracker = t.ops->name; /* after the last procd call: "procd" only if it still tracked the job */
+        res.tracker_reason = t.ops == NULL || strcmp(t.ops->name, "procd") != 0 ? t.reason : NULL;
         st_track_close(&t);
         tr_dev_filter_free(dev_filter); /* detach the device program while the cgroup exists */
         dev_filter = NULL;
         res.clean = st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC) == 0;
         reap_all(&jc);
+        res.end_usec = realtime_usec();
         res.exit_code = st_exit_code(&res);
         if (!o.quiet)
                 st_report_print(stderr, &res, &u);

@@ -38,6 +38,7 @@ enum {
         OPT_BEST_EFFORT,
         OPT_SOCKET,
         OPT_NO_PROCD,
+        OPT_REQUIRE_PROCD,
         OPT_KILL_GRACE,
         OPT_REPORT,
         OPT_QUIET,
@@ -80,6 +81,7 @@ static const struct option long_options[] = {
         { "best-effort", no_argument, NULL, OPT_BEST_EFFORT },
         { "socket", required_argument, NULL, OPT_SOCKET },
         { "no-procd", no_argument, NULL, OPT_NO_PROCD },
+        { "require-procd", no_argument, NULL, OPT_REQUIRE_PROCD },
         { "kill-grace", required_argument, NULL, OPT_KILL_GRACE },
         { "report", required_argument, NULL, OPT_REPORT },
         { "quiet", no_argument, NULL, OPT_QUIET },
@@ -137,6 +139,8 @@ void st_usage(FILE *f)
               "  --job-id ID               the job's id for procd (ssh adoption; default: --name)\n"
               "  --socket PATH             procd socket (default " "/run/procd/procd.sock" ")\n"
               "  --no-procd                track in-process (embedded tracker)\n"
+              "  --require-procd           refuse to run the job unless procd tracks it (without it\n"
+              "                            the starter falls back to the embedded tracker, warning)\n"
               "  --kill-grace SECONDS      SIGTERM, then kill after this (default 5)\n"
               "  --report FILE             write the final report as JSON\n"
               "  --quiet                   no report on stderr\n"
@@ -288,6 +292,7 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
                 case OPT_BEST_EFFORT: o->best_effort = true; break;
                 case OPT_SOCKET: o->socket_path = optarg; break;
                 case OPT_NO_PROCD: o->no_procd = true; break;
+                case OPT_REQUIRE_PROCD: o->require_procd = true; break;
                 case OPT_KILL_GRACE: {
                         errno = 0;
                         double s = strtod(optarg, &end);
@@ -352,6 +357,8 @@ int st_options_parse(int argc, char **argv, st_options *o, tr_error *err)
                 if (r < 0)
                         return r;
         }
+        if (o->no_procd && o->require_procd)
+                return tr_error_set(err, EINVAL, "--no-procd and --require-procd contradict each other");
         if (optind >= argc)
                 return tr_error_set(err, EINVAL, "no command given (procd-starter [options] -- CMD ARGS...)");
         o->argv = argv + optind;

@@ -54,6 +54,7 @@ typedef struct st_options {
         bool best_effort;
         const char *socket_path;     /* procd socket; NULL = default */
         bool no_procd;
+        bool require_procd;          /* refuse to run a job procd does not track */
         uint64_t kill_grace_usec;
         const char *report_path;
         bool quiet;

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trackers/error.h"
+#include "trackers/util.h"
 
 int st_exit_code(const st_result *r)
 {
@@ -26,6 +28,26 @@ static void field(FILE *f, const char *label, const tr_u64 *v, double scale, con
                 fprintf(f, " %s n/a", label);
 }
 
+/* a byte count in binary units (the same everywhere in the text report) */
+static void bytes_field(FILE *f, const char *label, const tr_u64 *v, const char *sep)
+{
+        char b[32] = "n/a";
+        if (v->available)
+                tr_format_bytes(v->value, b, sizeof b);
+        fprintf(f, " %s %s%s", label, b, sep);
+}
+
+/* "2026-11-23T15:30:00.123456Z" */
+static void rfc3339(uint64_t usec, char *buf, size_t size)
+{
+        time_t t = (time_t) (usec / 1000000u);
+        struct tm tm;
+        char base[32] = "?";
+        if (gmtime_r(&t, &tm))
+                strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(buf, size, "%s.%06uZ", base, (unsigned) (usec % 1000000u));
+}
+
 void st_report_print(FILE *f, const st_result *r, const tr_usage *u)
 {
         char src[64];
@@ -42,15 +64,19 @@ void st_report_print(FILE *f, const st_result *r, const tr_usage *u)
         field(f, "cpu user", &u->cpu_user_usec, 1e6, " s,");
         field(f, "system", &u->cpu_system_usec, 1e6, " s,");
         field(f, "total", &u->cpu_usec, 1e6, " s;");
-        field(f, "memory peak", &u->memory_peak_bytes, 1048576.0, " MiB;");
+        bytes_field(f, "memory peak", &u->memory_peak_bytes, ";");
         field(f, "oom kills", &u->oom_kills, 1, ";");
         field(f, "pids peak", &u->pids_peak, 1, ";");
-        field(f, "io read", &u->io_read_bytes, 1, " B,");
-        field(f, "write", &u->io_write_bytes, 1, " B");
-        fprintf(f, "\nprocd-starter: cgroup %s (%s), tracker %s, source %s%s%s%s\n", r->cgroup ? r->cgroup : "?",
-                r->mode ? r->mode : "?", r->tracker ? r->tracker : "?", tr_usage_source_name(u, src, sizeof src),
-                r->strays_killed ? ", stray processes killed" : "", r->terminated ? ", terminated by signal" : "",
-                r->clean ? "" : ", CGROUPS LEFT BEHIND");
+        bytes_field(f, "io read", &u->io_read_bytes, ",");
+        bytes_field(f, "write", &u->io_write_bytes, "");
+        fprintf(f, "\nprocd-starter: cgroup %s (%s), tracker %s%s%s%s, source %s%s%s%s\n", r->cgroup ? r->cgroup : "?",
+                r->mode ? r->mode : "?", r->tracker ? r->tracker : "?", r->tracker_reason ? " (" : "",
+                r->tracker_reason ? r->tracker_reason : "", r->tracker_reason ? ")" : "",
+                tr_usage_source_name(u, src, sizeof src), r->strays_killed ? ", stray processes killed" : "",
+                r->terminated ? ", terminated by signal" : "",
+                r->clean ? ", job cgroups removed" : ", JOB CGROUPS LEFT BEHIND");
+        if (r->cgroup_base)
+                fprintf(f, "procd-starter: cgroup base %s kept (a parent shared by jobs)\n", r->cgroup_base);
         if (r->devices && r->devices->n) {
                 fprintf(f, "procd-starter: devices (%s):", r->device_method ? r->device_method : "?");
                 for (size_t i = 0; i < r->devices->n; i++) {
@@ -115,7 +141,7 @@ int st_report_write_failure_json(const char *path, int exit_code, const char *st
         tr_json_write_string(f, stage);
         fputs(", \"error\": ", f);
         tr_json_write_string(f, error);
-        fprintf(f, ", \"cgroups_removed\": %s}\n", cgroups_removed ? "true" : "false");
+        fprintf(f, ", \"job_cgroups_removed\": %s}\n", cgroups_removed ? "true" : "false");
         return commit_report(f, tmp, path, err);
 }
 
@@ -130,9 +156,31 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
         tr_usage_write_json_members(u, f, false);
         fprintf(f, ", \"exit_status\": %d, \"exit_signal\": %d, \"oom_killed\": %s, \"wall_usec\": %llu",
                 r->exit_status, r->exit_signal, r->oom_killed ? "true" : "false", (unsigned long long) r->wall_usec);
-        fprintf(f, ", \"exit_code\": %d, \"pid\": %d, \"terminated\": %s, \"strays_killed\": %s, \"cgroups_removed\": %s",
+        fprintf(f, ", \"exit_code\": %d, \"pid\": %d, \"terminated\": %s, \"strays_killed\": %s, \"job_cgroups_removed\": %s",
                 r->exit_code, (int) r->pid, r->terminated ? "true" : "false", r->strays_killed ? "true" : "false",
                 r->clean ? "true" : "false");
+        if (r->cgroup_base) {
+                fputs(", \"cgroup_base\": ", f);
+                tr_json_write_string(f, r->cgroup_base);
+                fputs(", \"cgroup_base_kept\": true", f);
+        }
+        char t[48];
+        if (r->start_usec) {
+                rfc3339(r->start_usec, t, sizeof t);
+                fprintf(f, ", \"start_time\": \"%s\", \"start_usec\": %llu", t, (unsigned long long) r->start_usec);
+        }
+        if (r->end_usec) {
+                rfc3339(r->end_usec, t, sizeof t);
+                fprintf(f, ", \"end_time\": \"%s\", \"end_usec\": %llu", t, (unsigned long long) r->end_usec);
+        }
+        const char *const keys[] = { "user", "job_name", "host", "tracker_reason" };
+        const char *const vals[] = { r->user, r->name, r->host, r->tracker_reason };
+        for (size_t i = 0; i < 4; i++) {
+                if (!vals[i])
+                        continue;
+                fprintf(f, ", \"%s\": ", keys[i]);
+                tr_json_write_string(f, vals[i]);
+        }
         fputs(", \"cgroup\": ", f);
         tr_json_write_string(f, r->cgroup);
         fputs(", \"mode\": ", f);

@@ -26,11 +26,17 @@ typedef struct st_result {
         int exit_code;      /* what procd-starter exits with */
         const char *mode;   /* "cgroupfs", "systemd" */
         const char *tracker;/* "embedded", "procd" */
+        const char *tracker_reason; /* why embedded ("--no-procd", "no procd at ..."), NULL for procd */
+        uint64_t start_usec, end_usec; /* wall clock (CLOCK_REALTIME) at launch and at the end */
+        const char *user;   /* the job's user */
+        const char *name;   /* the job's name (its cgroup's) */
+        const char *host;
+        const char *cgroup_base; /* cgroupfs: the shared parent, kept; NULL in systemd mode */
         const char *cgroup; /* the job leaf */
         pid_t pid;
         bool terminated;    /* the starter got SIGTERM/SIGINT and ended the job */
         bool strays_killed; /* processes were left after the root exited */
-        bool clean;         /* every cgroup removed */
+        bool clean;         /* every cgroup of the job removed (job_cgroups_removed) */
         const tr_dev_rules *devices; /* the device rules enforced, NULL or empty: none */
         const char *device_method;   /* "bpf", "v1", "bpf+v1" */
         uint32_t device_prog_id;     /* the BPF program's id (0: none) */
@@ -41,7 +47,7 @@ int st_exit_code(const st_result *r);
 
 void st_report_print(FILE *f, const st_result *r, const tr_usage *u);
 /* --report when the starter failed before the job ran (or could not be run): one JSON object
- * {"exit_code": N, "stage": "...", "error": "...", "cgroups_removed": bool}, so a scheduler
+ * {"exit_code": N, "stage": "...", "error": "...", "job_cgroups_removed": bool}, so a scheduler
  * reading the report learns why.  Written to path.tmp then renamed. */
 int st_report_write_failure_json(const char *path, int exit_code, const char *stage, const char *error,
                                  bool cgroups_removed, tr_error *err);

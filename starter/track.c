@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "trackers/util.h"
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "procd/client.h"
 #include "procd/status.h"
 
@@ -125,6 +128,19 @@ static const st_track_ops procd_ops = {
         .close = pd_close,
 };
 
+/* Not tracked by procd: the reason goes to t->reason (the report) and, as a warning, to
+ * stderr. */
+static int no_procd(st_track *t, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int no_procd(st_track *t, int r, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(t->reason, sizeof t->reason, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "procd-starter: warning: %s; tracking in-process\n", t->reason);
+        return r;
+}
+
 /* the job id: --job-id, else --name, else the last component of the job's top cgroup */
 static const char *job_id(const st_options *o, const st_jobcg *jc)
 {
@@ -140,12 +156,9 @@ static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner
 {
         procd_client *c = NULL;
         procd_error perr = { 0 };
-        if (procd_connect(o->socket_path, &c, &perr) != PROCD_OK) {
-                if (o->socket_path)
-                        fprintf(stderr, "procd-starter: warning: no procd at %s (%s); tracking in-process\n",
-                                o->socket_path, perr.msg);
-                return -ECONNREFUSED;
-        }
+        if (procd_connect(o->socket_path, &c, &perr) != PROCD_OK)
+                return no_procd(t, -ECONNREFUSED, "no procd at %s (%s)",
+                                o->socket_path ? o->socket_path : PROCD_DEFAULT_SOCKET, perr.msg);
         /* the starter is the watcher: its exit, even by SIGKILL, kills the job and removes
          * the job cgroup (an older procd without the flag only unregisters it) */
         if (procd_register_subfamily_flags(c, t->root, getpid(), 5, PROCD_REGISTER_KILL_ON_WATCHER_EXIT, &perr) !=
@@ -153,21 +166,17 @@ static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner
                 procd_error perr2 = { 0 };
                 if (perr.status == PROCD_E_BAD_ROOT_PID || perr.status == PROCD_E_ALREADY_REGISTERED ||
                     procd_register_subfamily(c, t->root, getpid(), 5, &perr2) != PROCD_OK) {
-                        fprintf(stderr, "procd-starter: warning: procd RegisterSubfamily: %s; tracking in-process\n",
-                                perr2.msg[0] ? perr2.msg : perr.msg);
                         procd_disconnect(c);
-                        return -EIO;
+                        return no_procd(t, -EIO, "procd RegisterSubfamily: %s", perr2.msg[0] ? perr2.msg : perr.msg);
                 }
                 fprintf(stderr, "procd-starter: warning: procd without kill-on-watcher-exit (%s): the job would "
                                 "outlive a killed starter\n",
                         perr.msg);
         }
         if (procd_track_via_cgroup(c, t->root, jc->job_path, &perr) != PROCD_OK) {
-                fprintf(stderr, "procd-starter: warning: procd TrackFamilyViaCgroup %s: %s; tracking in-process\n",
-                        jc->job_path, perr.msg);
                 procd_unregister_family(c, t->root, NULL);
                 procd_disconnect(c);
-                return -EIO;
+                return no_procd(t, -EIO, "procd TrackFamilyViaCgroup %s: %s", jc->job_path, perr.msg);
         }
         const char *id = job_id(o, jc);
         if (procd_set_family_job(c, t->root, id, owner_uid, &perr) != PROCD_OK)
@@ -192,8 +201,10 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
         r = tr_family_new(&spec, cg, &t->family, err);
         if (r < 0) /* the family owns cg even when it fails */
                 return tr_error_prefix(err, "tracking the job family");
-        if (!o->no_procd)
-                try_procd(t, o, jc, owner_uid);
+        if (o->no_procd)
+                snprintf(t->reason, sizeof t->reason, "--no-procd");
+        else if (try_procd(t, o, jc, owner_uid) < 0 && o->require_procd)
+                return tr_error_set(err, ECONNREFUSED, "--require-procd: %s", t->reason);
         return 0;
 }
 

@@ -31,11 +31,12 @@ struct st_track {
         tr_family *family;  /* always */
         pid_t root;
         void *client;       /* procd_client * in procd mode */
-        char reason[600];   /* why procd stopped tracking the job ("" while it does) */
+        char reason[600];   /* embedded: why not procd, or why procd stopped tracking the job */
 };
 
 /* Build the embedded family; then, unless o->no_procd, try procd at o->socket_path (a warning
- * and the embedded path when no daemon answers).  With procd the family is also named as job
+ * and the embedded path when no daemon answers, the reason in t->reason; with
+ * o->require_procd that is an error instead).  With procd the family is also named as job
  * o->job_id (default: the job's --name, else its cgroup's) of owner_uid (SetFamilyJob), so
  * that ssh sessions of that user can be adopted into it (pam_procd_adopt). */
 int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, uid_t owner_uid,

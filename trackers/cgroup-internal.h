@@ -82,6 +82,12 @@ bool tr_cg_path_ok(const char *path);
 /* attach/write: TR_CG_MAY_ACT alone (they may target a cgroup holding the caller). */
 int tr_cg_check_may_change(const tr_cgroup *cg, const char *op, tr_error *err);
 
+/* ---- setup (cgroup-setup.c) ------------------------------------------------------- */
+
+/* Move every process of the v2 cgroup dfd into its leaf child TR_CG_LEAF (made when there
+ * is one to move), so that controllers can be enabled for its children.  0 or -errno. */
+int tr_cg_v2_vacate(int dfd, tr_error *err);
+
 /* ---- the safety gate (cgroup-kill.c) ------------------------------------------------ */
 
 /* Every destructive operation: TR_CG_MAY_ACT (or TR_CG_OWNED for destroy), not a hierarchy

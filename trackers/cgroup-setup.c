@@ -41,6 +41,51 @@ static uint32_t controllers_mask(int dfd, const char *file)
         return mask;
 }
 
+/* Move the processes listed in dfd's cgroup.procs one by one into its child TR_CG_LEAF
+ * (made on the first one).  Returns how many were listed (a process that exited meanwhile
+ * counts), or -errno. */
+static int move_procs(int dfd, int *ldfd, tr_error *err)
+{
+        _cleanup_free_ char *text = NULL;
+        int r = tr_read_file_alloc_at(dfd, "cgroup.procs", &text, NULL, err);
+        if (r < 0)
+                return r;
+        int n = 0;
+        for (char *p = text, *end; *p; p = end) {
+                end = p + strcspn(p, "\n");
+                if (*end)
+                        *end++ = '\0';
+                pid_t pid;
+                if (tr_parse_pid(p, &pid) < 0)
+                        continue;
+                if (*ldfd < 0) {
+                        if (mkdirat(dfd, TR_CG_LEAF, 0755) < 0 && errno != EEXIST)
+                                return tr_error_setx(err, errno, "mkdir %s", TR_CG_LEAF);
+                        *ldfd = openat(dfd, TR_CG_LEAF, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (*ldfd < 0)
+                                return tr_error_setx(err, errno, "open %s", TR_CG_LEAF);
+                }
+                n++;
+                r = tr_write_file_at(*ldfd, "cgroup.procs", p, NULL);
+                if (r < 0 && r != -ESRCH) /* ESRCH: it exited */
+                        return tr_error_setx(err, -r, "moving pid %d into %s", (int) pid, TR_CG_LEAF);
+        }
+        return n;
+}
+
+int tr_cg_v2_vacate(int dfd, tr_error *err)
+{
+        _cleanup_close_ int ldfd = -1;
+        /* a member forking while we move: its child lands in the parent; list again until
+         * a listing is empty (bounded: a fork bomb is the pids controller's business) */
+        for (int round = 0; round < 64; round++) {
+                int n = move_procs(dfd, &ldfd, err);
+                if (n <= 0)
+                        return n;
+        }
+        return tr_error_set(err, EBUSY, "processes keep appearing in the cgroup while they move to %s", TR_CG_LEAF);
+}
+
 /* v2 rule: a child gets controller X only if the parent's subtree_control has +X, which
  * needs X in the parent's cgroup.controllers.  Enable what is offered, one controller per
  * write so that one refusal does not block the others.
@@ -51,9 +96,15 @@ static uint32_t controllers_mask(int dfd, const char *file)
  * (cpu, memory, io, pids) that the init system has not already enabled (systemd always
  * has, so normally this writes nothing either).
  *
- * Errors are ignored on purpose: EBUSY is the "no internal processes" rule (the parent
- * already holds processes, e.g. a job that nests cgroups under its own), and a controller
- * that cannot be enabled only makes some usage field unavailable (then /proc answers). */
+ * v2's no-internal-processes rule: a non-root cgroup with controllers in its
+ * subtree_control holds no process (EBUSY both ways: enabling while it holds some, and
+ * attaching once enabled).  So before enabling, the processes a non-root parent holds
+ * move into its leaf child TR_CG_LEAF (a job cgroup that nests a cgroup under its own keeps
+ * its processes there); usage, kill and freeze of the parent still cover them (they are in
+ * its subtree).  Nothing moves when there is nothing to enable (hybrid hosts).
+ *
+ * Other errors are ignored: a controller that cannot be enabled only makes some usage
+ * field unavailable (then /proc answers). */
 static void enable_subtree(const tr_hierarchies *hs, int pfd, bool is_root)
 {
         uint32_t offered = controllers_mask(pfd, "cgroup.controllers");
@@ -61,6 +112,10 @@ static void enable_subtree(const tr_hierarchies *hs, int pfd, bool is_root)
         uint32_t want = offered & ~enabled;
         if (is_root)
                 want = hs->mode == TR_MODE_V2 ? (want & NEEDED_AT_ROOT) : 0;
+        if (!want)
+                return;
+        if (!is_root)
+                (void) tr_cg_v2_vacate(pfd, NULL);
         for (int c = 0; c < TR_CTRL_COUNT; c++) {
                 if (!(want & (1u << c)))
                         continue;
@@ -153,6 +208,17 @@ int tr_cgroup_create(const tr_hierarchies *hs, const char *path, tr_cgroup **out
 
 /* ---- attach ------------------------------------------------------------------------ */
 
+static int attach_leaf(int dfd, const char *pid, tr_error *err)
+{
+        tr_error_clear(err);
+        if (mkdirat(dfd, TR_CG_LEAF, 0755) < 0 && errno != EEXIST)
+                return tr_error_setx(err, errno, "mkdir %s", TR_CG_LEAF);
+        _cleanup_close_ int ldfd = openat(dfd, TR_CG_LEAF, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (ldfd < 0)
+                return tr_error_setx(err, errno, "open %s", TR_CG_LEAF);
+        return tr_write_file_at(ldfd, "cgroup.procs", pid, err);
+}
+
 int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err)
 {
         int r = tr_cg_check_may_change(cg, "attach", err);
@@ -166,6 +232,10 @@ int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err)
                 if (cg->dirfd[i] < 0)
                         continue;
                 r = tr_write_file_at(cg->dirfd[i], "cgroup.procs", v, err);
+                if (r == -EBUSY && i == cg->hs->v2)
+                        /* v2: the cgroup has controllers enabled for children, so it holds
+                         * no process itself (no-internal-processes rule): its leaf does */
+                        r = attach_leaf(cg->dirfd[i], v, err);
                 if (r < 0)
                         return tr_error_prefix(err, "attach pid %d to %s:%s", (int) pid, cg->hs->h[i].mount_point,
                                                cg->path[i]);

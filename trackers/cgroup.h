@@ -46,7 +46,12 @@ int tr_cgroup_open_for_pid(const tr_hierarchies *hs, const char *path, pid_t pid
 /* mkdir -p `path` in the v2 hierarchy and in every v1 hierarchy with controllers (and
  * name=systemd), enabling in each v2 parent's cgroup.subtree_control the controllers its
  * cgroup.controllers offers (v2 rule: top-down, as far as offered).  Already existing is
- * fine.  The handle gets TR_CG_MAY_ACT|TR_CG_OWNED. */
+ * fine.  The handle gets TR_CG_MAY_ACT|TR_CG_OWNED.
+ *
+ * v2 no-internal-processes rule: processes live only in leaves.  A non-root parent on the
+ * path that holds processes, and gets controllers enabled for its children here, first has
+ * its processes moved into its child TR_CG_LEAF. */
+#define TR_CG_LEAF "leaf"
 int tr_cgroup_create(const tr_hierarchies *hs, const char *path, tr_cgroup **out, tr_error *err);
 
 void tr_cgroup_free(tr_cgroup *cg);
@@ -67,7 +72,10 @@ int tr_cgroup_dirfd(const tr_cgroup *cg, int i);
 int tr_cgroup_v2_fd(tr_cgroup *cg);
 
 /* Write pid into cgroup.procs of every hierarchy of the handle.  Needs TR_CG_MAY_ACT
- * (-EPERM); unlike the destructive operations it may target a cgroup holding the caller. */
+ * (-EPERM); unlike the destructive operations it may target a cgroup holding the caller.
+ * v2: where the cgroup has controllers enabled for children (EBUSY), pid goes into its
+ * leaf child TR_CG_LEAF instead (still in the family: members, usage, kill, freeze cover
+ * the subtree). */
 int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err);
 
 /* Write value to file in hierarchy i of the handle (limits: "memory.max", "pids.max"...).

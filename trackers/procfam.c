@@ -108,6 +108,7 @@ struct tr_procfam {
         uint64_t rep_user_ticks, rep_sys_ticks, rep_io_read, rep_io_write;
 
         long clk_tck;
+        bool seen_members;     /* some scan found a member: before that CPU and I/O are unknown */
         bool updated;
         uint64_t updated_usec; /* taken_usec of the scan of the last update */
 
@@ -606,6 +607,8 @@ int tr_procfam_update(tr_procfam *f, const tr_scan *scan, int marker_index, cons
         f->m = f->old;
         f->cap = f->cap_old;
         f->n = k;
+        if (k)
+                f->seen_members = true;
         f->old = t;
         f->cap_old = tc;
         f->n_old = 0;
@@ -767,11 +770,14 @@ int tr_procfam_usage(tr_procfam *f, tr_usage *out, tr_error *err)
         uint64_t hz = (uint64_t) f->clk_tck;
         uint64_t uu = ut * 1000000u / hz, su = st * 1000000u / hz;
         tr_u64_set(out, &out->num_procs, nlive, TR_SRC_PROC);
+        tr_u64_set(out, &out->rss_bytes, rss, TR_SRC_PROC);
+        tr_u64_set(out, &out->image_size_bytes, vsize, TR_SRC_PROC);
+        if (!f->seen_members)
+                return 0; /* every member exited before a scan saw it: its CPU and I/O are
+                             unknown, not zero */
         tr_u64_set(out, &out->cpu_user_usec, uu, TR_SRC_PROC);
         tr_u64_set(out, &out->cpu_system_usec, su, TR_SRC_PROC);
         tr_u64_set(out, &out->cpu_usec, (ut + st) * 1000000u / hz, TR_SRC_PROC);
-        tr_u64_set(out, &out->rss_bytes, rss, TR_SRC_PROC);
-        tr_u64_set(out, &out->image_size_bytes, vsize, TR_SRC_PROC);
         if (io_ok) { /* unknown is not zero: a member whose io we could not read spoils the sum */
                 tr_u64_set(out, &out->io_read_bytes, ior, TR_SRC_PROC);
                 tr_u64_set(out, &out->io_write_bytes, iow, TR_SRC_PROC);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -148,6 +149,21 @@ int tr_parse_u64(const char *s, uint64_t *out)
         return 0;
 }
 
+void tr_format_bytes(uint64_t v, char *buf, size_t size)
+{
+        static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+        double d = (double) v;
+        int u = -1;
+        while (d >= 1024 && u < 4) {
+                d /= 1024;
+                u++;
+        }
+        if (u < 0)
+                snprintf(buf, size, "%llu B", (unsigned long long) v);
+        else
+                snprintf(buf, size, "%.1f %s", d, units[u]);
+}
+
 int tr_parse_size(const char *s, uint64_t *out)
 {
         if (!s)
@@ -161,6 +177,19 @@ int tr_parse_size(const char *s, uint64_t *out)
         int r = tr_take_u64(&end, &v);
         if (r < 0)
                 return r;
+        /* a fraction ("1.5G"): up to 9 decimals, only with a suffix (bytes are whole) */
+        uint64_t frac = 0, frac_den = 1;
+        if (*end == '.') {
+                end++;
+                if (*end < '0' || *end > '9')
+                        return -EINVAL;
+                for (; *end >= '0' && *end <= '9'; end++) {
+                        if (frac_den >= 1000000000u)
+                                return -EINVAL;
+                        frac = frac * 10 + (uint64_t) (*end - '0');
+                        frac_den *= 10;
+                }
+        }
         unsigned shift = 0;
         switch (*end) {
         case 'k': case 'K': shift = 10; end++; break;
@@ -173,11 +202,16 @@ int tr_parse_size(const char *s, uint64_t *out)
                 end++;
         if (*end == '\n')
                 end++;
-        if (*end != '\0')
+        if (*end != '\0' || (frac_den > 1 && !shift))
                 return -EINVAL;
         if (shift && v > (UINT64_MAX >> shift))
                 return -ERANGE;
-        *out = (uint64_t) v << shift;
+        uint64_t whole = (uint64_t) v << shift;
+        /* frac < frac_den <= 1e9 < 2^30 and 1 << shift <= 2^40: no overflow in 128 bits */
+        uint64_t part = (uint64_t) (((unsigned __int128) frac << shift) / frac_den);
+        if (whole > UINT64_MAX - part)
+                return -ERANGE;
+        *out = whole + part;
         return 0;
 }
 

@@ -82,9 +82,13 @@ int tr_take_u64(const char **p, uint64_t *out);
 /* Parse an unsigned decimal (whole string, optional trailing newline).  0 or -EINVAL/-ERANGE. */
 int tr_parse_u64(const char *s, uint64_t *out);
 
-/* Parse a size with optional K/M/G/T suffix (powers of 1024; "max" -> UINT64_MAX).
- * 0 or -EINVAL/-ERANGE. */
+/* Parse a size with optional K/M/G/T suffix (powers of 1024; "max" -> UINT64_MAX); with a
+ * suffix the number may have a fraction ("1.5G", rounded down to a byte).  0 or
+ * -EINVAL/-ERANGE. */
 int tr_parse_size(const char *s, uint64_t *out);
+
+/* Bytes in binary units for people: "512 B", "1.5 KiB", "32.0 MiB", "2.0 GiB", "1.1 TiB". */
+void tr_format_bytes(uint64_t v, char *buf, size_t size);
 
 /* Parse a pid: decimal, > 0.  0 or -EINVAL. (pid <= 1 is the caller's to refuse.) */
 int tr_parse_pid(const char *s, pid_t *out);

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -296,4 +298,53 @@ bool ph_has_member(procd_client *c, pid_t fam, pid_t pid)
                 found |= fi[0].members[j] == pid;
         procd_family_info_free(fi, n);
         return found;
+}
+
+int ph_raw_session(const ph_daemon *d, bool begin, bool nonblock)
+{
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof sa.sun_path, "%s", d->socket);
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+                goto fail;
+        if (!begin)
+                return fd;
+        char uid[16], hex[40] = "", auth[96];
+        snprintf(uid, sizeof uid, "%u", (unsigned) getuid());
+        for (size_t i = 0; uid[i]; i++)
+                snprintf(hex + 2 * i, sizeof hex - 2 * i, "%02x", (unsigned char) uid[i]);
+        int n = snprintf(auth, sizeof auth, "%cAUTH EXTERNAL %s\r\n", 0, hex);
+        if (write(fd, auth, (size_t) n) != n)
+                goto fail;
+        char line[256];
+        size_t got = 0;
+        while (got < sizeof line - 1 && !memchr(line, '\n', got)) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                if (poll(&p, 1, 10000) != 1)
+                        goto fail;
+                ssize_t r = read(fd, line + got, sizeof line - 1 - got);
+                if (r <= 0)
+                        goto fail;
+                got += (size_t) r;
+        }
+        if (got < 3 || strncmp(line, "OK ", 3) != 0 || write(fd, "BEGIN\r\n", 7) != 7)
+                goto fail;
+        if (nonblock)
+                fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        return fd;
+fail:
+        if (fd >= 0)
+                close(fd);
+        return -1;
+}
+
+bool ph_answers(const ph_daemon *d)
+{
+        procd_client *c = NULL;
+        if (procd_connect(d->socket, &c, NULL) != PROCD_OK)
+                return false;
+        tr_usage u;
+        bool ok = procd_get_usage(c, 0, &u, NULL) == PROCD_OK;
+        procd_disconnect(c);
+        return ok && d->pid > 0 && kill(d->pid, 0) == 0;
 }

@@ -61,3 +61,9 @@ DBusConnection *ph_raw_connect(const ph_daemon *d);
 /* Send m and wait for the reply; returns the error name (static buffer) or NULL on a
  * method return. */
 const char *ph_raw_call(DBusConnection *c, DBusMessage *m, int timeout_ms);
+/* A bare socket to the daemon, after EXTERNAL authentication as our uid and BEGIN when
+ * begin (then non-blocking when nonblock); -1 on failure.  For clients that must speak the
+ * wire protocol themselves (never reading, corrupt bytes). */
+int ph_raw_session(const ph_daemon *d, bool begin, bool nonblock);
+/* GetUsage(0) answered on a fresh connection, and the daemon alive. */
+bool ph_answers(const ph_daemon *d);

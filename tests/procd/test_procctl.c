@@ -108,6 +108,55 @@ static void test_usage_json(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "num_procs"));
         CU_ASSERT_EQUAL(run("--socket", S, "usage", "999999", NULL), 1);
         CU_ASSERT_PTR_NOT_NULL(strstr(errbuf, "FamilyNotFound"));
+        /* --json after the command; every field the text shows (image size: /proc only) */
+        CU_ASSERT_EQUAL(run("--socket", S, "usage", "0", "--json", NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "{\"pid\": 0, \"source\": "));
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"image_size_bytes\": "));
+        /* errors as JSON too, same exit status */
+        CU_ASSERT_EQUAL(run("--socket", S, "--json", "usage", "999999", NULL), 1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "{\"error\": \"FamilyNotFound\", \"message\": \""));
+        CU_ASSERT_EQUAL(run("--socket", S, "--json", "usage", "1", "2", NULL), 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "{\"error\": \"Usage\""));
+        CU_ASSERT_EQUAL(run("--socket", "/tmp/procd-test-nonexistent.sock", "--json", "list", NULL), 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "{\"error\": \"Transport\""));
+}
+
+/* percent CPU from procd's two readings; a family whose processes all exited before any
+ * scan has no CPU value (unknown is not zero); list and top columns */
+static void test_list_top_percent(void)
+{
+        pid_t a = ph_sleeper(), gone = ph_sleeper();
+        char as[16], gs[16];
+        snprintf(as, sizeof as, "%d", (int) a);
+        snprintf(gs, sizeof gs, "%d", (int) gone);
+        CU_ASSERT_EQUAL(run("--socket", S, "register", as, NULL), 0);
+        CU_ASSERT_EQUAL(run("--socket", S, "register", gs, NULL), 0);
+        ts_kill_reap(gone);
+        CU_ASSERT_EQUAL(run("--socket", S, "--json", "usage", gs, NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"num_procs\": 0"));
+        CU_ASSERT_PTR_NULL(strstr(out, "cpu_usec"));
+        CU_ASSERT_PTR_NULL(strstr(out, "cpu_percent"));
+        CU_ASSERT_EQUAL(run("--socket", S, "--json", "usage", as, NULL), 0);
+        CU_ASSERT_EQUAL(run("--socket", S, "--json", "usage", as, NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"cpu_percent\": "));
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"cpu_percent_interval_usec\": "));
+        CU_ASSERT_EQUAL(run("--socket", S, "list", NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "STATE"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "USER"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "AGE"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "empty"));
+        CU_ASSERT_EQUAL(run("--socket", S, "--json", "list", NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"state\": \"running\""));
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"state\": \"empty\""));
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"user\": \"root\"") || getuid() != 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"age_sec\": "));
+        CU_ASSERT_EQUAL(run("--socket", S, "top", "-d", "0.1", "-n", "2", NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "procctl top"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, as));
+        CU_ASSERT_EQUAL(run("--socket", S, "top", "-n", "0", NULL), 2);
+        CU_ASSERT_EQUAL(run("--socket", S, "unregister", as, NULL), 0);
+        CU_ASSERT_EQUAL(run("--socket", S, "unregister", gs, NULL), 0);
+        ts_kill_reap(a);
 }
 
 static void test_family_commands(void)
@@ -138,7 +187,7 @@ static void test_family_commands(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"members\": ["));
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "gid:70200"));
         CU_ASSERT_EQUAL(run("--socket", S, "--json", "list", NULL), 0);
-        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"num_members\""));
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"num_procs\""));
         CU_ASSERT_EQUAL(run("--socket", S, "--json", "usage", as, NULL), 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"num_procs\": "));
         CU_ASSERT_EQUAL(run("--socket", S, "signal", as, "CONT", NULL), 0);
@@ -177,6 +226,7 @@ static void test_quit(void)
 static CU_TestInfo tests[] = {
         { "usage errors and no daemon exit 2", test_usage_errors },
         { "usage --json", test_usage_json },
+                { "list, top, percent CPU, unknown CPU of a family gone before a scan", test_list_top_percent },
         { "family commands", test_family_commands },
         { "quit", test_quit },
         CU_TEST_INFO_NULL,

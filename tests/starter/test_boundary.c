@@ -432,7 +432,7 @@ static void test_pid_namespace_escapers(void)
         const char *cmd[] = { self_exe, "helper", "escape", NULL };
         run_job(&j, "pidesc", opts, cmd);
         CU_ASSERT_EQUAL(j.code, 0);
-        CU_ASSERT_PTR_NOT_NULL(strstr(j.report, "\"cgroups_removed\": true"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(j.report, "\"job_cgroups_removed\": true"));
         CU_ASSERT_TRUE(job_cgroup_gone("pidesc"));
         /* exit statuses pass through the init */
         const char *fail[] = { "/bin/sh", "-c", "exit 7", NULL };

@@ -410,7 +410,9 @@ static void test_report_and_status(void)
         long long v;
         const char *keys[] = { "source", "num_procs", "cpu_user_usec", "cpu_system_usec", "cpu_usec",
                                "memory_peak_bytes", "oom_kills", "pids_peak",
-                               "exit_status", "exit_signal", "oom_killed", "wall_usec", "cgroups_removed" };
+                               "exit_status", "exit_signal", "oom_killed", "wall_usec", "job_cgroups_removed",
+                               "cgroup_base", "start_time", "start_usec", "end_time", "end_usec", "user",
+                               "job_name", "host", "tracker_reason" };
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
                 char needle[64];
                 snprintf(needle, sizeof needle, "\"%s\": ", keys[i]);
@@ -422,9 +424,22 @@ static void test_report_and_status(void)
         CU_ASSERT_TRUE(report_num("report", "exit_signal", &v) && v == 0);
         CU_ASSERT_TRUE(report_num("report", "oom_killed", &v) && v == 0);
         CU_ASSERT_TRUE(report_num("report", "wall_usec", &v) && v > 0);
-        CU_ASSERT_TRUE(report_num("report", "cgroups_removed", &v) && v == 1);
+        CU_ASSERT_TRUE(report_num("report", "job_cgroups_removed", &v) && v == 1);
+        /* the base is a parent shared by jobs: it stays, and the report says so */
+        CU_ASSERT_TRUE(report_num("report", "cgroup_base_kept", &v) && v == 1);
+        CU_ASSERT_FALSE(report_has("report", "\"cgroups_removed\""));
         CU_ASSERT_TRUE(report_has("report", "\"mode\": \"cgroupfs\""));
         CU_ASSERT_TRUE(report_has("report", "\"tracker\": \"embedded\""));
+        CU_ASSERT_TRUE(report_has("report", "\"tracker_reason\": \"--no-procd\""));
+        CU_ASSERT_TRUE(report_has("report", "\"job_name\": \"report\""));
+        long long t1 = 0, t2 = 0;
+        CU_ASSERT_TRUE(report_num("report", "start_usec", &t1) && report_num("report", "end_usec", &t2) && t1 > 0 &&
+                       t2 >= t1);
+        CU_ASSERT_TRUE(report_has("report", "\"start_time\": \"20") && report_has("report", "Z\", \"start_usec\""));
+        /* the text report: bytes in binary units */
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "memory peak "));
+        CU_ASSERT_PTR_NULL(strstr(r.err, " B,  write"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "cgroup base "));
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "out\n"));
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "exited with status 3"));
         CU_ASSERT_TRUE(cg_gone("report"));
@@ -449,7 +464,7 @@ static void test_exec_failures(void)
         CU_ASSERT_TRUE(report_num("noexec1", "exit_code", &v) && v == 127);
         CU_ASSERT_TRUE(report_has("noexec1", "\"stage\": \"launch\""));
         CU_ASSERT_TRUE(report_has("noexec1", "/nonexistent/command"));
-        CU_ASSERT_TRUE(report_num("noexec1", "cgroups_removed", &v) && v == 1);
+        CU_ASSERT_TRUE(report_num("noexec1", "job_cgroups_removed", &v) && v == 1);
         const char *a2[] = { "--", "procd-no-such-command-xyz", NULL };
         run_starter(&r, "noexec2", 30000, a2);
         CU_ASSERT_EQUAL(r.code, 127);
@@ -468,7 +483,7 @@ static void test_exec_failures(void)
         CU_ASSERT_TRUE(cg_gone("nochdir"));
         CU_ASSERT_TRUE(report_num("nochdir", "exit_code", &v) && v == 125);
         CU_ASSERT_TRUE(report_has("nochdir", "chdir: Permission denied"));
-        CU_ASSERT_TRUE(report_num("nochdir", "cgroups_removed", &v) && v == 1);
+        CU_ASSERT_TRUE(report_num("nochdir", "job_cgroups_removed", &v) && v == 1);
         const char *a4[] = { "--memory-max", "lots", "--", "true", NULL };
         run_starter(&r, "badopt", 30000, a4);
         CU_ASSERT_EQUAL(r.code, 125);
@@ -1195,7 +1210,24 @@ static void test_with_procd(void)
         CU_ASSERT_EQUAL(r.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "no procd at"));
         CU_ASSERT_TRUE(report_has("pdnone", "\"tracker\": \"embedded\""));
+        CU_ASSERT_TRUE(report_has("pdnone", "\"tracker_reason\": \"no procd at "));
         CU_ASSERT_TRUE(cg_gone("pdnone"));
+
+        /* --require-procd and no procd: the job never runs, exit 125, the report says why */
+        char rep3[PATH_MAX], marker[PATH_MAX];
+        tmp_path(rep3, sizeof rep3, "pdreq", ".json");
+        tmp_path(marker, sizeof marker, "pdreq", ".ran");
+        unlink(marker);
+        const char *a3[] = { "--require-procd", "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(),
+                             "--name", "pdreq", "--report", rep3, "--", "/usr/bin/touch", marker, NULL };
+        t0 = tr_now_usec();
+        sp = spawn("pdreq", a3);
+        finish(sp, "pdreq", &r, 30000, t0);
+        CU_ASSERT_EQUAL(r.code, 125);
+        CU_ASSERT_NOT_EQUAL(access(marker, F_OK), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "--require-procd"));
+        CU_ASSERT_TRUE(report_has("pdreq", "\"stage\": \"procd\""));
+        CU_ASSERT_TRUE(cg_gone("pdreq"));
 }
 
 int main(int argc, char **argv)

@@ -51,16 +51,72 @@ static void check_destroy(const tr_hierarchies *hs, const char *tag)
         CU_ASSERT(r < 0 || !pop);
 }
 
+/* v2's no-internal-processes rule: a job cgroup holding a process gets a child cgroup
+ * (its processes move into its leaf child, controllers are enabled for the children), and
+ * a process attached to it afterwards goes to that leaf.  The family still covers all. */
+static void check_leaves(const tr_hierarchies *hs, const char *tag)
+{
+        char name[64], sub[80];
+        snprintf(name, sizeof name, "leaves-%s", tag);
+        snprintf(sub, sizeof sub, "%s/sub", name);
+        tr_cgroup *top = make_cg(hs, name);
+        if (!top)
+                return;
+        pid_t p0 = start_in(top, run_sleeper, NULL);
+        _cleanup_cgroup_ tr_cgroup *child = make_cg(hs, sub);
+        CU_ASSERT_FATAL(child != NULL);
+        pid_t p1 = start_in(child, run_sleeper, NULL);
+        pid_t p2 = start_in(top, run_sleeper, NULL); /* after the child exists */
+        int v2 = hs->v2;
+        char ctl[256] = "";
+        if (v2 >= 0)
+                (void) tr_cgroup_read(top, v2, "cgroup.subtree_control", ctl, sizeof ctl, NULL);
+        bool enabled = ctl[0] && ctl[0] != '\n';
+        printf("\n    leaves (%s): subtree_control of the job: '%.*s'\n", tag, (int) strcspn(ctl, "\n"), ctl);
+        if (enabled) {
+                /* the kernel's rule held: the job itself holds no process, its leaf does */
+                char procs[256] = "x";
+                CU_ASSERT(tr_cgroup_read(top, v2, "cgroup.procs", procs, sizeof procs, NULL) >= 0);
+                CU_ASSERT_STRING_EQUAL(procs, "");
+                tr_pid_cgroups pc;
+                CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_read(hs, p0, &pc, NULL), 0);
+                char want[PATH_MAX];
+                snprintf(want, sizeof want, "%s/" TR_CG_LEAF, tr_cgroup_path(top, v2));
+                CU_ASSERT_STRING_EQUAL(pc.paths[v2] ? pc.paths[v2] : "", want);
+                tr_pid_cgroups_clear(&pc);
+                /* and the child got controllers */
+                char cc[256] = "";
+                CU_ASSERT(tr_cgroup_read(child, v2, "cgroup.controllers", cc, sizeof cc, NULL) > 1);
+        } else {
+                printf("    (no controller to enable for children here: processes stay where attached)\n");
+        }
+        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL(tr_cgroup_members(top, &m, &err), 0);
+        CU_ASSERT_EQUAL(m.n, 3);
+        CU_ASSERT_TRUE(tr_pidset_contains(&m, p0) && tr_pidset_contains(&m, p1) && tr_pidset_contains(&m, p2));
+        tr_usage u;
+        CU_ASSERT_EQUAL(tr_cgroup_usage(top, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.num_procs.value, 3);
+        kill_destroy(top); /* kill covers the leaf and the child; destroy removes both */
+        ts_kill_reap(p0);
+        ts_kill_reap(p1);
+        ts_kill_reap(p2);
+}
+
 HOST_TEST(destroy, "destroy")
+HOST_TEST(leaves, "v2 processes in leaves")
 
 int main(void)
 {
         CU_TestInfo host[] = {
                 { "destroy", host_destroy },
+                { "leaves", host_leaves },
                 CU_TEST_INFO_NULL,
         };
         CU_TestInfo v1[] = {
                 { "destroy", v1_destroy },
+                { "leaves", v1_leaves },
                 CU_TEST_INFO_NULL,
         };
         return cgt_run("cgroup-setup", host, v1, NULL);

@@ -1,0 +1,62 @@
+/* Unit tests of trackers/util.c parsers: sizes (suffixes, fractions, "max", errors). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "testsupport.h"
+#include "trackers/util.h"
+
+static void check_size(const char *in, int want_r, uint64_t want)
+{
+        uint64_t v = 0;
+        int r = tr_parse_size(in, &v);
+        if (r != want_r || (r == 0 && v != want))
+                fprintf(stderr, "tr_parse_size(\"%s\"): %d %llu, want %d %llu\n", in, r, (unsigned long long) v, want_r,
+                        (unsigned long long) want);
+        CU_ASSERT(r == want_r && (r != 0 || v == want));
+}
+
+static void test_sizes(void)
+{
+        check_size("0", 0, 0);
+        check_size("4096", 0, 4096);
+        check_size("64M", 0, 64ull << 20);
+        check_size("64MB", 0, 64ull << 20);
+        check_size("2k", 0, 2048);
+        check_size("1G\n", 0, 1ull << 30);
+        check_size("1.5G", 0, 3ull << 29);
+        check_size("0.5K", 0, 512);
+        check_size("2.25M", 0, (9ull << 20) / 4);
+        check_size("1.1K", 0, 1126); /* 1126.4 rounded down */
+        check_size("0.000000001T", 0, 1099);
+        check_size("max", 0, UINT64_MAX);
+        check_size("16777215T", 0, 16777215ull << 40);
+}
+
+static void test_bad_sizes(void)
+{
+        check_size("", -EINVAL, 0);
+        check_size("1.5", -EINVAL, 0);  /* a fraction of a byte */
+        check_size("1.G", -EINVAL, 0);
+        check_size(".5G", -EINVAL, 0);
+        check_size("1.5.5G", -EINVAL, 0);
+        check_size("1.0000000001G", -EINVAL, 0); /* more than 9 decimals */
+        check_size("-1G", -EINVAL, 0);
+        check_size("1X", -EINVAL, 0);
+        check_size("1G junk", -EINVAL, 0);
+        check_size("16777216T", -ERANGE, 0);
+}
+
+int main(void)
+{
+        CU_TestInfo tests[] = {
+                { "sizes", test_sizes },
+                { "bad sizes", test_bad_sizes },
+                CU_TEST_INFO_NULL,
+        };
+        CU_SuiteInfo suites[] = {
+                { "util parsers", NULL, NULL, NULL, NULL, tests },
+                CU_SUITE_INFO_NULL,
+        };
+        return ts_run(suites);
+}

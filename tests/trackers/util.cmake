@@ -1,0 +1,1 @@
+procd_add_test(NAME test_util SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_util.c LIBS trackers LABELS unit TIMEOUT 60)
