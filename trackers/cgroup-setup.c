@@ -41,6 +41,15 @@ static uint32_t controllers_mask(int dfd, const char *file)
         return mask;
 }
 
+/* The O_PATH fd of dfd's child TR_CG_LEAF, made if missing; -errno. */
+static int open_leaf(int dfd, tr_error *err)
+{
+        if (mkdirat(dfd, TR_CG_LEAF, 0755) < 0 && errno != EEXIST)
+                return tr_error_setx(err, errno, "mkdir %s", TR_CG_LEAF);
+        int fd = openat(dfd, TR_CG_LEAF, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? tr_error_setx(err, errno, "open %s", TR_CG_LEAF) : fd;
+}
+
 /* Move the processes listed in dfd's cgroup.procs one by one into its child TR_CG_LEAF
  * (made on the first one).  Returns how many were listed (a process that exited meanwhile
  * counts), or -errno. */
@@ -58,13 +67,8 @@ static int move_procs(int dfd, int *ldfd, tr_error *err)
                 pid_t pid;
                 if (tr_parse_pid(p, &pid) < 0)
                         continue;
-                if (*ldfd < 0) {
-                        if (mkdirat(dfd, TR_CG_LEAF, 0755) < 0 && errno != EEXIST)
-                                return tr_error_setx(err, errno, "mkdir %s", TR_CG_LEAF);
-                        *ldfd = openat(dfd, TR_CG_LEAF, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (*ldfd < 0)
-                                return tr_error_setx(err, errno, "open %s", TR_CG_LEAF);
-                }
+                if (*ldfd < 0 && (*ldfd = open_leaf(dfd, err)) < 0)
+                        return *ldfd;
                 n++;
                 r = tr_write_file_at(*ldfd, "cgroup.procs", p, NULL);
                 if (r < 0 && r != -ESRCH) /* ESRCH: it exited */
@@ -211,11 +215,9 @@ int tr_cgroup_create(const tr_hierarchies *hs, const char *path, tr_cgroup **out
 static int attach_leaf(int dfd, const char *pid, tr_error *err)
 {
         tr_error_clear(err);
-        if (mkdirat(dfd, TR_CG_LEAF, 0755) < 0 && errno != EEXIST)
-                return tr_error_setx(err, errno, "mkdir %s", TR_CG_LEAF);
-        _cleanup_close_ int ldfd = openat(dfd, TR_CG_LEAF, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int ldfd = open_leaf(dfd, err);
         if (ldfd < 0)
-                return tr_error_setx(err, errno, "open %s", TR_CG_LEAF);
+                return ldfd;
         return tr_write_file_at(ldfd, "cgroup.procs", pid, err);
 }
 
