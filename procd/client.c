@@ -16,8 +16,15 @@
 /* KillFamily waits until the family is empty (bounded by the daemon): allow for it. */
 #define CALL_TIMEOUT_MS 120000
 
+/* After procd restarts: reconnect for up to this long (every RECONNECT_PAUSE_MS). */
+#define RECONNECT_DEFAULT_MS 10000
+#define RECONNECT_PAUSE_MS 100
+
 struct procd_client {
         DBusConnection *c;
+        char *socket_path;
+        unsigned reconnect_ms;
+        unsigned reconnects; /* successful reconnections so far */
 };
 
 static long now_ms(void)
@@ -32,11 +39,10 @@ const char *procd_client_version(void)
         return PROCD_VERSION;
 }
 
-procd_status procd_connect(const char *socket_path, procd_client **out, procd_error *err)
+/* One authenticated private connection to socket_path. */
+static procd_status open_connection(const char *socket_path, DBusConnection **out, procd_error *err)
 {
         *out = NULL;
-        if (!socket_path)
-                socket_path = PROCD_DEFAULT_SOCKET;
         char *esc = dbus_address_escape_value(socket_path);
         if (!esc)
                 return pd_error_set(err, PROCD_E_TRANSPORT, "out of memory");
@@ -71,15 +77,60 @@ procd_status procd_connect(const char *socket_path, procd_client **out, procd_er
                                             socket_path);
                 }
         }
+        *out = c;
+        return PROCD_OK;
+}
+
+procd_status procd_connect(const char *socket_path, procd_client **out, procd_error *err)
+{
+        *out = NULL;
+        if (!socket_path)
+                socket_path = PROCD_DEFAULT_SOCKET;
+        DBusConnection *c = NULL;
+        procd_status s = open_connection(socket_path, &c, err);
+        if (s != PROCD_OK)
+                return s;
         procd_client *pc = calloc(1, sizeof *pc);
-        if (!pc) {
+        if (!pc || !(pc->socket_path = strdup(socket_path))) {
+                free(pc);
                 dbus_connection_close(c);
                 dbus_connection_unref(c);
                 return pd_error_set(err, PROCD_E_TRANSPORT, "out of memory");
         }
         pc->c = c;
+        pc->reconnect_ms = RECONNECT_DEFAULT_MS;
         *out = pc;
         return PROCD_OK;
+}
+
+void procd_set_reconnect(procd_client *c, unsigned timeout_ms)
+{
+        if (c)
+                c->reconnect_ms = timeout_ms;
+}
+
+unsigned procd_reconnects(const procd_client *c) { return c ? c->reconnects : 0; }
+
+/* The connection was lost (procd restarted or crashed): connect again, for a bounded time. */
+static bool reconnect(procd_client *c)
+{
+        if (c->reconnect_ms == 0)
+                return false;
+        long deadline = now_ms() + (long) c->reconnect_ms;
+        for (;;) {
+                DBusConnection *nc = NULL;
+                if (open_connection(c->socket_path, &nc, NULL) == PROCD_OK) {
+                        dbus_connection_close(c->c);
+                        dbus_connection_unref(c->c);
+                        c->c = nc;
+                        c->reconnects++;
+                        return true;
+                }
+                if (now_ms() >= deadline)
+                        return false;
+                struct timespec ts = { 0, RECONNECT_PAUSE_MS * 1000000L };
+                nanosleep(&ts, NULL);
+        }
 }
 
 void procd_disconnect(procd_client *c)
@@ -88,6 +139,7 @@ void procd_disconnect(procd_client *c)
                 return;
         dbus_connection_close(c->c);
         dbus_connection_unref(c->c);
+        free(c->socket_path);
         free(c);
 }
 
@@ -112,8 +164,30 @@ static procd_status call(procd_client *c, const char *method, DBusMessage **repl
         }
         DBusError derr;
         dbus_error_init(&derr);
+        /* a connection found closed before the call (procd restarted meanwhile) is made
+         * again and the call sent; a call lost with its connection is sent once more unless
+         * repeating it would do something twice (SignalProcess, Quit) */
+        bool retried = false;
+        if (!dbus_connection_get_is_connected(c->c))
+                reconnect(c);
+        DBusMessage *again = dbus_message_copy(m); /* a fresh serial for a second sending */
         DBusMessage *r = dbus_connection_send_with_reply_and_block(c->c, m, CALL_TIMEOUT_MS, &derr);
+        if (!r && again && !dbus_connection_get_is_connected(c->c) && strcmp(method, "SignalProcess") != 0 &&
+            strcmp(method, "Quit") != 0 && reconnect(c)) {
+                dbus_error_free(&derr);
+                dbus_error_init(&derr);
+                retried = true;
+                r = dbus_connection_send_with_reply_and_block(c->c, again, CALL_TIMEOUT_MS, &derr);
+        }
+        if (again)
+                dbus_message_unref(again);
         dbus_message_unref(m);
+        /* a registration repeated after a lost reply: the first one went through */
+        if (!r && retried && strncmp(method, "RegisterSubfamily", 17) == 0 && derr.name &&
+            procd_status_from_dbus_name(derr.name) == PROCD_E_ALREADY_REGISTERED) {
+                dbus_error_free(&derr);
+                return PROCD_OK;
+        }
         if (!r) {
                 procd_status s = procd_status_from_dbus_name(derr.name);
                 pd_error_set(err, s, "%s", derr.message ? derr.message : derr.name ? derr.name : "no reply");
@@ -152,6 +226,15 @@ static procd_status track_str(procd_client *c, const char *method, pid_t root_pi
         if (!dbus_validate_utf8(s, NULL))
                 return pd_error_set(err, PROCD_E_BAD_ARGUMENT, "%s: string is not UTF-8", method);
         return call(c, method, NULL, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
+}
+
+procd_status procd_register_subfamily_flags(procd_client *c, pid_t root_pid, pid_t watcher_pid,
+                                            uint32_t max_snapshot_interval_sec, uint32_t flags, procd_error *err)
+{
+        dbus_int32_t r = root_pid, w = watcher_pid;
+        dbus_uint32_t i = max_snapshot_interval_sec, fl = flags;
+        return call(c, "RegisterSubfamilyWithFlags", NULL, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_INT32, &w,
+                    DBUS_TYPE_UINT32, &i, DBUS_TYPE_UINT32, &fl, DBUS_TYPE_INVALID);
 }
 
 procd_status procd_track_via_cgroup(procd_client *c, pid_t root_pid, const char *cgroup, procd_error *err)
@@ -343,7 +426,7 @@ static bool parse_family(DBusMessageIter *st, procd_family_info *fi)
         DBusMessageIter f;
         dbus_message_iter_recurse(st, &f);
         static const int types[] = { DBUS_TYPE_INT32, DBUS_TYPE_UINT64, DBUS_TYPE_INT32, DBUS_TYPE_INT32,
-                                     DBUS_TYPE_STRING, DBUS_TYPE_STRING, DBUS_TYPE_ARRAY };
+                                     DBUS_TYPE_STRING, DBUS_TYPE_STRING, DBUS_TYPE_ARRAY, DBUS_TYPE_STRING };
         dbus_int32_t i32;
         dbus_uint64_t u64;
         const char *str;
@@ -393,6 +476,10 @@ static bool parse_family(DBusMessageIter *st, procd_family_info *fi)
                         }
                         break;
                 }
+                case 7:
+                        dbus_message_iter_get_basic(&f, &str);
+                        snprintf(fi->state, sizeof fi->state, "%s", str);
+                        break;
                 }
                 dbus_message_iter_next(&f);
         }

@@ -32,9 +32,19 @@ const char *procd_client_version(void);
  * daemon listens. */
 procd_status procd_connect(const char *socket_path, procd_client **out, procd_error *err);
 void procd_disconnect(procd_client *c);
+/* When procd restarts (or crashes and is started again) the connection is lost: the next
+ * call reconnects, trying every 100 ms for up to timeout_ms (default 10000; 0: never),
+ * then sends the call (again, for a call lost with the connection, except SignalProcess
+ * and Quit; a repeated registration answered AlreadyRegistered counts as done). */
+void procd_set_reconnect(procd_client *c, unsigned timeout_ms);
+/* How many times the client reconnected. */
+unsigned procd_reconnects(const procd_client *c);
 
 procd_status procd_register_subfamily(procd_client *c, pid_t root_pid, pid_t watcher_pid,
                                       uint32_t max_snapshot_interval_sec, procd_error *err);
+/* RegisterSubfamily with flags (RegisterSubfamilyWithFlags on the wire). */
+procd_status procd_register_subfamily_flags(procd_client *c, pid_t root_pid, pid_t watcher_pid,
+                                            uint32_t max_snapshot_interval_sec, uint32_t flags, procd_error *err);
 procd_status procd_track_via_cgroup(procd_client *c, pid_t root_pid, const char *cgroup, procd_error *err);
 procd_status procd_track_via_environment(procd_client *c, pid_t root_pid, const char *marker, procd_error *err);
 procd_status procd_track_via_login(procd_client *c, pid_t root_pid, const char *login, procd_error *err);

@@ -130,9 +130,19 @@ static bool family_empty(pd_commands *cm, pd_family *f)
 procd_status pd_cmd_register_subfamily(pd_commands *cm, const pd_caller *who, pid_t root_pid, pid_t watcher_pid,
                                        uint32_t interval, procd_error *err)
 {
+        return pd_cmd_register_subfamily_flags(cm, who, root_pid, watcher_pid, interval, 0, err);
+}
+
+procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *who, pid_t root_pid,
+                                             pid_t watcher_pid, uint32_t interval, uint32_t flags, procd_error *err)
+{
         procd_status s = need_root(who, "RegisterSubfamily", err);
         if (s != PROCD_OK)
                 return s;
+        if (flags & ~(uint32_t) PROCD_REGISTER_KILL_ON_WATCHER_EXIT)
+                return pd_error_set(err, PROCD_E_BAD_ARGUMENT, "unknown RegisterSubfamily flags 0x%x", flags);
+        if ((flags & PROCD_REGISTER_KILL_ON_WATCHER_EXIT) && watcher_pid == 0)
+                return pd_error_set(err, PROCD_E_BAD_WATCHER_PID, "kill-on-watcher-exit needs a watcher");
         if (root_pid <= 1)
                 return pd_error_set(err, PROCD_E_BAD_ROOT_PID, "bad root pid %d (must be > 1)", (int) root_pid);
         if (watcher_pid < 0 || watcher_pid == 1 || watcher_pid == getpid())
@@ -178,6 +188,8 @@ procd_status pd_cmd_register_subfamily(pd_commands *cm, const pd_caller *who, pi
                         return pd_error_set(err, PROCD_E_BAD_ROOT_PID, "%s", terr.msg);
                 return pd_error_set(err, PROCD_E_INTERNAL, "registering %d: %s", (int) root_pid, terr.msg);
         }
+        if (flags & PROCD_REGISTER_KILL_ON_WATCHER_EXIT)
+                pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILL_ON_WATCHER_EXIT, true);
         g_info("registered family %d (watcher %d, interval %u s, parent %d)", (int) root_pid, (int) watcher_pid,
                interval, (int) f->parent->root_pid);
         return PROCD_OK;
@@ -420,12 +432,25 @@ static procd_status freeze_round(pd_commands *cm, pd_family *f, bool freeze, uin
         return first;
 }
 
+/* Remembered (and saved) as asked: a family suspended before a restart is still frozen
+ * after it. */
+static void mark_frozen(pd_commands *cm, pd_family *f, bool frozen)
+{
+        g_autoptr(GPtrArray) fams = g_ptr_array_new();
+        pd_registry_subtree(f, fams);
+        for (guint i = 0; i < fams->len; i++) {
+                pd_family *c = fams->pdata[i];
+                pd_registry_set_flag(cm->reg, c, PD_FAMILY_FROZEN, frozen);
+        }
+}
+
 procd_status pd_cmd_suspend_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
 {
         pd_family *f = NULL;
         procd_status s = find_actionable(cm, who, pid, "SuspendFamily", &f, err);
         if (s != PROCD_OK)
                 return s;
+        mark_frozen(cm, f, true);
         bool done;
         return freeze_round(cm, f, true, cm->freeze_timeout_usec, &done, err);
 }
@@ -436,6 +461,7 @@ procd_status pd_cmd_continue_family(pd_commands *cm, const pd_caller *who, pid_t
         procd_status s = find_actionable(cm, who, pid, "ContinueFamily", &f, err);
         if (s != PROCD_OK)
                 return s;
+        mark_frozen(cm, f, false);
         bool done;
         return freeze_round(cm, f, false, cm->freeze_timeout_usec, &done, err);
 }
@@ -556,9 +582,15 @@ static const char *job_op(pd_job_kind kind)
         return kind == PD_JOB_KILL ? "KillFamily" : kind == PD_JOB_SUSPEND ? "SuspendFamily" : "ContinueFamily";
 }
 
+static pd_family *job_family(pd_job *j);
+
 static void job_finish(pd_job *j, procd_status s, const procd_error *err)
 {
         j->cm->pending_jobs = g_slist_remove(j->cm->pending_jobs, j);
+        pd_family *f = j->kind != PD_JOB_CONTINUE ? job_family(j) : NULL;
+        if (f)
+                pd_registry_set_flag(j->cm->reg, f, j->kind == PD_JOB_KILL ? PD_FAMILY_KILLING : PD_FAMILY_SUSPENDING,
+                                     false);
         if (j->source)
                 g_source_remove(j->source);
         j->source = 0;
@@ -687,6 +719,12 @@ void pd_cmd_family_async(pd_commands *cm, const pd_caller *who, pd_job_kind kind
                 return;
         }
         supersede(cm, f, who);
+        if (kind == PD_JOB_KILL) {
+                pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLING, true);
+        } else {
+                mark_frozen(cm, f, kind == PD_JOB_SUSPEND);
+                pd_registry_set_flag(cm->reg, f, PD_FAMILY_SUSPENDING, kind == PD_JOB_SUSPEND);
+        }
         pd_job *j = g_new0(pd_job, 1);
         j->cm = cm;
         j->kind = kind;
@@ -750,6 +788,9 @@ static int fill_info(pd_commands *cm, pd_family *f, procd_family_info *fi)
         fi->parent_root_pid = f->parent ? f->parent->root_pid : 0;
         pd_family_tracking(f, fi->tracking, sizeof fi->tracking);
         snprintf(fi->source, sizeof fi->source, "%s", pd_family_source(f));
+        snprintf(fi->state, sizeof fi->state, "%s", f->flags & PD_FAMILY_KILLING  ? "killing"
+                                                   : f->flags & PD_FAMILY_FROZEN ? "frozen"
+                                                                                 : "running");
         _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
         pd_registry_members(cm->reg, f, &m, NULL);
         tr_pidset_normalize(&m);
@@ -805,4 +846,85 @@ procd_status pd_cmd_quit(pd_commands *cm, const pd_caller *who, procd_error *err
         if (cm->quit)
                 cm->quit(cm->quit_data);
         return PROCD_OK;
+}
+
+/* ---- watcher exit and restart ---- */
+
+typedef struct watcher_kill {
+        pd_commands *cm;
+        pid_t pid;
+        uint64_t start;
+} watcher_kill;
+
+static const pd_caller procd_itself = { .uid = 0, .pid = 0 };
+
+/* The family asked to die with its watcher: now empty, its cgroup is removed (the one it
+ * was handed, as named) and it is unregistered.  Survivors keep it registered. */
+static void watcher_kill_done(procd_status s, const procd_error *err, void *data)
+{
+        watcher_kill *wk = data;
+        pd_family *f = pd_registry_find(wk->cm->reg, wk->pid);
+        if (f && (!f->parent || f->root_start_ticks != wk->start))
+                f = NULL;
+        if (s != PROCD_OK) {
+                g_warning("family %d: kill after its watcher exited: %s%s", (int) wk->pid, err ? err->msg : "failed",
+                          f ? " (the family stays registered)" : "");
+        } else if (f) {
+                if (f->cgroup_path) {
+                        const tr_hierarchies *hs = pd_registry_hierarchies(wk->cm->reg);
+                        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+                        tr_error terr = { 0 };
+                        if (tr_cgroup_open(hs, f->cgroup_path, TR_CG_MAY_ACT, &cg, &terr) < 0 ||
+                            tr_cgroup_destroy(cg, 2000000, &terr) < 0) {
+                                if (terr.code != ENOENT)
+                                        g_warning("family %d: removing cgroup %s: %s", (int) wk->pid, f->cgroup_path,
+                                                  terr.msg);
+                        } else {
+                                g_message("family %d: cgroup %s removed", (int) wk->pid, f->cgroup_path);
+                        }
+                }
+                pd_registry_unregister(wk->cm->reg, f);
+        }
+        g_free(wk);
+}
+
+void pd_cmd_watcher_exited(void *data, pd_family *f)
+{
+        pd_commands *cm = data;
+        if (!(f->flags & PD_FAMILY_KILL_ON_WATCHER_EXIT)) {
+                g_message("watcher %d of family %d exited: unregistering the family", (int) f->watcher_pid,
+                          (int) f->root_pid);
+                pd_registry_unregister(cm->reg, f);
+                return;
+        }
+        g_message("watcher %d of family %d exited: killing the family (registered kill-on-watcher-exit)",
+                  (int) f->watcher_pid, (int) f->root_pid);
+        watcher_kill *wk = g_new0(watcher_kill, 1);
+        wk->cm = cm;
+        wk->pid = f->root_pid;
+        wk->start = f->root_start_ticks;
+        pd_cmd_family_async(cm, &procd_itself, PD_JOB_KILL, f->root_pid, watcher_kill_done, wk);
+}
+
+static void resumed_done(procd_status s, const procd_error *err, void *data)
+{
+        pid_t pid = GPOINTER_TO_INT(data);
+        if (s != PROCD_OK)
+                g_warning("family %d: resumed call after restart: %s", (int) pid, err ? err->msg : "failed");
+}
+
+void pd_cmd_resume(pd_commands *cm, pd_family *f)
+{
+        if (f->flags & PD_FAMILY_KILLING) {
+                g_message("family %d: a KillFamily was in progress before the restart: finishing it", (int) f->root_pid);
+                pd_cmd_family_async(cm, &procd_itself, PD_JOB_KILL, f->root_pid, resumed_done,
+                                    GINT_TO_POINTER(f->root_pid));
+        } else if (f->flags & PD_FAMILY_SUSPENDING) {
+                /* a suspend cut short by the crash is finished (a completed one needs
+                 * nothing: the kernel kept the processes stopped or the cgroup frozen) */
+                g_message("family %d: a SuspendFamily was in progress before the restart: finishing it",
+                          (int) f->root_pid);
+                pd_cmd_family_async(cm, &procd_itself, PD_JOB_SUSPEND, f->root_pid, resumed_done,
+                                    GINT_TO_POINTER(f->root_pid));
+        }
 }

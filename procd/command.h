@@ -63,6 +63,10 @@ typedef struct pd_commands {
 
 procd_status pd_cmd_register_subfamily(pd_commands *cm, const pd_caller *who, pid_t root_pid, pid_t watcher_pid,
                                        uint32_t max_snapshot_interval_sec, procd_error *err);
+/* flags: PROCD_REGISTER_* (client.h); BadArgument for unknown bits. */
+procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *who, pid_t root_pid,
+                                             pid_t watcher_pid, uint32_t max_snapshot_interval_sec, uint32_t flags,
+                                             procd_error *err);
 procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *cgroup,
                                  procd_error *err);
 procd_status pd_cmd_track_environment(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *marker,
@@ -98,4 +102,9 @@ procd_status pd_cmd_snapshot(pd_commands *cm, const pd_caller *who, procd_error 
 /* Families rooted at pid and below (0: all); free with procd_family_info_free. */
 procd_status pd_cmd_dump(pd_commands *cm, const pd_caller *who, pid_t pid, procd_family_info **out, size_t *n,
                          procd_error *err);
+/* The registry's watcher hook (userdata: pd_commands *): unregister, or for a family
+ * registered kill-on-watcher-exit, KillFamily then remove its cgroup and unregister. */
+void pd_cmd_watcher_exited(void *userdata, pd_family *f);
+/* After a restart: finish a KillFamily that was in progress, re-apply a suspend. */
+void pd_cmd_resume(pd_commands *cm, pd_family *f);
 procd_status pd_cmd_quit(pd_commands *cm, const pd_caller *who, procd_error *err);

@@ -60,6 +60,17 @@ static procd_status m_register(call *k)
         return s;
 }
 
+static procd_status m_register_flags(call *k)
+{
+        dbus_int32_t root, watcher;
+        dbus_uint32_t interval, flags;
+        procd_status s = get_args(k, DBUS_TYPE_INT32, &root, DBUS_TYPE_INT32, &watcher, DBUS_TYPE_UINT32, &interval,
+                                  DBUS_TYPE_UINT32, &flags, DBUS_TYPE_INVALID);
+        if (s == PROCD_OK)
+                s = pd_cmd_register_subfamily_flags(k->cm, &k->who, root, watcher, interval, flags, &k->err);
+        return s;
+}
+
 typedef procd_status (*track_str_fn)(pd_commands *, const pd_caller *, pid_t, const char *, procd_error *);
 
 static procd_status track_str(call *k, track_str_fn fn)
@@ -247,7 +258,7 @@ static bool append_family(DBusMessageIter *arr, const procd_family_info *fi)
         snprintf(source, sizeof source, "%s", fi->source);
         ascii_only(tracking);
         ascii_only(source);
-        const char *tp = tracking, *sp = source;
+        const char *tp = tracking, *sp = source, *state = fi->state;
         const dbus_int32_t *pids = (const dbus_int32_t *) fi->members;
         return dbus_message_iter_open_container(arr, DBUS_TYPE_STRUCT, NULL, &st) &&
                dbus_message_iter_append_basic(&st, DBUS_TYPE_INT32, &root) &&
@@ -259,7 +270,9 @@ static bool append_family(DBusMessageIter *arr, const procd_family_info *fi)
                dbus_message_iter_open_container(&st, DBUS_TYPE_ARRAY, "i", &mem) &&
                (fi->n_members == 0 ||
                 dbus_message_iter_append_fixed_array(&mem, DBUS_TYPE_INT32, &pids, (int) fi->n_members)) &&
-               dbus_message_iter_close_container(&st, &mem) && dbus_message_iter_close_container(arr, &st);
+               dbus_message_iter_close_container(&st, &mem) &&
+               dbus_message_iter_append_basic(&st, DBUS_TYPE_STRING, &state) &&
+               dbus_message_iter_close_container(arr, &st);
 }
 
 _Static_assert(sizeof(pid_t) == sizeof(dbus_int32_t), "pid_t is 32-bit");
@@ -279,7 +292,7 @@ static procd_status m_dump(call *k)
         bool ok = k->reply != NULL;
         if (ok) {
                 dbus_message_iter_init_append(k->reply, &it);
-                ok = dbus_message_iter_open_container(&it, DBUS_TYPE_ARRAY, "(itiissai)", &arr);
+                ok = dbus_message_iter_open_container(&it, DBUS_TYPE_ARRAY, "(itiissais)", &arr);
                 for (size_t i = 0; ok && i < n; i++)
                         ok = append_family(&arr, &infos[i]);
                 ok = dbus_message_iter_close_container(&it, &arr) && ok;
@@ -353,6 +366,7 @@ static const struct method {
         method_fn fn;
 } methods[] = {
         { "RegisterSubfamily", "iiu", m_register },
+        { "RegisterSubfamilyWithFlags", "iiuu", m_register_flags },
         { "TrackFamilyViaCgroup", "is", m_track_cgroup },
         { "TrackFamilyViaEnvironment", "is", m_track_env },
         { "TrackFamilyViaLogin", "is", m_track_login },

@@ -27,6 +27,7 @@
 #include "procd/log-file.h"
 #include "procd/options.h"
 #include "procd/registry.h"
+#include "procd/restore.h"
 #include "procd/version.h"
 #include "trackers/hierarchy.h"
 #include "trackers/util.h"
@@ -48,6 +49,8 @@ typedef struct pd_daemon {
         guint parent_src;
         int signal_fd;
         int exit_code;
+        char state_path[4096]; /* "" when no state is kept */
+        bool state_failing;     /* the last save failed (logged once until it works again) */
 } pd_daemon;
 
 static GLogWriterOutput syslog_writer(GLogLevelFlags level, const GLogField *fields, gsize n, gpointer data)
@@ -121,6 +124,37 @@ static void quit_cb(void *data)
 {
         pd_daemon *d = data;
         g_main_loop_quit(d->loop);
+}
+
+/* The registry changed: write the state file (atomic; a failure is logged, never fatal). */
+static void save_state(void *data)
+{
+        pd_daemon *d = data;
+        if (!d->state_path[0])
+                return;
+        tr_error err = { 0 };
+        if (pd_persist_save(d->reg, d->state_path, &err) < 0) {
+                if (!d->state_failing)
+                        g_warning("state file not saved: %s (a restart would lose the families)", err.msg);
+                d->state_failing = true;
+        } else if (d->state_failing) {
+                g_message("state file %s saved again", d->state_path);
+                d->state_failing = false;
+        }
+}
+
+static void state_path_init(pd_daemon *d)
+{
+        if (d->opt.state_file_given) {
+                snprintf(d->state_path, sizeof d->state_path, "%s", d->opt.state_file);
+                return;
+        }
+        if (d->classic.classic && !d->opt.socket_given) {
+                d->state_path[0] = '\0'; /* condor_procd's mode keeps none unless asked */
+                return;
+        }
+        g_autofree char *dir = g_path_get_dirname(d->opt.socket_path);
+        snprintf(d->state_path, sizeof d->state_path, "%s/procd.state", dir);
 }
 
 /* The classic command FIFO was removed or replaced: condor_procd exits then. */
@@ -345,6 +379,7 @@ int main(int argc, char **argv)
                 .quit = quit_cb,
                 .quit_data = &d,
         };
+        pd_registry_set_watcher_hook(d.reg, pd_cmd_watcher_exited, &d.cm);
         if ((!d.classic.classic || d.opt.socket_given) &&
             pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, &d.cm, &d.server, &err) < 0) {
                 g_warning("%s", err.msg);
@@ -380,6 +415,19 @@ int main(int argc, char **argv)
                         d.parent_src = g_unix_fd_add(d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
                 else if (d.watch_parent)
                         d.parent_src = g_timeout_add_seconds(1, parent_poll_cb, &d);
+        }
+        /* the families of the state file, once the socket is ours (a second procd refused
+         * above never reads or writes it); clients are served when the loop runs */
+        state_path_init(&d);
+        if (d.state_path[0]) {
+                pd_restore_stats rs;
+                uint64_t t0 = tr_now_usec();
+                pd_restore(&d.cm, d.state_path, &rs);
+                if (rs.in_file)
+                        g_message("restored %zu of %zu families in %.1f ms", rs.restored, rs.in_file,
+                                  (double) (tr_now_usec() - t0) / 1000.0);
+                pd_registry_set_changed_hook(d.reg, save_state, &d);
+                save_state(&d);
         }
         guint sig_src = g_unix_fd_add(d.signal_fd, G_IO_IN, signal_cb, &d);
 

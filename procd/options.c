@@ -38,6 +38,7 @@ static const struct option longopts[] = {
         { "foreground", no_argument, NULL, 'f' },
         { "family-cgroup-base", required_argument, NULL, 'B' },
         { "no-family-cgroups", no_argument, NULL, 'N' },
+        { "state-file", required_argument, NULL, 'S' },
         /* command line only (not keys of the file) */
         { "ready-fd", required_argument, NULL, 'R' },
         { "config", required_argument, NULL, OPT_CONFIG },
@@ -45,7 +46,7 @@ static const struct option longopts[] = {
         { "version", no_argument, NULL, OPT_VERSION },
         { 0 },
 };
-#define N_FILE_KEYS 12 /* the first entries of longopts */
+#define N_FILE_KEYS 13 /* the first entries of longopts */
 
 static void usage(FILE *f)
 {
@@ -53,7 +54,7 @@ static void usage(FILE *f)
                    "             [--gid-range MIN-MAX] [--snapshot-interval SEC] [--kill-timeout SEC]\n"
                    "             [--freeze-timeout SEC] [--log stderr|syslog] [--max-connections-per-uid N]\n"
                    "             [--foreground] [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
-                   "             [--ready-fd N] [--version]\n"
+                   "             [--state-file PATH] [--ready-fd N] [--version]\n"
                    "  --config FILE           key file with a [procd] group (default " PROCD_CONFIG_FILE
                    ",\n"
                    "                          read when it exists); options given here override it\n"
@@ -73,6 +74,8 @@ static void usage(FILE *f)
                    "                          where each registered family gets a cgroup of its own\n"
                    "                          (default: <procd's own cgroup>/" PD_FAMCG_DEFAULT_SUBTREE ")\n"
                    "  --no-family-cgroups     families get no cgroup unless a client names one\n"
+                   "  --state-file PATH       registered families, kept across restarts (default:\n"
+                   "                          procd.state next to the socket; \"\" keeps none)\n"
                    "  --foreground            do not detach\n"
                    "  --ready-fd N            close fd N once listening\n"
                    "  --version               print the version and exit\n",
@@ -178,6 +181,12 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
                 return 0;
         case 'N':
                 return parse_bool(v, &o->famcg.disabled) < 0 ? bad(where, code, v, "true or false") : 0;
+        case 'S':
+                if (strlen(v) >= sizeof o->state_file || (*v && v[0] != '/'))
+                        return bad(where, code, v, "an absolute path, or empty for none");
+                snprintf(o->state_file, sizeof o->state_file, "%s", v);
+                o->state_file_given = true;
+                return 0;
         case 'R':
                 if (tr_parse_u64(v, &n) < 0 || n < 3 || n > INT32_MAX)
                         return bad(where, code, v, NULL);

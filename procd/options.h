@@ -25,6 +25,8 @@ typedef struct pd_options {
         pd_famcg_options famcg;      /* famcg.base points into famcg_base */
         char famcg_base[PATH_MAX];
         char config_path[PATH_MAX];  /* the file read, "" when none */
+        char state_file[PATH_MAX];   /* "": none (when given) */
+        bool state_file_given;       /* else procd.state next to the socket */
 } pd_options;
 
 /* Environment variables for the family cgroup settings, read after the file and before

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "procd/state.h"
 #include "trackers/util.h"
 
 struct pd_registry {
@@ -26,7 +27,39 @@ struct pd_registry {
         uint32_t timer_interval;
         pd_registry_log_fn log;
         void *log_data;
+        pd_registry_changed_fn changed;
+        void *changed_data;
+        pd_registry_watcher_fn watcher_exit;
+        void *watcher_exit_data;
+        bool members_changed;     /* set by a snapshot */
 };
+
+static void changed(pd_registry *r)
+{
+        if (r->changed)
+                r->changed(r->changed_data);
+}
+
+void pd_registry_set_changed_hook(pd_registry *r, pd_registry_changed_fn fn, void *userdata)
+{
+        r->changed = fn;
+        r->changed_data = userdata;
+}
+
+void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, void *userdata)
+{
+        r->watcher_exit = fn;
+        r->watcher_exit_data = userdata;
+}
+
+void pd_registry_set_flag(pd_registry *r, pd_family *f, unsigned flag, bool on)
+{
+        unsigned v = on ? f->flags | flag : f->flags & ~flag;
+        if (v == f->flags)
+                return;
+        f->flags = v;
+        changed(r);
+}
 
 static void reg_log(pd_registry *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void reg_log(pd_registry *r, const char *fmt, ...)
@@ -339,6 +372,23 @@ pd_family *pd_registry_find(pd_registry *r, pid_t root_pid)
         return g_hash_table_lookup(r->by_root, GINT_TO_POINTER(root_pid));
 }
 
+void pd_registry_watcher_exited(pd_registry *r, pd_family *f)
+{
+        if (r->watcher_exit) {
+                r->watcher_exit(r->watcher_exit_data, f);
+                return;
+        }
+        reg_log(r, "watcher %d of family %d exited: unregistering the family", (int) f->watcher_pid,
+                (int) f->root_pid);
+        pd_registry_unregister(r, f);
+}
+
+uint64_t pd_registry_snapshot_start_ticks(const pd_registry *r, pid_t pid)
+{
+        const tr_proc *p = tr_scan_find(&r->scan, pid);
+        return p ? p->start_ticks : 0;
+}
+
 typedef struct watch_ctx {
         pd_registry *r;
         pd_family *f;
@@ -351,9 +401,7 @@ static gboolean watcher_cb(gint fd, GIOCondition cond, gpointer data)
         (void) fd;
         (void) cond;
         f->watcher_source = 0; /* G_SOURCE_REMOVE below removes it */
-        reg_log(w->r, "watcher %d of family %d exited: unregistering the family", (int) f->watcher_pid,
-                (int) f->root_pid);
-        pd_registry_unregister(w->r, f);
+        pd_registry_watcher_exited(w->r, f);
         return G_SOURCE_REMOVE;
 }
 
@@ -405,6 +453,59 @@ static pd_family *find_parent(pd_registry *r, pid_t pid)
         return by_cg && is_ancestor(by_tree, by_cg) ? by_cg : by_tree;
 }
 
+/* Open the watcher: a pidfd checked against its start time (0: read it now), else (no
+ * pidfd_open: kernel < 5.3, valgrind) identity by start time alone.  -ESRCH when gone or
+ * when the pid names another process. */
+static int open_watcher(pd_family *f, pid_t watcher_pid, uint64_t start_ticks)
+{
+        f->watcher_pid = watcher_pid;
+        f->watcher_pidfd = (int) syscall(SYS_pidfd_open, watcher_pid, 0);
+        int k = f->watcher_pidfd < 0 ? -errno : 0;
+        if (k < 0 && k != -ENOSYS)
+                return k;
+        if (f->watcher_pidfd >= 0)
+                fcntl(f->watcher_pidfd, F_SETFD, FD_CLOEXEC);
+        /* read after the pidfd: the pidfd names the process whose start time is checked */
+        uint64_t now = 0;
+        k = tr_pid_start_ticks(watcher_pid, &now);
+        if (k < 0 || (start_ticks && now != start_ticks)) {
+                if (f->watcher_pidfd >= 0)
+                        close(f->watcher_pidfd);
+                f->watcher_pidfd = -1;
+                return k < 0 ? k : -ESRCH;
+        }
+        f->watcher_start_ticks = now;
+        return 0;
+}
+
+static void arm_watcher(pd_registry *r, pd_family *f)
+{
+        if (f->watcher_pid <= 0)
+                return;
+        watch_ctx *w = g_new0(watch_ctx, 1);
+        w->r = r;
+        w->f = f;
+        if (f->watcher_pidfd >= 0)
+                f->watcher_source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, f->watcher_pidfd, G_IO_IN, watcher_cb,
+                                                       w, g_free);
+        else
+                f->watcher_source = g_timeout_add_seconds_full(G_PRIORITY_DEFAULT, 1, watcher_poll_cb, w, g_free);
+}
+
+/* Link a built family into the tree under parent (NULL: the usual placement). */
+static void link_family(pd_registry *r, pd_family *f, pd_family *parent)
+{
+        arm_watcher(r, f);
+        f->parent = parent ? parent : find_parent(r, f->root_pid);
+        g_ptr_array_add(f->parent->children, f);
+        g_hash_table_insert(r->by_root, GINT_TO_POINTER(f->root_pid), f);
+        r->n_sub++;
+        account(r, f, true);
+        /* the parent loses the new family's members at the next snapshot */
+        f->parent->updated_usec = 0;
+        update_timer(r);
+}
+
 /* A cgroup of its own for a new family (family-cgroup.h): inside the parent's cgroup when
  * the parent has one, else under the base.  When none can be made the family stays on
  * the /proc tracker and keeps the reason for its usage record. */
@@ -438,26 +539,16 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
                 return tr_error_set(err, ENOMEM, "out of memory");
         f->root_pid = root_pid;
         f->interval_sec = interval_sec;
-        f->watcher_pid = watcher_pid;
         int k = tr_pid_start_ticks(root_pid, &f->root_start_ticks);
         if (k < 0) {
                 family_free(f);
                 return tr_error_setx(err, -k, "root pid %d", (int) root_pid);
         }
         pd_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
-        if (watcher_pid > 0) {
-                f->watcher_pidfd = (int) syscall(SYS_pidfd_open, watcher_pid, 0);
-                k = f->watcher_pidfd < 0 ? -errno : 0;
-                /* no pidfd_open (kernel < 5.3, valgrind): identity by start time instead */
-                if (k == -ENOSYS)
-                        k = tr_pid_start_ticks(watcher_pid, &f->watcher_start_ticks);
-                if (k < 0) {
-                        family_free(f);
-                        *bad_watcher = true;
-                        return tr_error_setx(err, -k, "watcher pid %d", (int) watcher_pid);
-                }
-                if (f->watcher_pidfd >= 0)
-                        fcntl(f->watcher_pidfd, F_SETFD, FD_CLOEXEC);
+        if (watcher_pid > 0 && (k = open_watcher(f, watcher_pid, 0)) < 0) {
+                family_free(f);
+                *bad_watcher = true;
+                return tr_error_setx(err, -k, "watcher pid %d", (int) watcher_pid);
         }
         pd_family *parent = find_parent(r, root_pid);
         give_cgroup(r, f, parent);
@@ -467,26 +558,86 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
                 family_free(f);
                 return k;
         }
-        if (f->watcher_pidfd >= 0) {
-                watch_ctx *w = g_new0(watch_ctx, 1);
-                w->r = r;
-                w->f = f;
-                f->watcher_source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, f->watcher_pidfd, G_IO_IN, watcher_cb,
-                                                       w, g_free);
-        } else if (watcher_pid > 0) {
-                watch_ctx *w = g_new0(watch_ctx, 1);
-                w->r = r;
-                w->f = f;
-                f->watcher_source = g_timeout_add_seconds_full(G_PRIORITY_DEFAULT, 1, watcher_poll_cb, w, g_free);
+        link_family(r, f, parent);
+        changed(r);
+        *out = f;
+        return 0;
+}
+
+static int dup_opt(char **dst, const char *src)
+{
+        if (src && !(*dst = strdup(src)))
+                return -ENOMEM;
+        return 0;
+}
+
+int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **out, bool *watcher_gone,
+                        tr_error *err)
+{
+        *watcher_gone = false;
+        uint64_t now = 0;
+        if (sf->root_pid <= 1 || tr_pid_start_ticks(sf->root_pid, &now) < 0)
+                return tr_error_set(err, ESRCH, "root %d is gone", (int) sf->root_pid);
+        if (now != sf->root_start_ticks)
+                return tr_error_set(err, ESRCH, "pid %d now names another process (start %llu, saved %llu)",
+                                    (int) sf->root_pid, (unsigned long long) now,
+                                    (unsigned long long) sf->root_start_ticks);
+        if (g_hash_table_lookup(r->by_root, GINT_TO_POINTER(sf->root_pid)))
+                return tr_error_set(err, EEXIST, "pid %d already roots a family", (int) sf->root_pid);
+        pd_family *f = family_alloc();
+        if (!f)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        f->root_pid = sf->root_pid;
+        f->root_start_ticks = sf->root_start_ticks;
+        f->root_uid = sf->root_uid;
+        f->interval_sec = sf->interval_sec;
+        f->by_login = sf->login != NULL;
+        f->login_uid = sf->login_uid;
+        f->by_gid = sf->by_gid;
+        f->gid = sf->gid;
+        f->gid_allocated = sf->gid_allocated;
+        f->flags = (sf->kill_on_watcher_exit ? PD_FAMILY_KILL_ON_WATCHER_EXIT : 0) | (sf->frozen ? PD_FAMILY_FROZEN : 0) |
+                   (sf->killing ? PD_FAMILY_KILLING : 0) | (sf->suspending ? PD_FAMILY_SUSPENDING : 0);
+        f->cgroup_origin = sf->cgroup && sf->cgroup_origin <= PD_CG_FAMILY ? (pd_cgroup_origin) sf->cgroup_origin
+                                                                             : PD_CG_HANDED;
+        if (dup_opt(&f->cgroup_path, sf->cgroup) < 0 || dup_opt(&f->env_marker, sf->env_marker) < 0 ||
+            dup_opt(&f->login_name, sf->login) < 0 || dup_opt(&f->no_cgroup_reason, sf->no_cgroup_reason) < 0) {
+                family_free(f);
+                return tr_error_set(err, ENOMEM, "out of memory");
         }
-        f->parent = parent;
-        g_ptr_array_add(f->parent->children, f);
-        g_hash_table_insert(r->by_root, GINT_TO_POINTER(root_pid), f);
-        r->n_sub++;
-        account(r, f, true);
-        /* the parent loses the new family's members at the next snapshot */
-        f->parent->updated_usec = 0;
-        update_timer(r);
+        pd_proc_uid_checked(f->root_pid, f->root_start_ticks, &f->root_uid);
+        if (sf->watcher_pid > 0 && open_watcher(f, sf->watcher_pid, sf->watcher_start_ticks) < 0) {
+                *watcher_gone = true; /* the family is restored; the caller applies the exit rule */
+                f->watcher_pid = 0;   /* not armed */
+        }
+        int k = build_tracker(r, f, err);
+        if (k < 0) {
+                family_free(f);
+                return k;
+        }
+        if (f->proc_tracked && sf->n_members) {
+                /* members found earlier (orphans that left the parent tree included), only
+                 * those whose pid still names the same process */
+                _cleanup_pidset_ tr_pidset seeds = TR_PIDSET_INIT;
+                for (size_t i = 0; i < sf->n_members; i++) {
+                        uint64_t st = 0;
+                        if (tr_pid_start_ticks(sf->members[i].pid, &st) == 0 && st == sf->members[i].start_ticks)
+                                tr_pidset_add(&seeds, sf->members[i].pid);
+                }
+                if (seeds.n)
+                        tr_procfam_set_seeds(tr_family_procfam(f->tf), &seeds);
+        }
+        pd_family *parent = NULL;
+        if (sf->parent_root_pid > 0) {
+                pd_family *p = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(sf->parent_root_pid));
+                if (p && p->parent)
+                        parent = p;
+        }
+        link_family(r, f, parent);
+        if (*watcher_gone) {
+                f->watcher_pid = sf->watcher_pid;
+                f->watcher_start_ticks = sf->watcher_start_ticks;
+        }
         *out = f;
         return 0;
 }
@@ -510,6 +661,7 @@ int pd_registry_unregister(pd_registry *r, pd_family *f)
         release_cgroup(r, f);
         family_free(f);
         update_timer(r);
+        changed(r);
         return 0;
 }
 
@@ -651,6 +803,7 @@ int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, t
         if (total)
                 g_info("family %d: %zu member(s) moved into %s", (int) f->root_pid, total, cgroup);
         update_timer(r);
+        changed(r);
         return 0;
 }
 
@@ -665,6 +818,7 @@ int pd_registry_track_environment(pd_registry *r, pd_family *f, const char *mark
                 f->env_marker = old;
         } else {
                 free(old);
+                changed(r);
         }
         return k;
 }
@@ -689,6 +843,7 @@ int pd_registry_track_login(pd_registry *r, pd_family *f, const char *login, uid
                 f->login_name = old_name;
         } else {
                 free(old_name);
+                changed(r);
         }
         return k;
 }
@@ -705,6 +860,8 @@ int pd_registry_track_gid(pd_registry *r, pd_family *f, gid_t gid, bool allocate
                 f->by_gid = old_by;
                 f->gid = old;
                 f->gid_allocated = old_alloc;
+        } else {
+                changed(r);
         }
         return k;
 }
@@ -755,6 +912,18 @@ static void collect_scan_wants(pd_family *f, scan_markers *sm)
                 collect_scan_wants(f->children->pdata[i], sm);
 }
 
+static bool pidset_equal(const tr_pidset *a, const tr_pidset *b)
+{
+        return a->n == b->n && (a->n == 0 || memcmp(a->pids, b->pids, a->n * sizeof a->pids[0]) == 0);
+}
+
+static void pidset_swap(tr_pidset *a, tr_pidset *b)
+{
+        tr_pidset t = *a;
+        *a = *b;
+        *b = t;
+}
+
 static void pidset_append(tr_pidset *dst, const tr_pidset *src)
 {
         for (size_t i = 0; i < src->n; i++)
@@ -803,9 +972,12 @@ static void update_subtree(pd_registry *r, pd_family *f, const scan_markers *sm,
                 int k = tr_procfam_update(pf, &r->scan, marker_index(sm, tr_procfam_env_marker(pf)), &excl);
                 if (k < 0)
                         reg_log(r, "family %d: update from snapshot: %s", (int) f->root_pid, strerror(-k));
-                tr_pidset_clear(&f->last_members);
-                tr_procfam_members(pf, &f->last_members, NULL);
-                tr_pidset_normalize(&f->last_members);
+                _cleanup_pidset_ tr_pidset now_members = TR_PIDSET_INIT;
+                tr_procfam_members(pf, &now_members, NULL);
+                tr_pidset_normalize(&now_members);
+                if (f->parent && !pidset_equal(&now_members, &f->last_members))
+                        r->members_changed = true; /* saved: restored as seeds after a restart */
+                pidset_swap(&f->last_members, &now_members);
                 f->updated_usec = now;
         } else if (f->tf && need_members) {
                 tr_pidset_clear(&f->last_members);
@@ -830,8 +1002,11 @@ int pd_registry_snapshot(pd_registry *r, tr_error *err)
         if (k < 0)
                 return k;
         uint64_t now = tr_now_usec();
+        r->members_changed = false;
         update_subtree(r, r->root, &sm, false, now, NULL);
         r->last_snapshot_usec = now;
+        if (r->members_changed)
+                changed(r);
         return 0;
 }
 

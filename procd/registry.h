@@ -78,6 +78,16 @@ struct pd_family {
         bool counted, counted_proc; /* registry bookkeeping for the timer rule */
         bool seeded;              /* its /proc side holds seeds left behind by subfamilies */
         uint32_t counted_interval;
+
+        /* kept across restarts (procd/state.h) */
+        unsigned flags;            /* PD_FAMILY_* */
+};
+
+enum {
+        PD_FAMILY_KILL_ON_WATCHER_EXIT = 1u << 0, /* watcher exit kills, removes the cgroup */
+        PD_FAMILY_FROZEN = 1u << 1,               /* SuspendFamily asked, no ContinueFamily since */
+        PD_FAMILY_KILLING = 1u << 2,              /* a KillFamily is in progress */
+        PD_FAMILY_SUSPENDING = 1u << 3,           /* a SuspendFamily is in progress */
 };
 
 typedef void (*pd_registry_log_fn)(void *userdata, const char *message);
@@ -142,6 +152,31 @@ const char *pd_family_source(const pd_family *f);
 
 /* Where registry events (watcher exits, fallback reasons) are logged. */
 void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata);
+
+/* Called after every change worth persisting (registration, tracking, unregistration,
+ * flags, a /proc family's membership after a snapshot): procd saves its state file. */
+typedef void (*pd_registry_changed_fn)(void *userdata);
+void pd_registry_set_changed_hook(pd_registry *r, pd_registry_changed_fn fn, void *userdata);
+/* Called instead of the default (unregister) when a family's watcher exits. */
+typedef void (*pd_registry_watcher_fn)(void *userdata, pd_family *f);
+void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, void *userdata);
+/* Set or clear PD_FAMILY_* flags (they survive a restart); a change calls the changed hook. */
+void pd_registry_set_flag(pd_registry *r, pd_family *f, unsigned flag, bool on);
+
+/* Re-create a family from a state-file record (procd/restore.c): root identity checked by
+ * start time (-ESRCH: gone or reused), the watcher re-armed through a pidfd (*watcher_gone
+ * when it exited meanwhile or its pid names another process: the caller applies the
+ * watcher-exit rule), tracking rebuilt (cgroup: -ENOENT when it is gone), seeds for a /proc
+ * family from members still alive with the same start time.  The parent is the registered
+ * family rooted at parent_root_pid, else the usual placement. */
+struct pd_state_family;
+int pd_registry_restore(pd_registry *r, const struct pd_state_family *sf, pd_family **out, bool *watcher_gone,
+                        tr_error *err);
+
+/* Start time of pid in the last shared snapshot (0: not in it). */
+uint64_t pd_registry_snapshot_start_ticks(const pd_registry *r, pid_t pid);
+/* What a watcher exit does: the watcher hook when one is set, else unregister. */
+void pd_registry_watcher_exited(pd_registry *r, pd_family *f);
 
 /* The interval the snapshot timer runs at now (0: not running). */
 uint32_t pd_registry_timer_interval(const pd_registry *r);

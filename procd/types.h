@@ -32,6 +32,10 @@ typedef struct procd_error {
         char msg[512];
 } procd_error;
 
+/* RegisterSubfamily flags (RegisterSubfamilyWithFlags). */
+#define PROCD_REGISTER_KILL_ON_WATCHER_EXIT 1u /* the watcher's exit kills the family and
+                                                  removes its cgroup (default: unregister) */
+
 typedef struct procd_family_info {
         pid_t root_pid;
         uint64_t root_start_ticks;
@@ -40,6 +44,7 @@ typedef struct procd_family_info {
         char tracking[128];      /* "cgroup:/jobs/job_42", "environment:K=V", "login:alice",
                                     "gid:5012", "parent" (the /proc parent tree) */
         char source[32];         /* tracker answering now: "cgroup", "proc" */
+        char state[16];          /* "running", "frozen" (suspended), "killing" */
         pid_t *members;
         size_t n_members;
 } procd_family_info;

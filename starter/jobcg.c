@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "orphans.h"
 #include "trackers/util.h"
 
 static int fs_path(const tr_hierarchies *hs, int i, const char *cg, char *buf, size_t size)
@@ -78,9 +79,13 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
         memset(jc, 0, sizeof *jc);
         jc->hs = hs;
         jc->helper_pid = -1;
+        jc->top_lock_fd = -1;
         int r;
         if (hs->mode == TR_MODE_NONE)
                 return tr_error_set(err, ENODEV, "no cgroup filesystem is mounted");
+        tr_error oerr = { 0 };
+        if (st_orphans_sweep(hs, o->cgroup_base, &oerr) < 0)
+                fprintf(stderr, "procd-starter: warning: looking for job cgroups of dead starters: %s\n", oerr.msg);
 
         jc->ops = &st_jobcg_cgroupfs_ops;
         if (systemd_wanted(o)) {
@@ -97,10 +102,22 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
                         jc->helper_pid = -1;
                 }
         }
+        _cleanup_close_ int base_fd = -1;
         if (jc->ops == &st_jobcg_cgroupfs_ops) {
                 r = jc->ops->setup(jc, o, err);
                 if (r < 0)
                         return r;
+                /* <top> is made and locked under the base's shared lock: a sweep never
+                 * takes a new <top> for an orphan */
+                base_fd = st_base_lock(hs, o->cgroup_base, false, err);
+                if (base_fd == -ENOENT) {
+                        _cleanup_cgroup_ tr_cgroup *b = NULL;
+                        if (tr_cgroup_create(hs, o->cgroup_base, &b, err) < 0)
+                                return tr_error_prefix(err, "creating the base %s", o->cgroup_base);
+                        base_fd = st_base_lock(hs, o->cgroup_base, false, err);
+                }
+                if (base_fd < 0)
+                        return tr_error_prefix(err, "locking the base %s", o->cgroup_base);
         }
 
         for (int i = 0; i < hs->n; i++) {
@@ -126,6 +143,11 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
         r = tr_cgroup_create(hs, jc->job_path, &jc->job, err);
         if (r < 0)
                 return tr_error_prefix(err, "creating %s", jc->job_path);
+        if (base_fd >= 0) {
+                jc->top_lock_fd = st_top_lock(hs, jc->top, err);
+                if (jc->top_lock_fd < 0)
+                        return tr_error_prefix(err, "locking %s", jc->top);
+        }
         r = st_cpuset_fill(hs, jc->job_path, err);
         if (r < 0)
                 return r;
@@ -174,5 +196,8 @@ int st_jobcg_destroy(st_jobcg *jc, uint64_t timeout_usec)
                 }
                 jc->top_created[i] = false;
         }
+        if (jc->top_lock_fd >= 0)
+                close(jc->top_lock_fd); /* after the rmdirs: no sweep takes it meanwhile */
+        jc->top_lock_fd = -1;
         return left;
 }

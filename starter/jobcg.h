@@ -48,10 +48,13 @@ struct st_jobcg {
         bool helper_reaped;       /* the starter's stray reaping already reaped it (it died
                                      early): teardown must not wait for it */
         void *priv;               /* strategy state */
+        int top_lock_fd;          /* cgroupfs: flock on <top> held while the starter lives
+                                     (starter/orphans.h), else -1 */
 };
 
 /* Pick the strategy (systemd per o->systemd, falling back to cgroupfs with a warning),
- * build <top>/job (and <top>/starter), make v1 cpusets usable. */
+ * build <top>/job (and <top>/starter), make v1 cpusets usable.  cgroupfs: first clean the
+ * job cgroups of dead starters under the base, then hold <top>'s lock (starter/orphans.h). */
 int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o, tr_error *err);
 
 /* Destroy the job leaf, then the rest (starter leaf, <top> where we made it, strategy

@@ -372,8 +372,6 @@ int main(int argc, char **argv)
         res.wall_usec = wall;
         res.terminated = ls.terminating;
         res.mode = jc.ops->name;
-        res.tracker = t.ops->name;
-        res.tracker_reason = t.client ? NULL : t.reason;
         res.start_usec = start_real_usec;
         char user[64], host[256] = "";
         res.user = job_user(&o, user, sizeof user);
@@ -397,7 +395,9 @@ int main(int argc, char **argv)
                 res.core_dumped = si.si_code == CLD_DUMPED;
         }
 
-        /* the root is gone: nothing of the family may outlive it */
+        /* the root is gone: nothing of the family may outlive it.  First make sure procd
+         * still tracks it (a procd restarted without it does not) */
+        st_track_confirm(&t);
         tr_error kerr = { 0 };
         if (ls.frozen)
                 t.ops->thaw(&t, &kerr);
@@ -416,6 +416,8 @@ int main(int argc, char **argv)
         if (st_track_usage(&t, &u, &uerr) < 0)
                 fprintf(stderr, "procd-starter: warning: final usage: %s\n", uerr.msg);
         res.oom_killed = u.oom_kills.available && u.oom_kills.value > 0;
+        res.tracker = t.ops->name; /* after the last procd call: "procd" only if it still tracked the job */
+        res.tracker_reason = t.ops == NULL || strcmp(t.ops->name, "procd") != 0 ? t.reason : NULL;
         st_track_close(&t);
         tr_dev_filter_free(dev_filter); /* detach the device program while the cgroup exists */
         dev_filter = NULL;

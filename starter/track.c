@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "procd/client.h"
+#include "procd/status.h"
 
 #define FREEZE_TIMEOUT_USEC 2000000
 
@@ -52,10 +53,18 @@ static const st_track_ops embedded_ops = {
 
 /* ---- procd ---- */
 
+/* A procd call failed: the embedded tracker answers this call.  When procd no longer
+ * knows the family (it restarted without it) or cannot be reached even after the client's
+ * reconnection, the starter tracks the job itself from now on and reports "embedded". */
 static int pd_fail(st_track *t, const char *what, procd_error *perr, tr_error *err)
 {
         fprintf(stderr, "procd-starter: warning: procd %s: %s; using the embedded tracker\n", what, perr->msg);
-        (void) t;
+        if (perr->status == PROCD_E_FAMILY_NOT_FOUND || perr->status == PROCD_E_TRANSPORT) {
+                snprintf(t->reason, sizeof t->reason, "procd %s: %s", what, perr->msg);
+                procd_disconnect(t->client);
+                t->client = NULL;
+                t->ops = &embedded_ops;
+        }
         (void) err;
         return -EIO;
 }
@@ -150,9 +159,19 @@ static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner
         if (procd_connect(o->socket_path, &c, &perr) != PROCD_OK)
                 return no_procd(t, -ECONNREFUSED, "no procd at %s (%s)",
                                 o->socket_path ? o->socket_path : PROCD_DEFAULT_SOCKET, perr.msg);
-        if (procd_register_subfamily(c, t->root, getpid(), 5, &perr) != PROCD_OK) {
-                procd_disconnect(c);
-                return no_procd(t, -EIO, "procd RegisterSubfamily: %s", perr.msg);
+        /* the starter is the watcher: its exit, even by SIGKILL, kills the job and removes
+         * the job cgroup (an older procd without the flag only unregisters it) */
+        if (procd_register_subfamily_flags(c, t->root, getpid(), 5, PROCD_REGISTER_KILL_ON_WATCHER_EXIT, &perr) !=
+            PROCD_OK) {
+                procd_error perr2 = { 0 };
+                if (perr.status == PROCD_E_BAD_ROOT_PID || perr.status == PROCD_E_ALREADY_REGISTERED ||
+                    procd_register_subfamily(c, t->root, getpid(), 5, &perr2) != PROCD_OK) {
+                        procd_disconnect(c);
+                        return no_procd(t, -EIO, "procd RegisterSubfamily: %s", perr2.msg[0] ? perr2.msg : perr.msg);
+                }
+                fprintf(stderr, "procd-starter: warning: procd without kill-on-watcher-exit (%s): the job would "
+                                "outlive a killed starter\n",
+                        perr.msg);
         }
         if (procd_track_via_cgroup(c, t->root, jc->job_path, &perr) != PROCD_OK) {
                 procd_unregister_family(c, t->root, NULL);
@@ -187,6 +206,25 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
         else if (try_procd(t, o, jc, owner_uid) < 0 && o->require_procd)
                 return tr_error_set(err, ECONNREFUSED, "--require-procd: %s", t->reason);
         return 0;
+}
+
+void st_track_confirm(st_track *t)
+{
+        if (t->ops != &procd_ops)
+                return;
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        procd_error perr = { 0 };
+        if (procd_dump(t->client, t->root, &fi, &n, &perr) == PROCD_OK && n > 0 &&
+            fi[0].root_pid == t->root) {
+                procd_family_info_free(fi, n);
+                return;
+        }
+        procd_family_info_free(fi, n);
+        if (perr.status == PROCD_OK)
+                pd_error_set(&perr, PROCD_E_FAMILY_NOT_FOUND, "family %d is not listed", (int) t->root);
+        tr_error err = { 0 };
+        pd_fail(t, "Dump", &perr, &err);
 }
 
 int st_track_usage(st_track *t, tr_usage *u, tr_error *err)

@@ -31,7 +31,7 @@ struct st_track {
         tr_family *family;  /* always */
         pid_t root;
         void *client;       /* procd_client * in procd mode */
-        char reason[256];   /* embedded: why not procd (for the report) */
+        char reason[600];   /* embedded: why not procd, or why procd stopped tracking the job */
 };
 
 /* Build the embedded family; then, unless o->no_procd, try procd at o->socket_path (a warning
@@ -41,5 +41,8 @@ struct st_track {
  * that ssh sessions of that user can be adopted into it (pam_procd_adopt). */
 int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, uid_t owner_uid,
                   tr_error *err);
+/* In procd mode: check that procd still knows the family (after a procd restart it may
+ * not); if not, switch to the embedded tracker with t->reason set. */
+void st_track_confirm(st_track *t);
 int st_track_usage(st_track *t, tr_usage *u, tr_error *err);
 void st_track_close(st_track *t);

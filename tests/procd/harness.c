@@ -1,6 +1,7 @@
 #include "harness.h"
 
 #include <CUnit/CUnit.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -27,6 +28,12 @@ int ph_start(ph_daemon *d, const char *const *extra, const char *const *wrapper,
                 return -errno;
         chmod(d->dir, 0755);
         snprintf(d->socket, sizeof d->socket, "%s/procd.sock", d->dir);
+        return ph_start_in(d, extra, wrapper, timeout_ms);
+}
+
+int ph_start_in(ph_daemon *d, const char *const *extra, const char *const *wrapper, int timeout_ms)
+{
+        d->pid = 0;
         int p[2];
         if (pipe(p) < 0)
                 return -errno;
@@ -71,6 +78,13 @@ int ph_start(ph_daemon *d, const char *const *extra, const char *const *wrapper,
         return 0;
 }
 
+void ph_crash(ph_daemon *d)
+{
+        if (d->pid > 1)
+                ts_kill_reap(d->pid);
+        d->pid = 0;
+}
+
 int ph_stop(ph_daemon *d, int timeout_ms)
 {
         if (d->pid <= 1)
@@ -87,9 +101,24 @@ int ph_stop(ph_daemon *d, int timeout_ms)
                 ts_kill_reap(d->pid);
         }
         d->pid = 0;
-        unlink(d->socket);
-        rmdir(d->dir);
+        ph_remove_dir(d);
         return st;
+}
+
+void ph_remove_dir(const ph_daemon *d)
+{
+        DIR *dir = opendir(d->dir);
+        struct dirent *e;
+        while (dir && (e = readdir(dir))) {
+                if (e->d_name[0] == '.')
+                        continue;
+                char p[512];
+                snprintf(p, sizeof p, "%s/%s", d->dir, e->d_name);
+                unlink(p);
+        }
+        if (dir)
+                closedir(dir);
+        rmdir(d->dir);
 }
 
 procd_client *ph_connect(const ph_daemon *d)

@@ -21,6 +21,12 @@ typedef struct ph_daemon {
  * wrapper (may be NULL) is a NULL-terminated argv put in front (valgrind ...).  Waits
  * until ready (timeout_ms).  0 or -errno. */
 int ph_start(ph_daemon *d, const char *const *extra, const char *const *wrapper, int timeout_ms);
+/* Start procd again on d's directory and socket (after ph_crash: its state file is there). */
+int ph_start_in(ph_daemon *d, const char *const *extra, const char *const *wrapper, int timeout_ms);
+/* SIGKILL procd and reap it; the directory (socket, state file) stays. */
+void ph_crash(ph_daemon *d);
+/* Remove d's directory and the files in it (state file, set-aside files). */
+void ph_remove_dir(const ph_daemon *d);
 /* Quit through the client (or SIGTERM when that fails) and wait; returns the exit status
  * (waitpid form) or -ETIMEDOUT; removes the temporary directory. */
 int ph_stop(ph_daemon *d, int timeout_ms);

@@ -63,6 +63,8 @@ static void test_every_key(void)
         CU_ASSERT_TRUE(o.foreground);
         CU_ASSERT_STRING_EQUAL(o.famcg.base, "/procd-fixture/families");
         CU_ASSERT_TRUE(o.famcg.disabled);
+        CU_ASSERT_TRUE(o.state_file_given);
+        CU_ASSERT_STRING_EQUAL(o.state_file, "/tmp/procd-fixture.state");
         CU_ASSERT_STRING_EQUAL(o.config_path, fixture("good.conf"));
 }
 

@@ -1175,8 +1175,10 @@ static void test_with_procd(void)
         CU_ASSERT_TRUE(root > 1);
         procd_family_info fi;
         bool found = false;
-        for (int i = 0; i < 100 && !(found = procd_family(c, root, &fi)); i++)
-                usleep(10000); /* registration happens right after the launch */
+        /* registration (then TrackFamilyViaCgroup) happens right after the launch */
+        for (int i = 0; i < 300 && !((found = procd_family(c, root, &fi)) && strncmp(fi.tracking, "cgroup:", 7) == 0);
+             i++)
+                usleep(10000);
         CU_ASSERT_TRUE(found);
         if (found) {
                 char want[PATH_MAX + 16];

@@ -1,0 +1,167 @@
+/* restore.c - the registry to and from the state file. */
+#include "restore.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trackers/util.h"
+
+static int export_family(pd_registry *r, const pd_family *f, pd_state_family *sf)
+{
+        sf->root_pid = f->root_pid;
+        sf->root_start_ticks = f->root_start_ticks;
+        sf->parent_root_pid = f->parent && f->parent->parent ? f->parent->root_pid : 0;
+        sf->root_uid = f->root_uid;
+        sf->watcher_pid = f->watcher_pid;
+        sf->watcher_start_ticks = f->watcher_start_ticks;
+        sf->interval_sec = f->interval_sec;
+        sf->cgroup_origin = f->cgroup_path ? (unsigned) f->cgroup_origin : 0;
+        sf->login_uid = f->login_uid;
+        sf->by_gid = f->by_gid;
+        sf->gid = f->gid;
+        sf->gid_allocated = f->gid_allocated;
+        sf->kill_on_watcher_exit = f->flags & PD_FAMILY_KILL_ON_WATCHER_EXIT;
+        sf->frozen = f->flags & PD_FAMILY_FROZEN;
+        sf->killing = f->flags & PD_FAMILY_KILLING;
+        sf->suspending = f->flags & PD_FAMILY_SUSPENDING;
+        if ((f->cgroup_path && !(sf->cgroup = strdup(f->cgroup_path))) ||
+            (f->env_marker && !(sf->env_marker = strdup(f->env_marker))) ||
+            (f->no_cgroup_reason && !(sf->no_cgroup_reason = strdup(f->no_cgroup_reason))) ||
+            (f->by_login && !(sf->login = strdup(f->login_name ? f->login_name : "?"))))
+                return -ENOMEM;
+        if (f->proc_tracked && f->last_members.n) {
+                sf->members = calloc(f->last_members.n, sizeof *sf->members);
+                if (!sf->members)
+                        return -ENOMEM;
+                for (size_t i = 0; i < f->last_members.n; i++) {
+                        pid_t pid = f->last_members.pids[i];
+                        uint64_t start = pd_registry_snapshot_start_ticks(r, pid);
+                        if (pid > 1 && start)
+                                sf->members[sf->n_members++] = (pd_state_member) { pid, start };
+                }
+        }
+        return 0;
+}
+
+int pd_persist_export(pd_registry *r, pd_state *out, tr_error *err)
+{
+        memset(out, 0, sizeof *out);
+        g_autoptr(GPtrArray) all = g_ptr_array_new();
+        pd_registry_all(r, all); /* pre-order: parents first, the root family first */
+        out->fams = calloc(all->len ? all->len : 1, sizeof *out->fams);
+        if (!out->fams)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        for (guint i = 0; i < all->len; i++) {
+                const pd_family *f = all->pdata[i];
+                if (!f->parent)
+                        continue; /* the root family is procd's parent: rebuilt from options */
+                if (export_family(r, f, &out->fams[out->n++]) < 0) {
+                        pd_state_clear(out);
+                        return tr_error_set(err, ENOMEM, "out of memory");
+                }
+        }
+        return 0;
+}
+
+int pd_persist_save(pd_registry *r, const char *path, tr_error *err)
+{
+        pd_state st;
+        int k = pd_persist_export(r, &st, err);
+        if (k < 0)
+                return k;
+        k = pd_state_write(path, &st, err);
+        pd_state_clear(&st);
+        return k;
+}
+
+/* The cgroup must still exist and (while the root lives) hold the root. */
+static int check_cgroup(pd_registry *r, const pd_state_family *sf, tr_error *err)
+{
+        if (!sf->cgroup)
+                return 0;
+        const tr_hierarchies *hs = pd_registry_hierarchies(r);
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        int k = tr_cgroup_open(hs, sf->cgroup, 0, &cg, err);
+        if (k < 0)
+                return tr_error_set(err, -k, "cgroup %s is gone", sf->cgroup);
+        tr_pid_cgroups pc = { { 0 } };
+        k = tr_pid_cgroups_read(hs, sf->root_pid, &pc, NULL);
+        if (k < 0)
+                return 0; /* the root exited just now: the family may still have members */
+        bool inside = false, compared = false;
+        for (int i = 0; i < hs->n && !inside; i++) {
+                const char *fp = tr_cgroup_path(cg, i), *pp = pc.paths[i];
+                if (!fp || !pp)
+                        continue;
+                compared = true;
+                size_t n = strlen(fp);
+                inside = strncmp(fp, pp, n) == 0 && (pp[n] == '\0' || pp[n] == '/');
+        }
+        tr_pid_cgroups_clear(&pc);
+        if (compared && !inside)
+                return tr_error_set(err, ESRCH, "root %d is no longer in cgroup %s", (int) sf->root_pid, sf->cgroup);
+        return 0;
+}
+
+void pd_restore(pd_commands *cm, const char *path, pd_restore_stats *st)
+{
+        memset(st, 0, sizeof *st);
+        pd_state s;
+        tr_error err = { 0 };
+        int k = pd_state_read(path, &s, &err);
+        if (k == -ENOENT)
+                return;
+        if (k < 0) {
+                char aside[4200];
+                tr_error e2 = { 0 };
+                if (k == -EPROTO || k == -EPROTONOSUPPORT || k == -EBADMSG) {
+                        st->set_aside = true;
+                        if (pd_state_set_aside(path, pd_state_error_kind(k), aside, sizeof aside, &e2) == 0)
+                                g_warning("state file not trusted (%s): set aside as %s; starting with no family",
+                                          err.msg, aside);
+                        else
+                                g_warning("state file not trusted (%s), and cannot be set aside (%s); starting with "
+                                          "no family",
+                                          err.msg, e2.msg);
+                } else {
+                        g_warning("state file unreadable (%s); starting with no family", err.msg);
+                }
+                return;
+        }
+        st->in_file = s.n;
+        g_autoptr(GPtrArray) gone = g_ptr_array_new();
+        g_autoptr(GPtrArray) restored = g_ptr_array_new();
+        for (size_t i = 0; i < s.n; i++) {
+                const pd_state_family *sf = &s.fams[i];
+                pd_family *f = NULL;
+                bool watcher_gone = false;
+                tr_error_clear(&err);
+                k = check_cgroup(cm->reg, sf, &err);
+                if (k >= 0)
+                        k = pd_registry_restore(cm->reg, sf, &f, &watcher_gone, &err);
+                if (k < 0) {
+                        g_warning("family %d not restored: %s", (int) sf->root_pid, err.msg);
+                        st->dropped++;
+                        continue;
+                }
+                st->restored++;
+                g_ptr_array_add(restored, f);
+                if (watcher_gone)
+                        g_ptr_array_add(gone, GINT_TO_POINTER(f->root_pid));
+        }
+        pd_state_clear(&s);
+        /* the flags first (a family may go away below) */
+        for (guint i = 0; i < restored->len; i++)
+                pd_cmd_resume(cm, restored->pdata[i]);
+        for (guint i = 0; i < gone->len; i++) {
+                pd_family *f = pd_registry_find(cm->reg, GPOINTER_TO_INT(gone->pdata[i]));
+                if (!f || !f->parent)
+                        continue;
+                st->watcher_gone++;
+                g_message("family %d: its watcher %d exited while procd was down", (int) f->root_pid,
+                          (int) f->watcher_pid);
+                pd_registry_watcher_exited(cm->reg, f);
+        }
+        g_message("state file %s: %zu families restored, %zu dropped", path, st->restored, st->dropped);
+}

@@ -1,0 +1,36 @@
+/* restore.h - procd's registry to and from its state file (procd/state.h).
+ *
+ * Save: every registered subfamily (parents first) with its identity, watcher, tracking
+ * methods, flags and, for /proc families, the members of the last snapshot.
+ *
+ * Restore (at start-up, before procd listens): each family whose root is still the same
+ * process (pid + start time) is re-created; cgroup families need their cgroup (still there,
+ * the root still in it); a watcher that exited meanwhile gets the watcher-exit rule now; a
+ * KillFamily cut short by the crash is finished, a suspend re-applied.  What cannot be
+ * restored is logged by root pid and reason and dropped; the rest goes on.  An untrusted
+ * file (foreign, later version, corrupt) is set aside and procd starts empty.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "procd/command.h"
+#include "procd/registry.h"
+#include "procd/state.h"
+
+/* The registry's families as state records (free with pd_state_clear). */
+int pd_persist_export(pd_registry *r, pd_state *out, tr_error *err);
+/* Export and write path atomically. */
+int pd_persist_save(pd_registry *r, const char *path, tr_error *err);
+
+typedef struct pd_restore_stats {
+        size_t in_file;       /* families in the file */
+        size_t restored;
+        size_t dropped;       /* logged by name */
+        size_t watcher_gone;  /* restored, then the watcher-exit rule applied */
+        bool set_aside;       /* the file was not trusted */
+} pd_restore_stats;
+
+/* Restore the families of path into cm->reg.  Never fails: a missing file is a first
+ * start; every problem is logged. */
+void pd_restore(pd_commands *cm, const char *path, pd_restore_stats *st);

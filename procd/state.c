@@ -1,0 +1,393 @@
+/* state.c - the state file: format, parse, atomic write, setting a bad file aside. */
+#include "state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trackers/util.h"
+
+/* Keep a parse from being fed a runaway file. */
+#define STATE_MAX_BYTES (256u << 20)
+
+void pd_state_family_clear(pd_state_family *f)
+{
+        free(f->cgroup);
+        free(f->env_marker);
+        free(f->login);
+        free(f->no_cgroup_reason);
+        free(f->members);
+        memset(f, 0, sizeof *f);
+}
+
+void pd_state_clear(pd_state *s)
+{
+        for (size_t i = 0; i < s->n; i++)
+                pd_state_family_clear(&s->fams[i]);
+        free(s->fams);
+        s->fams = NULL;
+        s->n = 0;
+}
+
+static void put_str(GString *out, const char *key, const char *v)
+{
+        if (!v)
+                return;
+        g_autofree char *e = g_strescape(v, NULL);
+        g_string_append_printf(out, "\t%s=%s", key, e);
+}
+
+static void put_u64(GString *out, const char *key, uint64_t v) { g_string_append_printf(out, "\t%s=%" PRIu64, key, v); }
+
+void pd_state_format(const pd_state *s, GString *out)
+{
+        g_string_append_printf(out, "%s\t%u\n", PD_STATE_MAGIC, PD_STATE_VERSION);
+        for (size_t i = 0; i < s->n; i++) {
+                const pd_state_family *f = &s->fams[i];
+                g_string_append(out, "family");
+                put_u64(out, "root", (uint64_t) f->root_pid);
+                put_u64(out, "start", f->root_start_ticks);
+                put_u64(out, "parent", (uint64_t) f->parent_root_pid);
+                put_u64(out, "uid", f->root_uid);
+                if (f->watcher_pid > 0) {
+                        put_u64(out, "watcher", (uint64_t) f->watcher_pid);
+                        put_u64(out, "watcher_start", f->watcher_start_ticks);
+                }
+                put_u64(out, "interval", f->interval_sec);
+                put_str(out, "cgroup", f->cgroup);
+                if (f->cgroup && f->cgroup_origin)
+                        put_u64(out, "cgroup_origin", f->cgroup_origin);
+                put_str(out, "no_cgroup", f->no_cgroup_reason);
+                put_str(out, "env", f->env_marker);
+                if (f->login) {
+                        put_str(out, "login", f->login);
+                        put_u64(out, "login_uid", f->login_uid);
+                }
+                if (f->by_gid) {
+                        put_u64(out, "gid", f->gid);
+                        put_u64(out, "gid_allocated", f->gid_allocated);
+                }
+                if (f->kill_on_watcher_exit)
+                        put_u64(out, "kill_on_watcher_exit", 1);
+                if (f->frozen)
+                        put_u64(out, "frozen", 1);
+                if (f->killing)
+                        put_u64(out, "killing", 1);
+                if (f->suspending)
+                        put_u64(out, "suspending", 1);
+                if (f->n_members) {
+                        g_string_append(out, "\tmembers=");
+                        for (size_t j = 0; j < f->n_members; j++)
+                                g_string_append_printf(out, "%s%d:%" PRIu64, j ? "," : "", (int) f->members[j].pid,
+                                                       f->members[j].start_ticks);
+                }
+                g_string_append_c(out, '\n');
+        }
+        g_string_append_printf(out, "end\t%zu\n", s->n);
+}
+
+static int parse_u64_max(const char *v, uint64_t max, uint64_t *out)
+{
+        uint64_t x;
+        if (tr_parse_u64(v, &x) < 0 || x > max)
+                return -EINVAL;
+        *out = x;
+        return 0;
+}
+
+static int parse_members(const char *v, pd_state_family *f)
+{
+        size_t cap = 1;
+        for (const char *p = v; *p; p++)
+                cap += *p == ',';
+        f->members = calloc(cap, sizeof *f->members);
+        if (!f->members)
+                return -ENOMEM;
+        g_auto(GStrv) items = g_strsplit(v, ",", -1);
+        for (size_t i = 0; items[i]; i++) {
+                char *colon = strchr(items[i], ':');
+                uint64_t pid, start;
+                if (!colon)
+                        return -EINVAL;
+                *colon = '\0';
+                if (parse_u64_max(items[i], INT32_MAX, &pid) < 0 || pid < 2 || parse_u64_max(colon + 1, UINT64_MAX, &start) < 0)
+                        return -EINVAL;
+                f->members[f->n_members++] = (pd_state_member) { (pid_t) pid, start };
+        }
+        return 0;
+}
+
+/* Whether every backslash of raw starts a whole escape (a cut value ends in one). */
+static bool escapes_whole(const char *raw)
+{
+        for (const char *p = raw; *p; p++) {
+                if (*p != '\\')
+                        continue;
+                p++;
+                if (!*p)
+                        return false;
+                if (*p >= '0' && *p <= '7') /* up to three octal digits */
+                        for (int i = 0; i < 2 && p[1] >= '0' && p[1] <= '7'; i++)
+                                p++;
+        }
+        return true;
+}
+
+/* One "key=value" of a family line into f; unknown keys are ignored. */
+static int parse_field(const char *key, const char *raw, pd_state_family *f, unsigned *seen)
+{
+        static const char *const numeric_keys[] = { "root", "start", "parent", "uid", "watcher", "watcher_start",
+                                                    "interval", "login_uid", "gid", "gid_allocated",
+                                                    "cgroup_origin", "kill_on_watcher_exit", "frozen", "killing",
+                                                    "suspending" };
+        static const char *const string_keys[] = { "cgroup", "env", "login", "no_cgroup", "members" };
+        bool numeric = false, known = false;
+        for (size_t i = 0; i < G_N_ELEMENTS(numeric_keys) && !known; i++)
+                known = numeric = strcmp(key, numeric_keys[i]) == 0;
+        for (size_t i = 0; i < G_N_ELEMENTS(string_keys) && !known; i++)
+                known = strcmp(key, string_keys[i]) == 0;
+        if (!known)
+                return 0; /* a key added later within this version */
+        uint64_t v = 0;
+        if (numeric && parse_u64_max(raw, UINT64_MAX, &v) < 0)
+                return -EINVAL;
+#define PID_OK(x) ((x) <= INT32_MAX)
+        if (strcmp(key, "root") == 0) {
+                if (v < 2 || !PID_OK(v))
+                        return -EINVAL;
+                f->root_pid = (pid_t) v;
+                *seen |= 1;
+        } else if (strcmp(key, "start") == 0) {
+                f->root_start_ticks = v;
+                *seen |= 2;
+        } else if (strcmp(key, "parent") == 0) {
+                if (!PID_OK(v) || v == 1)
+                        return -EINVAL;
+                f->parent_root_pid = (pid_t) v;
+        } else if (strcmp(key, "uid") == 0) {
+                if (v > UINT32_MAX)
+                        return -EINVAL;
+                f->root_uid = (uid_t) v;
+        } else if (strcmp(key, "watcher") == 0) {
+                if (!PID_OK(v))
+                        return -EINVAL;
+                f->watcher_pid = (pid_t) v;
+        } else if (strcmp(key, "watcher_start") == 0) {
+                f->watcher_start_ticks = v;
+        } else if (strcmp(key, "interval") == 0) {
+                if (v == 0 || v > UINT32_MAX)
+                        return -EINVAL;
+                f->interval_sec = (uint32_t) v;
+        } else if (strcmp(key, "login_uid") == 0) {
+                if (v > UINT32_MAX)
+                        return -EINVAL;
+                f->login_uid = (uid_t) v;
+        } else if (strcmp(key, "gid") == 0) {
+                if (v == 0 || v >= UINT32_MAX)
+                        return -EINVAL;
+                f->by_gid = true;
+                f->gid = (gid_t) v;
+        } else if (strcmp(key, "gid_allocated") == 0) {
+                f->gid_allocated = v != 0;
+        } else if (strcmp(key, "cgroup_origin") == 0) {
+                if (v > 2)
+                        return -EINVAL;
+                f->cgroup_origin = (unsigned) v;
+        } else if (strcmp(key, "kill_on_watcher_exit") == 0) {
+                f->kill_on_watcher_exit = v != 0;
+        } else if (strcmp(key, "frozen") == 0) {
+                f->frozen = v != 0;
+        } else if (strcmp(key, "killing") == 0) {
+                f->killing = v != 0;
+        } else if (strcmp(key, "suspending") == 0) {
+                f->suspending = v != 0;
+        } else if (strcmp(key, "members") == 0) {
+                if (f->members)
+                        return -EINVAL;
+                return parse_members(raw, f);
+        } else if (!numeric) {
+                char **dst = strcmp(key, "cgroup") == 0      ? &f->cgroup
+                             : strcmp(key, "env") == 0       ? &f->env_marker
+                             : strcmp(key, "no_cgroup") == 0 ? &f->no_cgroup_reason
+                                                             : &f->login;
+                if (*dst || !escapes_whole(raw))
+                        return -EINVAL;
+                char *s = g_strcompress(raw);
+                *dst = strdup(s);
+                g_free(s);
+                if (!*dst)
+                        return -ENOMEM;
+                if (!**dst || (dst == &f->cgroup && (*dst)[0] != '/'))
+                        return -EINVAL;
+        }
+#undef PID_OK
+        return 0;
+}
+
+static int parse_family(char *line, pd_state_family *f)
+{
+        unsigned seen = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r(line, "\t", &save); tok; tok = strtok_r(NULL, "\t", &save)) {
+                char *eq = strchr(tok, '=');
+                if (!eq)
+                        return -EINVAL;
+                *eq = '\0';
+                int r = parse_field(tok, eq + 1, f, &seen);
+                if (r < 0)
+                        return r;
+        }
+        if (seen != 3 || f->interval_sec == 0 || (f->watcher_pid > 0 && f->watcher_start_ticks == 0))
+                return -EINVAL;
+        return 0;
+}
+
+int pd_state_parse(const char *buf, size_t len, pd_state *out, tr_error *err)
+{
+        memset(out, 0, sizeof *out);
+        if (memchr(buf, '\0', len))
+                return tr_error_set(err, EBADMSG, "state file holds a NUL byte");
+        g_autofree char *text = g_strndup(buf, len);
+        char *save = NULL;
+        char *line = strtok_r(text, "\n", &save);
+        size_t magic_len = strlen(PD_STATE_MAGIC);
+        if (!line || strncmp(line, PD_STATE_MAGIC, magic_len) != 0 || line[magic_len] != '\t')
+                return tr_error_set(err, EPROTO, "not a procd state file (no \"%s\" header)", PD_STATE_MAGIC);
+        uint64_t version;
+        if (tr_parse_u64(line + magic_len + 1, &version) < 0)
+                return tr_error_set(err, EBADMSG, "state file: bad version line");
+        if (version != PD_STATE_VERSION)
+                return tr_error_set(err, EPROTONOSUPPORT, "state file version %" PRIu64 " (this procd reads %u)",
+                                    version, PD_STATE_VERSION);
+        size_t cap = 0, lineno = 1;
+        bool ended = false;
+        int r = 0;
+        while ((line = strtok_r(NULL, "\n", &save))) {
+                lineno++;
+                if (ended) {
+                        r = tr_error_set(err, EBADMSG, "state file line %zu: data after the end line", lineno);
+                        break;
+                }
+                if (strncmp(line, "end\t", 4) == 0) {
+                        uint64_t n;
+                        if (tr_parse_u64(line + 4, &n) < 0 || n != out->n) {
+                                r = tr_error_set(err, EBADMSG, "state file line %zu: end says %s families, %zu read",
+                                                 lineno, line + 4, out->n);
+                                break;
+                        }
+                        ended = true;
+                        continue;
+                }
+                if (strncmp(line, "family\t", 7) != 0) {
+                        r = tr_error_set(err, EBADMSG, "state file line %zu: unknown record", lineno);
+                        break;
+                }
+                if (out->n == cap) {
+                        size_t ncap = cap ? cap * 2 : 16;
+                        pd_state_family *nf = realloc(out->fams, ncap * sizeof *nf);
+                        if (!nf) {
+                                r = tr_error_set(err, ENOMEM, "state file: out of memory");
+                                break;
+                        }
+                        out->fams = nf;
+                        cap = ncap;
+                }
+                pd_state_family *f = &out->fams[out->n++];
+                memset(f, 0, sizeof *f);
+                int k = parse_family(line + 7, f);
+                if (k == -ENOMEM) {
+                        r = tr_error_set(err, ENOMEM, "state file: out of memory");
+                        break;
+                }
+                if (k < 0) {
+                        r = tr_error_set(err, EBADMSG, "state file line %zu: bad family record", lineno);
+                        break;
+                }
+                for (size_t i = 0; i + 1 < out->n; i++)
+                        if (out->fams[i].root_pid == f->root_pid) {
+                                r = tr_error_set(err, EBADMSG, "state file line %zu: family %d twice", lineno,
+                                                 (int) f->root_pid);
+                                break;
+                        }
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && !ended)
+                r = tr_error_set(err, EBADMSG, "state file truncated (no end line after %zu families)", out->n);
+        if (r < 0)
+                pd_state_clear(out);
+        return r;
+}
+
+int pd_state_write(const char *path, const pd_state *s, tr_error *err)
+{
+        g_autoptr(GString) text = g_string_sized_new(256 + s->n * 160);
+        pd_state_format(s, text);
+        char tmp[4096];
+        if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int) sizeof tmp)
+                return tr_error_set(err, ENAMETOOLONG, "state file path too long");
+        _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return tr_error_setx(err, errno, "creating %s", tmp);
+        for (size_t off = 0; off < text->len;) {
+                ssize_t w = write(fd, text->str + off, text->len - off);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0) {
+                        int e = errno;
+                        unlink(tmp);
+                        return tr_error_setx(err, e, "writing %s", tmp);
+                }
+                off += (size_t) w;
+        }
+        if (fsync(fd) < 0) {
+                int e = errno;
+                unlink(tmp);
+                return tr_error_setx(err, e, "fsync %s", tmp);
+        }
+        if (rename(tmp, path) < 0) {
+                int e = errno;
+                unlink(tmp);
+                return tr_error_setx(err, e, "renaming %s to %s", tmp, path);
+        }
+        g_autofree char *dir = g_path_get_dirname(path);
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0 || fsync(dfd) < 0)
+                return tr_error_setx(err, errno, "fsync of directory %s", dir);
+        return 0;
+}
+
+int pd_state_read(const char *path, pd_state *out, tr_error *err)
+{
+        memset(out, 0, sizeof *out);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        int r = tr_read_file_alloc_at(AT_FDCWD, path, &buf, &len, err);
+        if (r < 0)
+                return r;
+        if (len > STATE_MAX_BYTES)
+                return tr_error_set(err, EBADMSG, "%s: larger than %u bytes", path, STATE_MAX_BYTES);
+        r = pd_state_parse(buf, len, out, err);
+        if (r < 0)
+                tr_error_prefix(err, "%s", path);
+        return r;
+}
+
+const char *pd_state_error_kind(int r)
+{
+        return r == -EPROTO ? "foreign" : r == -EPROTONOSUPPORT ? "version" : "corrupt";
+}
+
+int pd_state_set_aside(const char *path, const char *why, char *newpath, size_t size, tr_error *err)
+{
+        if (snprintf(newpath, size, "%s.bad-%s-%lld", path, why, (long long) time(NULL)) >= (int) size)
+                return tr_error_set(err, ENAMETOOLONG, "state file path too long");
+        if (rename(path, newpath) < 0)
+                return tr_error_setx(err, errno, "renaming %s to %s", path, newpath);
+        return 0;
+}

@@ -1,0 +1,93 @@
+/* state.h - procd's state file: the registered families, so that a restarted (or crashed
+ * and restarted) procd finds them again.
+ *
+ * Format (version 1), text, one record per line, fields separated by a tab:
+ *
+ *   procd-state<TAB>1
+ *   family<TAB>root=PID<TAB>start=TICKS<TAB>parent=PID<TAB>...key=value...
+ *   ...
+ *   end<TAB>N
+ *
+ * Families come parents first (pre-order).  Values are C-escaped (g_strescape: no tab,
+ * newline or non-ASCII byte appears raw).  Keys of a family line: root, start (required),
+ * parent (0: the root family), uid, watcher, watcher_start, interval, cgroup,
+ * cgroup_origin (0: handed by the client, 1: created by procd for TrackFamilyViaCgroup,
+ * 2: the family's own cgroup; procd removes 1 and 2), no_cgroup (why the family got no
+ * cgroup of its own), env, login, login_uid, gid,
+ * gid_allocated, kill_on_watcher_exit, frozen, killing, suspending, members (pid:start,pid:start... of a /proc
+ * family's last snapshot).  Unknown keys are ignored (added within a version); a missing
+ * "end" line, or one whose count differs, means a truncated file.  A file that does not
+ * start with the magic is foreign; a higher version is refused (never guessed at).
+ *
+ * Writing is atomic: PATH.tmp written, fsync'd, renamed over PATH, directory fsync'd.
+ * A file that cannot be trusted is set aside (renamed PATH.bad-<why>-<time>), never deleted.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trackers/error.h"
+
+#define PD_STATE_MAGIC "procd-state"
+#define PD_STATE_VERSION 1u
+
+typedef struct pd_state_member {
+        pid_t pid;
+        uint64_t start_ticks;
+} pd_state_member;
+
+typedef struct pd_state_family {
+        pid_t root_pid;
+        uint64_t root_start_ticks;
+        pid_t parent_root_pid;      /* 0: the root family */
+        uid_t root_uid;
+        pid_t watcher_pid;          /* 0: none */
+        uint64_t watcher_start_ticks;
+        uint32_t interval_sec;
+        char *cgroup;               /* NULL: not cgroup-tracked */
+        unsigned cgroup_origin;     /* pd_cgroup_origin (registry.h) */
+        char *no_cgroup_reason;
+        char *env_marker;
+        char *login;                /* NULL: not tracked by login */
+        uid_t login_uid;
+        bool by_gid;
+        gid_t gid;
+        bool gid_allocated;
+        bool kill_on_watcher_exit;
+        bool frozen;
+        bool killing;               /* a KillFamily was in progress: finished after a restart */
+        bool suspending;            /* a SuspendFamily was in progress: re-applied */
+        pd_state_member *members;
+        size_t n_members;
+} pd_state_family;
+
+typedef struct pd_state {
+        pd_state_family *fams;
+        size_t n;
+} pd_state;
+
+void pd_state_clear(pd_state *s);
+void pd_state_family_clear(pd_state_family *f);
+
+/* Append the text of s to out. */
+void pd_state_format(const pd_state *s, GString *out);
+
+/* Parse a whole file's text.  -EPROTO: foreign (no magic); -EPROTONOSUPPORT: a later
+ * version; -EBADMSG: corrupt or truncated.  err says where. */
+int pd_state_parse(const char *buf, size_t len, pd_state *out, tr_error *err);
+
+/* Atomic write of s to path (see above). */
+int pd_state_write(const char *path, const pd_state *s, tr_error *err);
+
+/* Read and parse path.  -ENOENT: no file (a first start).  Other errors as pd_state_parse,
+ * or the read's -errno. */
+int pd_state_read(const char *path, pd_state *out, tr_error *err);
+
+/* Rename path to path.bad-<why>-<unix time> (why: "foreign", "version", "corrupt"); the
+ * new name goes to newpath. */
+int pd_state_set_aside(const char *path, const char *why, char *newpath, size_t size, tr_error *err);
+/* The "why" for a pd_state_read error. */
+const char *pd_state_error_kind(int r);

@@ -1,0 +1,136 @@
+/* orphans.c - locks held by live starters, and the sweep of job cgroups left by dead ones. */
+#include "orphans.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "trackers/cgroup.h"
+#include "trackers/util.h"
+
+#define LOCK_WAIT_USEC 1000000u
+
+/* The hierarchy whose directories carry the locks: v2 when mounted, else the first one
+ * where path exists. */
+static int lock_dir_path(const tr_hierarchies *hs, const char *cg, char *buf, size_t size)
+{
+        if (hs->v2 >= 0 && tr_hierarchy_fs_path(&hs->h[hs->v2], cg, buf, size, NULL) >= 0)
+                return 0;
+        for (int i = 0; i < hs->n; i++)
+                if (tr_hierarchy_fs_path(&hs->h[i], cg, buf, size, NULL) >= 0 && access(buf, F_OK) == 0)
+                        return 0;
+        return -ENOENT;
+}
+
+static int lock_dir(const tr_hierarchies *hs, const char *cg, int op, bool wait, tr_error *err)
+{
+        char dir[PATH_MAX];
+        if (lock_dir_path(hs, cg, dir, sizeof dir) < 0)
+                return tr_error_set(err, ENOENT, "no cgroup directory for %s", cg);
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return tr_error_setx(err, errno, "open %s", dir);
+        uint64_t deadline = tr_now_usec() + LOCK_WAIT_USEC;
+        while (flock(fd, op | LOCK_NB) < 0) {
+                if (errno != EWOULDBLOCK || !wait || tr_now_usec() >= deadline)
+                        return tr_error_setx(err, errno, "flock %s", dir);
+                usleep(10000);
+        }
+        return TR_TAKE_FD(fd);
+}
+
+int st_base_lock(const tr_hierarchies *hs, const char *base, bool exclusive, tr_error *err)
+{
+        return lock_dir(hs, strcmp(base, "") == 0 ? "/" : base, exclusive ? LOCK_EX : LOCK_SH, true, err);
+}
+
+int st_top_lock(const tr_hierarchies *hs, const char *top, tr_error *err)
+{
+        return lock_dir(hs, top, LOCK_EX, false, err);
+}
+
+/* Kill what is left in <top>/job, remove <top>'s cgroups (deepest first) everywhere. */
+static int clean_orphan(const tr_hierarchies *hs, const char *top, tr_error *err)
+{
+        char job[PATH_MAX];
+        snprintf(job, sizeof job, "%s/job", top);
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        int r = tr_cgroup_open(hs, job, TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
+        size_t killed = 0;
+        if (r >= 0) {
+                tr_kill_result kr;
+                memset(&kr, 0, sizeof kr);
+                _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+                if (tr_cgroup_members(cg, &m, NULL) >= 0)
+                        killed = m.n;
+                r = tr_cgroup_kill(cg, 5000000, &kr, err);
+                bool empty = kr.empty;
+                tr_kill_result_free(&kr);
+                if (r < 0)
+                        return r;
+                if (!empty)
+                        return tr_error_set(err, EBUSY, "%s: processes left after the kill", job);
+        } else if (r != -ENOENT) {
+                return r;
+        }
+        _cleanup_cgroup_ tr_cgroup *topcg = NULL;
+        r = tr_cgroup_open(hs, top, TR_CG_MAY_ACT | TR_CG_OWNED, &topcg, err);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        r = tr_cgroup_destroy(topcg, 2000000, err);
+        if (r < 0)
+                return r;
+        fprintf(stderr, "procd-starter: job cgroup %s was left by a starter that is gone: %zu process(es) killed, "
+                        "cgroups removed\n",
+                top, killed);
+        return 0;
+}
+
+static bool empty_cgroup(const tr_hierarchies *hs, const char *cg)
+{
+        _cleanup_cgroup_ tr_cgroup *h = NULL;
+        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+        return tr_cgroup_open(hs, cg, 0, &h, NULL) >= 0 && tr_cgroup_members(h, &m, NULL) >= 0 && m.n == 0;
+}
+
+int st_orphans_sweep(const tr_hierarchies *hs, const char *base, tr_error *err)
+{
+        const char *b = strcmp(base, "/") == 0 ? "" : base;
+        _cleanup_close_ int bfd = st_base_lock(hs, base, true, err);
+        if (bfd < 0)
+                return bfd == -ENOENT ? 0 : bfd; /* no base yet: nothing to sweep */
+        char dir[PATH_MAX];
+        if (lock_dir_path(hs, base, dir, sizeof dir) < 0)
+                return 0;
+        _cleanup_closedir_ DIR *d = opendir(dir);
+        if (!d)
+                return tr_error_setx(err, errno, "opendir %s", dir);
+        int cleaned = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                if (e->d_type != DT_DIR || e->d_name[0] == '.')
+                        continue;
+                char top[PATH_MAX], jobdir[PATH_MAX + 8];
+                snprintf(top, sizeof top, "%s/%s", b, e->d_name);
+                snprintf(jobdir, sizeof jobdir, "%s/%s/job", dir, e->d_name);
+                bool has_job = access(jobdir, F_OK) == 0;
+                _cleanup_close_ int tfd = st_top_lock(hs, top, NULL);
+                if (tfd < 0)
+                        continue; /* its starter is alive (or it vanished meanwhile) */
+                /* without a job leaf (procd removed it when the starter died): only when
+                 * nothing runs in it */
+                if (!has_job && !empty_cgroup(hs, top))
+                        continue;
+                tr_error cerr = { 0 };
+                if (clean_orphan(hs, top, &cerr) < 0)
+                        fprintf(stderr, "procd-starter: warning: orphaned job cgroup %s: %s\n", top, cerr.msg);
+                else
+                        cleaned++;
+        }
+        return cleaned;
+}

@@ -1,0 +1,219 @@
+/* bench-restart.c - time for procd to restore its families after a SIGKILL (run by hand
+ * as root; not a test).
+ *
+ *   bench-restart [--families N]      (default 1,000)
+ *
+ * For each kind (cgroup families: one sleeping root each in a cgroup of its own under
+ * /procd-bench-restart.<pid>; /proc families: a sleeping root each), starts
+ * build/procd/procd on a temporary socket, registers N families, SIGKILLs procd and starts
+ * it again on the same state file.  Prints procd's own figure ("restored N of M families
+ * in X ms", from its log), the wall time from exec to listening, the same wall time for a
+ * start with no state file, and the state file's size.  Everything it started is killed by
+ * pid and every cgroup it made is removed at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "procd/client.h"
+#include "trackers/cgroup.h"
+#include "trackers/util.h"
+
+typedef struct run {
+        char dir[64], socket[128], log[128], exe[PATH_MAX];
+        pid_t procd;
+} run;
+
+static pid_t sleeper(void)
+{
+        pid_t pid = fork();
+        if (pid == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                for (;;)
+                        pause();
+        }
+        return pid;
+}
+
+static void kill_reap(pid_t pid)
+{
+        if (pid <= 1)
+                return;
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+}
+
+/* Start procd on r's socket; returns the wall time to readiness in ms, or < 0. */
+static double start_procd(run *r)
+{
+        int p[2];
+        if (pipe(p) < 0)
+                return -1;
+        char fd[16];
+        snprintf(fd, sizeof fd, "%d", p[1]);
+        uint64_t t0 = tr_now_usec();
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(p[0]);
+                int lf = open(r->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+                if (lf >= 0)
+                        dup2(lf, 2);
+                execl(r->exe, "procd", "--foreground", "--socket", r->socket, "--ready-fd", fd, (char *) NULL);
+                _exit(127);
+        }
+        close(p[1]);
+        struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+        int k = poll(&pfd, 1, 120000);
+        char c;
+        ssize_t got = k > 0 ? read(p[0], &c, 1) : -1;
+        close(p[0]);
+        r->procd = pid;
+        if (k <= 0 || got != 0)
+                return -1;
+        return (double) (tr_now_usec() - t0) / 1000.0;
+}
+
+/* procd's own "restored N of M families in X ms" (the last one in the log). */
+static double restored_ms(const run *r, size_t *restored)
+{
+        char *text = NULL;
+        size_t len = 0;
+        double ms = -1;
+        if (tr_read_file_alloc_at(AT_FDCWD, r->log, &text, &len, NULL) < 0)
+                return -1;
+        for (char *p = text; (p = strstr(p, "restored ")); p++) {
+                size_t a, b;
+                double x;
+                if (sscanf(p, "restored %zu of %zu families in %lf ms", &a, &b, &x) == 3) {
+                        ms = x;
+                        *restored = a;
+                }
+        }
+        free(text);
+        return ms;
+}
+
+static int bench_kind(const char *exe, int n, bool cgroup, const tr_hierarchies *hs, const char *base)
+{
+        run r = { 0 };
+        snprintf(r.exe, sizeof r.exe, "%s", exe);
+        snprintf(r.dir, sizeof r.dir, "/tmp/procd-bench-restart.XXXXXX");
+        if (!mkdtemp(r.dir))
+                return -1;
+        snprintf(r.socket, sizeof r.socket, "%s/procd.sock", r.dir);
+        snprintf(r.log, sizeof r.log, "%s/procd.log", r.dir);
+        double empty_ms = start_procd(&r);
+        if (empty_ms < 0) {
+                fprintf(stderr, "procd did not start\n");
+                return -1;
+        }
+        procd_client *c = NULL;
+        if (procd_connect(r.socket, &c, NULL) != PROCD_OK)
+                return -1;
+        pid_t *roots = calloc((size_t) n, sizeof *roots);
+        tr_cgroup **cgs = calloc((size_t) n, sizeof *cgs);
+        int failed = 0;
+        for (int i = 0; i < n; i++) {
+                roots[i] = sleeper();
+                char path[256];
+                if (cgroup) {
+                        snprintf(path, sizeof path, "%s/f%d", base, i);
+                        if (tr_cgroup_create(hs, path, &cgs[i], NULL) < 0 || tr_cgroup_attach(cgs[i], roots[i], NULL) < 0)
+                                failed++;
+                }
+                if (procd_register_subfamily(c, roots[i], getpid(), 60, NULL) != PROCD_OK ||
+                    (cgroup && procd_track_via_cgroup(c, roots[i], path, NULL) != PROCD_OK))
+                        failed++;
+        }
+        procd_disconnect(c);
+        char state[128];
+        snprintf(state, sizeof state, "%s/procd.state", r.dir);
+        struct stat st = { 0 };
+        stat(state, &st);
+        kill_reap(r.procd);
+        double wall_ms = start_procd(&r);
+        size_t restored = 0;
+        double ms = restored_ms(&r, &restored);
+        printf("| %-6s | %5d | %6zu | %10.1f ms | %10.1f ms | %10.1f ms | %8lld B |\n", cgroup ? "cgroup" : "/proc", n,
+               restored, ms, wall_ms, empty_ms, (long long) st.st_size);
+        if (failed)
+                printf("(%d registrations failed)\n", failed);
+        if (procd_connect(r.socket, &c, NULL) == PROCD_OK) {
+                procd_quit(c, NULL);
+                procd_disconnect(c);
+        }
+        waitpid(r.procd, NULL, 0);
+        for (int i = 0; i < n; i++) {
+                kill_reap(roots[i]);
+                if (cgs[i]) {
+                        tr_cgroup_destroy(cgs[i], 2000000, NULL);
+                        tr_cgroup_free(cgs[i]);
+                }
+        }
+        free(roots);
+        free(cgs);
+        unlink(state);
+        unlink(r.log);
+        unlink(r.socket);
+        rmdir(r.dir);
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        int n = 1000;
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--families") == 0 && i + 1 < argc)
+                        n = atoi(argv[++i]);
+                else {
+                        fprintf(stderr, "usage: bench-restart [--families N]\n");
+                        return 2;
+                }
+        }
+        if (geteuid() != 0) {
+                fprintf(stderr, "bench-restart: needs root\n");
+                return 77;
+        }
+        char self[PATH_MAX], exe[PATH_MAX];
+        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (len < 0)
+                return 1;
+        self[len] = '\0';
+        for (int i = 0; i < 3; i++) { /* build/tests/bench/bench-restart -> build/procd/procd */
+                char *sl = strrchr(self, '/');
+                if (sl)
+                        *sl = '\0';
+        }
+        snprintf(exe, sizeof exe, "%s/procd/procd", self);
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        tr_hierarchies hs;
+        tr_error err = { 0 };
+        if (tr_hierarchies_discover(&hs, &err) < 0) {
+                fprintf(stderr, "bench-restart: %s\n", err.msg);
+                return 1;
+        }
+        char base[64];
+        snprintf(base, sizeof base, "/procd-bench-restart.%d", (int) getpid());
+        tr_cgroup *b = NULL;
+        if (tr_cgroup_create(&hs, base, &b, &err) < 0) {
+                fprintf(stderr, "bench-restart: %s\n", err.msg);
+                return 1;
+        }
+        printf("| kind   | fams  | restored | procd's restore | exec to ready | empty start | state file |\n");
+        printf("|--------|-------|----------|-----------------|---------------|-------------|------------|\n");
+        int r = bench_kind(exe, n, true, &hs, base);
+        if (r == 0)
+                r = bench_kind(exe, n, false, &hs, base);
+        tr_cgroup_destroy(b, 2000000, NULL);
+        tr_cgroup_free(b);
+        return r == 0 ? 0 : 1;
+}

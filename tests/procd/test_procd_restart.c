@@ -1,0 +1,514 @@
+/* test_procd_restart.c - procd SIGKILLed and started again on the same state file, with
+ * real processes: 600 families of six tracking kinds (cgroup, parent tree, environment,
+ * login, allocated gid, associated gid) answer usage, suspend and continue as before, and
+ * ten of each kind are killed (each its own root only);
+ * none lost, none killed by the restart; frozen ones still frozen; watchers re-armed.
+ * SIGKILL in the middle of a KillFamily and of a SuspendFamily; what cannot be restored
+ * (root gone, cgroup gone, root moved out) is dropped and the rest goes on; an untrusted
+ * state file is set aside. */
+#include <CUnit/CUnit.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "procd/state.h"
+#include "testsupport.h"
+#include "trackers/util.h"
+
+#define PER_KIND 100
+#define N_KINDS 6
+static const char *const KIND[N_KINDS] = { "cgroup", "parent", "environment", "login", "allocated-gid",
+                                           "associated-gid" };
+static const char *const RESTART_ARGS[] = { "--gid-range", "72000-72199", NULL };
+
+typedef struct fam {
+        pid_t root;
+        int kind;
+        tr_cgroup *cg;
+        char tracking[128], source[32], state[16];
+        char usage_source[48]; /* which files answered GetUsage before the crash */
+        pid_t parent;
+        pid_t *members;
+        size_t n_members;
+} fam;
+
+static bool need_setup(void)
+{
+        return ts_need_root("procd restart tests") && ts_cgroup_base() != NULL;
+}
+
+static procd_family_info *find_info(procd_family_info *fi, size_t n, pid_t root)
+{
+        for (size_t i = 0; i < n; i++)
+                if (fi[i].root_pid == root)
+                        return &fi[i];
+        return NULL;
+}
+
+/* Remember what Dump says of each family. */
+static void record(procd_client *c, fam *fs, size_t n)
+{
+        procd_family_info *fi = NULL;
+        size_t nfi = 0;
+        CU_ASSERT_EQUAL_FATAL(procd_dump(c, 0, &fi, &nfi, NULL), PROCD_OK);
+        for (size_t i = 0; i < n; i++) {
+                procd_family_info *x = find_info(fi, nfi, fs[i].root);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+                snprintf(fs[i].tracking, sizeof fs[i].tracking, "%s", x->tracking);
+                snprintf(fs[i].source, sizeof fs[i].source, "%s", x->source);
+                snprintf(fs[i].state, sizeof fs[i].state, "%s", x->state);
+                fs[i].parent = x->parent_root_pid;
+                free(fs[i].members);
+                fs[i].members = NULL;
+                fs[i].n_members = x->n_members;
+                if (x->n_members) {
+                        fs[i].members = malloc(x->n_members * sizeof(pid_t));
+                        memcpy(fs[i].members, x->members, x->n_members * sizeof(pid_t));
+                }
+        }
+        procd_family_info_free(fi, nfi);
+}
+
+/* After the restart Dump must say the same of every family; returns how many differ. */
+static size_t compare(procd_client *c, const fam *fs, size_t n)
+{
+        procd_family_info *fi = NULL;
+        size_t nfi = 0, bad = 0;
+        CU_ASSERT_EQUAL_FATAL(procd_dump(c, 0, &fi, &nfi, NULL), PROCD_OK);
+        for (size_t i = 0; i < n; i++) {
+                procd_family_info *x = find_info(fi, nfi, fs[i].root);
+                bool same = x && strcmp(x->tracking, fs[i].tracking) == 0 && strcmp(x->source, fs[i].source) == 0 &&
+                            strcmp(x->state, fs[i].state) == 0 && x->parent_root_pid == fs[i].parent &&
+                            x->n_members == fs[i].n_members &&
+                            (x->n_members == 0 || memcmp(x->members, fs[i].members, x->n_members * sizeof(pid_t)) == 0);
+                if (!same) {
+                        bad++;
+                        fprintf(stderr, "family %d (%s) differs after restart: %s\n", (int) fs[i].root,
+                                KIND[fs[i].kind], x ? x->tracking : "missing");
+                }
+        }
+        procd_family_info_free(fi, nfi);
+        return bad;
+}
+
+static const char *family_state(procd_client *c, pid_t root, char *buf, size_t size)
+{
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        snprintf(buf, size, "%s", "missing");
+        if (procd_dump(c, root, &fi, &n, NULL) == PROCD_OK && n > 0)
+                snprintf(buf, size, "%s", fi[0].state);
+        procd_family_info_free(fi, n);
+        return buf;
+}
+
+static bool wait_state(procd_client *c, pid_t root, const char *want, int timeout_ms)
+{
+        char st[32];
+        for (int t = 0; t < timeout_ms; t += 20) {
+                if (strcmp(family_state(c, root, st, sizeof st), want) == 0)
+                        return true;
+                usleep(20000);
+        }
+        return strcmp(family_state(c, root, st, sizeof st), want) == 0;
+}
+
+static void free_fams(fam *fs, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if (fs[i].root > 1) {
+                        kill(fs[i].root, SIGCONT);
+                        ts_kill_reap(fs[i].root);
+                }
+                if (fs[i].cg) {
+                        tr_cgroup_thaw(fs[i].cg, 1000000, &(tr_freeze_state) { 0 }, NULL);
+                        tr_cgroup_destroy(fs[i].cg, 2000000, NULL);
+                        tr_cgroup_free(fs[i].cg);
+                }
+                free(fs[i].members);
+        }
+        free(fs);
+}
+
+/* Register one family of the given kind (procd_status of the first failing call). */
+static procd_status make_family(procd_client *c, fam *f, int kind, int i)
+{
+        char name[64], path[256], marker[64];
+        f->kind = kind;
+        if (kind == 0) {
+                snprintf(name, sizeof name, "rs-%d", i);
+                f->root = ph_sleeper_in_cgroup(name, path, sizeof path, &f->cg);
+        } else {
+                f->root = ph_sleeper();
+        }
+        if (f->root <= 1)
+                return PROCD_E_INTERNAL;
+        /* half of them watched by this program (a pidfd re-armed after the restart) */
+        procd_status s = procd_register_subfamily(c, f->root, i % 2 ? 0 : getpid(), 60, NULL);
+        if (s != PROCD_OK)
+                return s;
+        gid_t g;
+        switch (kind) {
+        case 0:
+                return procd_track_via_cgroup(c, f->root, path, NULL);
+        case 2:
+                snprintf(marker, sizeof marker, "PROCD_RESTART_TEST=%d", (int) getpid());
+                return procd_track_via_environment(c, f->root, marker, NULL);
+        case 3:
+                return procd_track_via_login(c, f->root, "games", NULL);
+        case 4:
+                return procd_track_via_allocated_group(c, f->root, &g, NULL);
+        case 5:
+                return procd_track_via_associated_group(c, f->root, (gid_t) (73000 + i), NULL);
+        default:
+                return PROCD_OK;
+        }
+}
+
+static void test_many_families(void)
+{
+        if (!need_setup())
+                return;
+        if (!getpwnam("games")) {
+                printf("SKIP restart of login families: no user games\n");
+                return;
+        }
+        ph_daemon d;
+        CU_ASSERT_EQUAL_FATAL(ph_start(&d, RESTART_ARGS, NULL, 10000), 0);
+        procd_client *c = ph_connect(&d);
+        size_t n = N_KINDS * PER_KIND;
+        fam *fs = calloc(n + 1, sizeof *fs);
+        size_t failed = 0;
+        for (int k = 0; k < N_KINDS; k++)
+                for (int i = 0; i < PER_KIND; i++)
+                        failed += make_family(c, &fs[k * PER_KIND + i], k, i) != PROCD_OK;
+        CU_ASSERT_EQUAL(failed, 0);
+        /* a subfamily below a family (kept below it), and a family watched by another process */
+        fam *watched = &fs[n];
+        pid_t watcher = ph_sleeper();
+        watched->root = ph_sleeper();
+        watched->kind = 1;
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, watched->root, watcher, 60, NULL), PROCD_OK);
+        /* one family in ten suspended before the crash */
+        size_t suspended = 0;
+        for (size_t i = 0; i < n; i += 10)
+                suspended += procd_suspend_family(c, fs[i].root, NULL) == PROCD_OK;
+        CU_ASSERT_EQUAL(suspended, n / 10);
+        CU_ASSERT_EQUAL(procd_snapshot(c, NULL), PROCD_OK);
+        record(c, fs, n + 1);
+        tr_usage u;
+        size_t usage_ok = 0;
+        for (size_t i = 0; i < n; i++) {
+                usage_ok += procd_get_usage(c, fs[i].root, &u, NULL) == PROCD_OK;
+                tr_usage_source_name(&u, fs[i].usage_source, sizeof fs[i].usage_source);
+        }
+        CU_ASSERT_EQUAL(usage_ok, n);
+        procd_disconnect(c);
+
+        ph_crash(&d);
+        size_t alive = 0;
+        for (size_t i = 0; i < n; i++)
+                alive += ts_alive(fs[i].root);
+        CU_ASSERT_EQUAL(alive, n);
+        CU_ASSERT_EQUAL_FATAL(ph_start_in(&d, RESTART_ARGS, NULL, 30000), 0);
+        c = ph_connect(&d);
+
+        /* none lost, none killed: the same families, tracking, parents, states, members */
+        alive = 0;
+        for (size_t i = 0; i < n; i++)
+                alive += ts_alive(fs[i].root);
+        CU_ASSERT_EQUAL(alive, n);
+        CU_ASSERT_EQUAL(compare(c, fs, n + 1), 0);
+        size_t frozen = 0, stopped = 0;
+        for (size_t i = 0; i < n; i++) {
+                frozen += strcmp(fs[i].state, "frozen") == 0;
+                stopped += fs[i].kind != 0 && ph_state(fs[i].root) == 'T';
+        }
+        CU_ASSERT_EQUAL(frozen, n / 10);
+        CU_ASSERT_EQUAL(stopped, n / 10 - PER_KIND / 10); /* the /proc ones by SIGSTOP */
+
+        /* usage from the same source; continue the frozen, suspend/continue one of each kind */
+        size_t same_source = 0, continued = 0, cycled = 0;
+        for (size_t i = 0; i < n; i++) {
+                char src[48];
+                if (procd_get_usage(c, fs[i].root, &u, NULL) == PROCD_OK &&
+                    strcmp(tr_usage_source_name(&u, src, sizeof src), fs[i].usage_source) == 0)
+                        same_source++;
+                else
+                        fprintf(stderr, "family %d: usage from %s, before the crash from %s\n", (int) fs[i].root,
+                                src, fs[i].usage_source);
+        }
+        CU_ASSERT_EQUAL(same_source, n);
+        for (size_t i = 0; i < n; i += 10)
+                continued += procd_continue_family(c, fs[i].root, NULL) == PROCD_OK && ph_state(fs[i].root) != 'T';
+        CU_ASSERT_EQUAL(continued, n / 10);
+        char st[32];
+        for (int k = 0; k < N_KINDS; k++) {
+                pid_t r = fs[k * PER_KIND + 1].root;
+                bool ok = procd_suspend_family(c, r, NULL) == PROCD_OK &&
+                          strcmp(family_state(c, r, st, sizeof st), "frozen") == 0 &&
+                          (k == 0 || ph_state(r) == 'T') && procd_continue_family(c, r, NULL) == PROCD_OK &&
+                          strcmp(family_state(c, r, st, sizeof st), "running") == 0 && ph_state(r) != 'T';
+                if (!ok)
+                        fprintf(stderr, "suspend/continue of a %s family after restart failed\n", KIND[k]);
+                cycled += ok;
+        }
+        CU_ASSERT_EQUAL(cycled, N_KINDS);
+
+        /* the other watcher's pidfd was re-armed: its exit unregisters the family */
+        ts_kill_reap(watcher);
+        CU_ASSERT(wait_state(c, watched->root, "missing", 5000));
+        /* a new allocation does not hand out a gid a restored family holds */
+        gid_t g = 0;
+        pid_t extra = ph_sleeper();
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, extra, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_track_via_allocated_group(c, extra, &g, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(g, 72000 + PER_KIND);
+        CU_ASSERT_EQUAL(procd_kill_family(c, extra, NULL), PROCD_OK);
+        ts_kill_reap(extra);
+
+        /* kill: each family's root and nothing else (ten of each kind: a /proc family's
+         * kill takes two scans of the host's /proc; the rest are killed by the test) */
+        size_t killed = 0, bystanders = 0;
+        for (int k = 0; k < N_KINDS; k++)
+                for (int i = 0; i < 10; i++) {
+                        fam *f = &fs[k * PER_KIND + 2 * i];
+                        if (procd_kill_family(c, f->root, NULL) == PROCD_OK && ph_wait_gone(f->root, 5000))
+                                killed++;
+                }
+        for (size_t i = 0; i < n; i++)
+                bystanders += (i % PER_KIND >= 20 || i % 2 == 1) && ts_alive(fs[i].root);
+        CU_ASSERT_EQUAL(killed, N_KINDS * 10);
+        CU_ASSERT_EQUAL(bystanders, n - N_KINDS * 10);
+        procd_disconnect(c);
+        CU_ASSERT_EQUAL(ph_stop(&d, 10000), 0);
+        free_fams(fs, n + 1);
+}
+
+/* A sleeper inside a v1 freezer cgroup frozen by this test (procd was not handed it):
+ * procd's SIGKILL or SIGSTOP does not take effect until the test thaws it. */
+typedef struct v1frozen {
+        pid_t pid;
+        char dir[512];
+} v1frozen;
+
+static bool v1frozen_start(v1frozen *v, const char *name)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        int fz = hs->v1_of[TR_CTRL_FREEZER];
+        char path[256], f[600], pidbuf[16];
+        v->pid = 0;
+        if (fz < 0)
+                return false;
+        ts_cgroup_path(path, sizeof path, name);
+        if (tr_hierarchy_fs_path(&hs->h[fz], path, v->dir, sizeof v->dir, NULL) < 0 ||
+            (mkdir(v->dir, 0755) < 0 && errno != EEXIST))
+                return false;
+        v->pid = ph_sleeper();
+        snprintf(pidbuf, sizeof pidbuf, "%d", (int) v->pid);
+        snprintf(f, sizeof f, "%s/cgroup.procs", v->dir);
+        tr_write_file_at(AT_FDCWD, f, pidbuf, NULL);
+        snprintf(f, sizeof f, "%s/freezer.state", v->dir);
+        return tr_write_file_at(AT_FDCWD, f, "FROZEN", NULL) >= 0;
+}
+
+static void v1frozen_thaw(v1frozen *v)
+{
+        char f[600];
+        snprintf(f, sizeof f, "%s/freezer.state", v->dir);
+        tr_write_file_at(AT_FDCWD, f, "THAWED", NULL);
+}
+
+static void v1frozen_end(v1frozen *v)
+{
+        v1frozen_thaw(v);
+        if (v->pid > 1) {
+                kill(v->pid, SIGCONT);
+                ts_kill_reap(v->pid);
+        }
+        rmdir(v->dir);
+}
+
+static void send_call(DBusConnection *raw, const char *method, pid_t pid)
+{
+        DBusMessage *m = dbus_message_new_method_call(NULL, PROCD_DBUS_PATH, PROCD_DBUS_INTERFACE, method);
+        dbus_int32_t p = pid;
+        dbus_message_append_args(m, DBUS_TYPE_INT32, &p, DBUS_TYPE_INVALID);
+        dbus_connection_send(raw, m, NULL);
+        dbus_connection_flush(raw);
+        dbus_message_unref(m);
+}
+
+static void test_crash_mid_kill_and_suspend(void)
+{
+        if (!need_setup())
+                return;
+        v1frozen vk, vs;
+        if (!v1frozen_start(&vk, "rs-kill") || !v1frozen_start(&vs, "rs-susp")) {
+                printf("SKIP crash mid-KillFamily/SuspendFamily: needs a v1 freezer hierarchy\n");
+                v1frozen_end(&vk);
+                v1frozen_end(&vs);
+                return;
+        }
+        ph_daemon d;
+        CU_ASSERT_EQUAL_FATAL(ph_start(&d, NULL, NULL, 10000), 0);
+        procd_client *c = ph_connect(&d);
+        /* K and S each hold one member frozen elsewhere: KillFamily on K and SuspendFamily on
+         * S go on in rounds until it thaws.  Two bystander families are not touched. */
+        pid_t s_root = ph_sleeper(), bystander = ph_sleeper();
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, vk.pid, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, vs.pid, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, s_root, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, bystander, 0, 60, NULL), PROCD_OK);
+        DBusConnection *raw = ph_raw_connect(&d);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(raw);
+        send_call(raw, "KillFamily", vk.pid);
+        send_call(raw, "SuspendFamily", vs.pid);
+        CU_ASSERT(wait_state(c, vk.pid, "killing", 5000));
+        CU_ASSERT(wait_state(c, vs.pid, "frozen", 5000));
+        procd_disconnect(c);
+        ph_crash(&d); /* both calls still going on */
+        dbus_connection_close(raw);
+        dbus_connection_unref(raw);
+        CU_ASSERT(ts_alive(vk.pid) && ts_alive(s_root) && ts_alive(bystander) && ts_alive(vs.pid));
+
+        CU_ASSERT_EQUAL_FATAL(ph_start_in(&d, NULL, NULL, 10000), 0);
+        c = ph_connect(&d);
+        char st[32];
+        CU_ASSERT_STRING_EQUAL(family_state(c, vk.pid, st, sizeof st), "killing");
+        CU_ASSERT_STRING_EQUAL(family_state(c, vs.pid, st, sizeof st), "frozen");
+        CU_ASSERT_STRING_EQUAL(family_state(c, bystander, st, sizeof st), "running");
+        CU_ASSERT_STRING_EQUAL(family_state(c, s_root, st, sizeof st), "running");
+        /* the restarted procd finishes the kill once the member can die */
+        v1frozen_thaw(&vk);
+        CU_ASSERT(ph_wait_gone(vk.pid, 10000));
+        CU_ASSERT(wait_state(c, vk.pid, "running", 10000));
+        /* and the suspend: once thawed elsewhere the member ends up stopped, then continued */
+        v1frozen_thaw(&vs);
+        bool stopped = false;
+        for (int t = 0; t < 5000 && !stopped; t += 20, usleep(20000))
+                stopped = ph_state(vs.pid) == 'T';
+        CU_ASSERT(stopped);
+        CU_ASSERT_EQUAL(procd_continue_family(c, vs.pid, NULL), PROCD_OK);
+        CU_ASSERT(ph_state(vs.pid) != 'T');
+        CU_ASSERT_STRING_EQUAL(family_state(c, vs.pid, st, sizeof st), "running");
+        CU_ASSERT(ts_alive(bystander) && ts_alive(s_root));
+        procd_disconnect(c);
+        CU_ASSERT_EQUAL(ph_stop(&d, 10000), 0);
+        ts_kill_reap(s_root);
+        ts_kill_reap(bystander);
+        v1frozen_end(&vk);
+        v1frozen_end(&vs);
+}
+
+static size_t count_set_aside(const ph_daemon *d, const char *kind)
+{
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "procd.state.bad-%s-", kind);
+        size_t n = 0;
+        DIR *dir = opendir(d->dir);
+        struct dirent *e;
+        while (dir && (e = readdir(dir)))
+                n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+        if (dir)
+                closedir(dir);
+        return n;
+}
+
+static void test_dropped_and_untrusted(void)
+{
+        if (!need_setup())
+                return;
+        ph_daemon d;
+        CU_ASSERT_EQUAL_FATAL(ph_start(&d, NULL, NULL, 10000), 0);
+        procd_client *c = ph_connect(&d);
+        char p1[256], p2[256];
+        tr_cgroup *cg1 = NULL, *cg2 = NULL;
+        pid_t gone = ph_sleeper(), keep = ph_sleeper();
+        pid_t cg_gone = ph_sleeper_in_cgroup("rs-gone", p1, sizeof p1, &cg1);
+        pid_t moved = ph_sleeper_in_cgroup("rs-moved", p2, sizeof p2, &cg2);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, gone, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, keep, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, cg_gone, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_track_via_cgroup(c, cg_gone, p1, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, moved, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_track_via_cgroup(c, moved, p2, NULL), PROCD_OK);
+        procd_disconnect(c);
+        ph_crash(&d);
+        /* meanwhile: a root exits, a cgroup is removed, a root moves to another cgroup */
+        ts_kill_reap(gone);
+        ts_kill_reap(cg_gone);
+        CU_ASSERT_EQUAL(tr_cgroup_destroy(cg1, 2000000, NULL), 0);
+        tr_cgroup *base = NULL;
+        CU_ASSERT_EQUAL(tr_cgroup_open(ts_hierarchies(), ts_cgroup_base(), TR_CG_MAY_ACT, &base, NULL), 0);
+        if (base)
+                CU_ASSERT_EQUAL(tr_cgroup_attach(base, moved, NULL), 0);
+        CU_ASSERT_EQUAL_FATAL(ph_start_in(&d, NULL, NULL, 10000), 0);
+        c = ph_connect(&d);
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        CU_ASSERT_EQUAL(procd_dump(c, 0, &fi, &n, NULL), PROCD_OK);
+        CU_ASSERT_PTR_NOT_NULL(find_info(fi, n, keep));
+        CU_ASSERT_PTR_NULL(find_info(fi, n, gone));
+        CU_ASSERT_PTR_NULL(find_info(fi, n, cg_gone));
+        CU_ASSERT_PTR_NULL(find_info(fi, n, moved));
+        CU_ASSERT(ts_alive(moved) && ts_alive(keep)); /* dropped is not killed */
+        procd_family_info_free(fi, n);
+        procd_disconnect(c);
+        ph_crash(&d);
+
+        /* untrusted files: set aside, procd starts empty, and then saves a good file */
+        static const char *const bad[][2] = {
+                { "foreign", "[Unit]\nDescription=not ours\n" },
+                { "version", "procd-state\t99\nend\t0\n" },
+                { "corrupt", "procd-state\t1\nfamily\troot=12" },
+        };
+        char path[256];
+        snprintf(path, sizeof path, "%s/procd.state", d.dir);
+        for (size_t i = 0; i < TR_ARRAY_SIZE(bad); i++) {
+                FILE *f = fopen(path, "w");
+                CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+                fputs(bad[i][1], f);
+                fclose(f);
+                CU_ASSERT_EQUAL_FATAL(ph_start_in(&d, NULL, NULL, 10000), 0);
+                c = ph_connect(&d);
+                CU_ASSERT_EQUAL(procd_dump(c, 0, &fi, &n, NULL), PROCD_OK);
+                CU_ASSERT_EQUAL(n, 1); /* the root family only */
+                procd_family_info_free(fi, n);
+                procd_disconnect(c);
+                ph_crash(&d);
+                CU_ASSERT_EQUAL(count_set_aside(&d, bad[i][0]), 1);
+                pd_state s;
+                CU_ASSERT_EQUAL(pd_state_read(path, &s, NULL), 0);
+                CU_ASSERT_EQUAL(s.n, 0);
+                pd_state_clear(&s);
+        }
+        ph_remove_dir(&d);
+        ts_kill_reap(keep);
+        ts_kill_reap(moved);
+        tr_cgroup_destroy(cg2, 2000000, NULL);
+        tr_cgroup_free(cg1);
+        tr_cgroup_free(cg2);
+        tr_cgroup_free(base);
+}
+
+int main(void)
+{
+        CU_TestInfo tests[] = {
+                { "600 families of six kinds survive SIGKILL", test_many_families },
+                { "SIGKILL in the middle of KillFamily and SuspendFamily", test_crash_mid_kill_and_suspend },
+                { "dropped families and untrusted state files", test_dropped_and_untrusted },
+                CU_TEST_INFO_NULL,
+        };
+        CU_SuiteInfo suites[] = { { "restart", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
+        return ts_run(suites);
+}
