@@ -23,24 +23,13 @@
 #include "trackers/cgroup.h"
 #include "trackers/devices.h"
 #include "trackers/util.h"
+#include "benchutil.h"
 
 #define RUNS 201
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
-
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-        return (x > y) - (x < y);
-}
-
-static uint64_t median(uint64_t *v, size_t n)
-{
-        qsort(v, n, sizeof *v, cmp_u64);
-        return v[n / 2];
-}
 
 static uint64_t filter_once(tr_cgroup *cg, const tr_dev_rules *rs)
 {
@@ -134,8 +123,8 @@ int main(void)
                 v10[i] = filter_once(cg, &ten);
         }
         printf("device filter in-process (%s)\n", tr_cgroup_mode_name(hs.mode));
-        printf("  1 rule:    apply+free median %6.1f us\n", (double) median(v1, 100));
-        printf("  10 rules:  apply+free median %6.1f us\n", (double) median(v10, 100));
+        printf("  1 rule:    apply+free median %6.1f us\n", (double) bench_median(v1, 100));
+        printf("  10 rules:  apply+free median %6.1f us\n", (double) bench_median(v10, 100));
 
         /* 2 */
         static const char *const variants[][6] = {
@@ -156,9 +145,9 @@ int main(void)
                 for (int v = 0; v < NV; v++)
                         t[v][run] = launch_once(cg, variants[v]);
         printf("launch of /bin/true into the job cgroup until it exited, median of %d\n", RUNS);
-        uint64_t plain = median(t[0], RUNS);
+        uint64_t plain = bench_median(t[0], RUNS);
         for (int v = 0; v < NV; v++) {
-                uint64_t m = v == 0 ? plain : median(t[v], RUNS);
+                uint64_t m = v == 0 ? plain : bench_median(t[v], RUNS);
                 printf("  %-28s %7.2f ms  extra %+6.2f ms\n", names[v], (double) m / 1000.0,
                        ((double) m - (double) plain) / 1000.0);
         }

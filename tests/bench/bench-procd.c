@@ -28,6 +28,7 @@
 #include "procd/client.h"
 #include "trackers/cgroup.h"
 #include "trackers/util.h"
+#include "benchutil.h"
 
 typedef struct bench {
         int families, background, calls;
@@ -44,17 +45,6 @@ typedef struct bench {
 } bench;
 
 static double now_s(void) { return (double) tr_now_usec() / 1e6; }
-
-static pid_t sleeper(void)
-{
-        pid_t pid = fork();
-        if (pid == 0) {
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                for (;;)
-                        pause();
-        }
-        return pid;
-}
 
 static int start_procd(bench *b)
 {
@@ -236,7 +226,7 @@ int main(int argc, char **argv)
 
         double t0 = now_s();
         for (int i = 0; i < b.background; i++) {
-                pid_t p = sleeper();
+                pid_t p = bench_sleeper();
                 if (p <= 0)
                         break;
                 b.bg[b.n_bg++] = p;
@@ -258,7 +248,7 @@ int main(int argc, char **argv)
                         fprintf(stderr, "cgroup %s: %s\n", path, err.msg);
                         break;
                 }
-                pid_t p = sleeper();
+                pid_t p = bench_sleeper();
                 if (p <= 0)
                         break;
                 b.roots[b.n_roots++] = p;
@@ -276,7 +266,7 @@ int main(int argc, char **argv)
         printf("registered %d cgroup families in %.2f s (cgroup creation and forks included)\n", b.n_roots, reg_s);
         if (b.n_roots < b.families)
                 goto out;
-        b.proc_root = sleeper();
+        b.proc_root = bench_sleeper();
         if (procd_register_subfamily(c, b.proc_root, 0, 60, &e) != PROCD_OK) {
                 fprintf(stderr, "register /proc family: %s\n", e.msg);
                 goto out;

@@ -27,30 +27,12 @@
 #include "procd/client.h"
 #include "trackers/cgroup.h"
 #include "trackers/util.h"
+#include "benchutil.h"
 
 typedef struct run {
         char dir[64], socket[128], log[128], exe[PATH_MAX];
         pid_t procd;
 } run;
-
-static pid_t sleeper(void)
-{
-        pid_t pid = fork();
-        if (pid == 0) {
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                for (;;)
-                        pause();
-        }
-        return pid;
-}
-
-static void kill_reap(pid_t pid)
-{
-        if (pid <= 1)
-                return;
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-}
 
 /* Start procd on r's socket; returns the wall time to readiness in ms, or < 0. */
 static double start_procd(run *r)
@@ -123,7 +105,7 @@ static int bench_kind(const char *exe, int n, bool cgroup, const tr_hierarchies 
         tr_cgroup **cgs = calloc((size_t) n, sizeof *cgs);
         int failed = 0;
         for (int i = 0; i < n; i++) {
-                roots[i] = sleeper();
+                roots[i] = bench_sleeper();
                 char path[256];
                 if (cgroup) {
                         snprintf(path, sizeof path, "%s/f%d", base, i);
@@ -139,7 +121,7 @@ static int bench_kind(const char *exe, int n, bool cgroup, const tr_hierarchies 
         snprintf(state, sizeof state, "%s/procd.state", r.dir);
         struct stat st = { 0 };
         stat(state, &st);
-        kill_reap(r.procd);
+        bench_kill_reap(r.procd);
         double wall_ms = start_procd(&r);
         size_t restored = 0;
         double ms = restored_ms(&r, &restored);
@@ -153,7 +135,7 @@ static int bench_kind(const char *exe, int n, bool cgroup, const tr_hierarchies 
         }
         waitpid(r.procd, NULL, 0);
         for (int i = 0; i < n; i++) {
-                kill_reap(roots[i]);
+                bench_kill_reap(roots[i]);
                 if (cgs[i]) {
                         tr_cgroup_destroy(cgs[i], 2000000, NULL);
                         tr_cgroup_free(cgs[i]);

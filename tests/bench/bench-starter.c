@@ -27,6 +27,7 @@
 #include "starter/options.h"
 #include "starter/track.h"
 #include "trackers/util.h"
+#include "benchutil.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -36,18 +37,6 @@
 
 static char base[64];
 static char self_exe[PATH_MAX];
-
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-        return (x > y) - (x < y);
-}
-
-static uint64_t median(uint64_t *v, size_t n)
-{
-        qsort(v, n, sizeof *v, cmp_u64);
-        return v[n / 2];
-}
 
 static uint64_t plain_fork_exec(void)
 {
@@ -320,30 +309,30 @@ int main(int argc, char **argv)
         }
         remove_base();
 
-        uint64_t mp = median(plain, RUNS), mt = median(total, RUNS);
+        uint64_t mp = bench_median(plain, RUNS), mt = bench_median(total, RUNS);
         printf("\nprocd-starter benchmark (%d runs each, medians, microseconds; hierarchies: %s)\n", RUNS,
                "this host");
         printf("| what | median | ratio |\n|---|---:|---:|\n");
         printf("| plain fork+exec+wait of /bin/true | %llu us | 1.0x |\n", (unsigned long long) mp);
         printf("| starter path in-process (create+clone3+register+wait+end+cleanup) | %llu us | %.1fx |\n",
                (unsigned long long) mt, (double) mt / (double) mp);
-        printf("|   job cgroup create (all hierarchies) | %llu us | |\n", (unsigned long long) median(create, RUNS));
-        printf("|   clone3 into the cgroup + exec handshake | %llu us | |\n", (unsigned long long) median(launch, RUNS));
-        printf("|   register (embedded tr_family) | %llu us | |\n", (unsigned long long) median(reg, RUNS));
-        printf("|   wait for /bin/true | %llu us | |\n", (unsigned long long) median(waitv, RUNS));
-        printf("|   end (kill check + final usage) | %llu us | |\n", (unsigned long long) median(endv, RUNS));
-        printf("|   cleanup (rmdir everywhere) | %llu us | |\n", (unsigned long long) median(cleanup, RUNS));
+        printf("|   job cgroup create (all hierarchies) | %llu us | |\n", (unsigned long long) bench_median(create, RUNS));
+        printf("|   clone3 into the cgroup + exec handshake | %llu us | |\n", (unsigned long long) bench_median(launch, RUNS));
+        printf("|   register (embedded tr_family) | %llu us | |\n", (unsigned long long) bench_median(reg, RUNS));
+        printf("|   wait for /bin/true | %llu us | |\n", (unsigned long long) bench_median(waitv, RUNS));
+        printf("|   end (kill check + final usage) | %llu us | |\n", (unsigned long long) bench_median(endv, RUNS));
+        printf("|   cleanup (rmdir everywhere) | %llu us | |\n", (unsigned long long) bench_median(cleanup, RUNS));
         if (have_bin) {
-                uint64_t mb = median(bin, RUNS);
+                uint64_t mb = bench_median(bin, RUNS);
                 printf("| procd-starter binary end to end | %llu us | %.1fx |\n", (unsigned long long) mb,
                        (double) mb / (double) mp);
         }
         if (have_bin && sd_addr) {
-                uint64_t ms = median(sd, RUNS);
+                uint64_t ms = bench_median(sd, RUNS);
                 printf("| procd-starter binary, systemd scope (systemd --user) | %llu us | %.1fx |\n",
                        (unsigned long long) ms, (double) ms / (double) mp);
         }
-        uint64_t mk = median(kcg, 3), mkp = median(kproc, 3);
+        uint64_t mk = bench_median(kcg, 3), mkp = bench_median(kproc, 3);
         printf("| kill-to-empty, 500 processes, job cgroup (embedded) | %llu us | 1.0x |\n", (unsigned long long) mk);
         printf("| kill-to-empty, 500 processes, /proc tracker (spree) | %llu us | %.1fx |\n",
                (unsigned long long) mkp, mk ? (double) mkp / (double) mk : 0.0);

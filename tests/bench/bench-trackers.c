@@ -16,6 +16,7 @@
 
 #include "trackers/tracker.h"
 #include "trackers/util.h"
+#include "benchutil.h"
 
 #define SEC 1000000ull
 
@@ -23,18 +24,6 @@ typedef struct bench {
         tr_hierarchies hs;
         char base[64];
 } bench;
-
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-        return (x > y) - (x < y);
-}
-
-static uint64_t median(uint64_t *v, size_t n)
-{
-        qsort(v, n, sizeof *v, cmp_u64);
-        return v[n / 2];
-}
 
 /* Start n sleeping processes placed in cg (the parent attaches each before releasing it
  * through a pipe).  Returns how many started; pids go into out. */
@@ -137,7 +126,7 @@ static void bench_usage(bench *b, size_t background, uint64_t *cg_ns, uint64_t *
                 tr_family_usage(viaproc, &u, NULL);
                 t[i] = tr_now_usec() - s;
         }
-        *proc_ns = median(t, PROC_CALLS) * 1000;
+        *proc_ns = bench_median(t, PROC_CALLS) * 1000;
 
         tr_scan scan = { 0 };
         tr_scan_opts o = { 0 };
