@@ -186,7 +186,7 @@ bool pd_cl_header_plausible(const uint8_t *buf, size_t n)
         if (n < PD_CL_HEADER_BYTES)
                 return false;
         int32_t pid = get_i32(buf), cmd = get_i32(buf + 8);
-        return pid > 0 && cmd >= 0 && cmd < PD_CL_COMMAND_COUNT;
+        return pid > 0 && pid <= PD_CL_PID_MAX_LIMIT && cmd >= 0 && cmd < PD_CL_COMMAND_COUNT;
 }
 
 size_t pd_cl_resync(const uint8_t *buf, size_t n, bool (*live)(int32_t client_pid, uint32_t serial, void *data),

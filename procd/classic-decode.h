@@ -36,7 +36,10 @@ typedef enum pd_cl_decode_result {
 
 pd_cl_decode_result pd_cl_decode(const uint8_t *buf, size_t n, pd_cl_request *out);
 
-/* Whether the 12 bytes at buf look like a request header: command known, client pid > 0. */
+#define PD_CL_PID_MAX_LIMIT 4194304 /* Linux's PID_MAX_LIMIT: no pid is larger */
+
+/* Whether the 12 bytes at buf look like a request header: command known, client pid in
+ * 1..PD_CL_PID_MAX_LIMIT. */
 bool pd_cl_header_plausible(const uint8_t *buf, size_t n);
 
 /* After garbage: the first offset in 1..n-12 holding a plausible header whose reply FIFO

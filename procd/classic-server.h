@@ -12,8 +12,9 @@
  *
  * Authorization as condor_procd: the FIFO is 0600, owned by root or by the -C principal, so
  * only they can write requests; the caller is the owner of the reply FIFO: root and the
- * principal act as uid 0 in the command layer, any other owner as itself.  In-progress
- * requests are bounded per owner uid by the admission module. */
+ * principal act as uid 0 in the command layer, any other owner as itself.  Requests in
+ * progress are bounded per uid (root and the principal counting as root) by the admission
+ * module. */
 #pragma once
 
 #include <stdbool.h>

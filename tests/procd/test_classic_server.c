@@ -137,7 +137,8 @@ static int send_raw(const char *addr, const void *bytes, size_t n)
 static int send_req(const char *addr, const cl_reply *r, int32_t cmd, const int32_t *args, size_t nargs)
 {
         int32_t buf[16] = { (int32_t) getpid(), (int32_t) r->serial, cmd };
-        memcpy(buf + 3, args, nargs * sizeof *args);
+        if (nargs)
+                memcpy(buf + 3, args, nargs * sizeof *args);
         return send_raw(addr, buf, (3 + nargs) * sizeof(int32_t));
 }
 
