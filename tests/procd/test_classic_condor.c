@@ -401,6 +401,7 @@ static void test_quit(void)
                 ts_kill_reap(D.pid);
         D.pid = 0;
         CU_ASSERT(access(D.addr, F_OK) < 0);
+        cc_daemon_cleanup_dir(&D); /* its log */
         /* restart so that suite_clean has a daemon to stop */
         static const char *const args[] = { "-S", "60", NULL };
         CU_ASSERT_EQUAL(cc_daemon_start(&D, args), 0);
