@@ -94,7 +94,12 @@ procd_client *ph_connect(const ph_daemon *d)
 {
         procd_client *c = NULL;
         procd_error e = { 0 };
-        if (procd_connect(d->socket, &c, &e) != PROCD_OK) {
+        /* the client gives authentication 5 s; a daemon under valgrind in an emulated guest
+         * can need more for its first connection, so a live daemon gets a few attempts */
+        procd_status s = PROCD_E_TRANSPORT;
+        for (int attempt = 0; attempt < 4 && s == PROCD_E_TRANSPORT && (attempt == 0 || ts_alive(d->pid)); attempt++)
+                s = procd_connect(d->socket, &c, &e);
+        if (s != PROCD_OK) {
                 fprintf(stderr, "connect: %s\n", e.msg);
                 CU_FAIL("connect to procd");
                 return NULL;

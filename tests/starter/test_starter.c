@@ -141,17 +141,25 @@ static int helper(int argc, char **argv)
                  * our parent, is not in the scope, but skip it anyway) */
                 char text[4096] = "", scope[PATH_MAX] = "";
                 tr_read_file_at(AT_FDCWD, "/proc/self/cgroup", text, sizeof text, NULL);
-                char *l = strstr(text, "0::");
+                /* systemd's hierarchy: cgroup2, or name=systemd on pure v1 */
+                const char *key = "0::", *l = strstr(text, key);
+                if (!l)
+                        l = strstr(text, key = ":name=systemd:");
                 if (!l)
                         return 3;
-                snprintf(scope, sizeof scope, "%.*s", (int) strcspn(l + 3, "\n"), l + 3);
+                l += strlen(key);
+                snprintf(scope, sizeof scope, "%.*s", (int) strcspn(l, "\n"), l);
                 char *slash = strrchr(scope, '/');
                 if (!slash)
                         return 3;
                 snprintf(slash, sizeof scope - (size_t) (slash - scope), "/starter");
                 const tr_hierarchies *hs = ts_hierarchies();
+                int sd = hs->v2;
+                for (int i = 0; sd < 0 && i < hs->n; i++)
+                        if (strcmp(hs->h[i].key, "name=systemd") == 0)
+                                sd = i;
                 char dir[PATH_MAX], procs[8192] = "";
-                if (hs->v2 < 0 || tr_hierarchy_fs_path(&hs->h[hs->v2], scope, dir, sizeof dir, NULL) < 0)
+                if (sd < 0 || tr_hierarchy_fs_path(&hs->h[sd], scope, dir, sizeof dir, NULL) < 0)
                         return 4;
                 strncat(dir, "/cgroup.procs", sizeof dir - strlen(dir) - 1);
                 if (tr_read_file_at(AT_FDCWD, dir, procs, sizeof procs, NULL) < 0)
@@ -950,12 +958,16 @@ static void test_systemd_scope(void)
         CU_ASSERT_EQUAL(r.code, 0);
         CU_ASSERT_TRUE(report_has("sd", "\"mode\": \"systemd\""));
         CU_ASSERT_PTR_NULL(strstr(r.err, "falling back"));
-        /* the job's v2 cgroup is <base>/sdT/.../procd-sdjob.scope/job, and every hierarchy
-         * names the same path (v1 controllers mirrored by the starter) */
-        char *v2line = strstr(r.out, "0::");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(v2line);
+        /* the job's cgroup is <base>/sdT/.../procd-sdjob.scope/job in the hierarchy systemd
+         * manages (cgroup2, or name=systemd on pure v1), and every hierarchy names the same
+         * path (v1 controllers mirrored by the starter) */
+        const char *sdline = strstr(r.out, "0::");
+        size_t skip = 3;
+        if (!sdline && (sdline = strstr(r.out, ":name=systemd:")) != NULL)
+                skip = strlen(":name=systemd:");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(sdline);
         char job[PATH_MAX];
-        snprintf(job, sizeof job, "%s", v2line + 3);
+        snprintf(job, sizeof job, "%s", sdline + skip);
         char *nl = strchr(job, '\n');
         if (nl)
                 *nl = '\0';

@@ -456,8 +456,16 @@ HOST_TEST(safety, "safety")
 
 static void host_signal_reuse(void)
 {
-        if (root_and_base("signal with pid reuse (v2 freezer)"))
-                check_signal_reuse(ts_hierarchies(), "host");
+        if (!root_and_base("signal with pid reuse (v2 freezer)"))
+                return;
+        /* the hook kills and reaps a member while signal holds the family frozen: a member
+         * frozen by the v1 freezer cannot die, so the wait would never end (pure v1); the
+         * "no freezer" view covers pid reuse there */
+        if (ts_hierarchies()->v2 < 0) {
+                printf("SKIP signal with pid reuse (v2 freezer): no cgroup2 here, signal freezes with the v1 freezer\n");
+                return;
+        }
+        check_signal_reuse(ts_hierarchies(), "host");
 }
 
 static void nofreezer_signal_reuse(void)
