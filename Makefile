@@ -46,6 +46,7 @@ bench: build
 	$(BUILD_DIR)/tests/bench/bench-starter
 	$(BUILD_DIR)/tests/bench/bench-procd --short
 	$(BUILD_DIR)/tests/bench/bench-classic
+	$(BUILD_DIR)/tests/bench/bench-boundary
 
 install: build
 	cmake --install $(BUILD_DIR)

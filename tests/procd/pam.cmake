@@ -4,3 +4,9 @@ procd_add_test(NAME test_pam_adopt SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pam_ad
                LIBS procd_test_harness LABELS integration TIMEOUT 300)
 set_tests_properties(test_pam_adopt PROPERTIES SKIP_RETURN_CODE 77)
 add_dependencies(test_pam_adopt procd procd-starter pam_procd_adopt)
+if(PROCD_SANITIZE)
+  # the module carries ASan; pamtester does not: the test preloads the runtime into it
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+                  OUTPUT_VARIABLE _asan_rt OUTPUT_STRIP_TRAILING_WHITESPACE)
+  target_compile_definitions(test_pam_adopt PRIVATE PROCD_ASAN_RUNTIME="${_asan_rt}")
+endif()

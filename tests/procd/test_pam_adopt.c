@@ -143,6 +143,12 @@ static pid_t pamtester_start(const char *tag)
                 int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
                 if (o < 0 || in < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0)
                         _exit(99);
+#ifdef PROCD_ASAN_RUNTIME
+                /* sanitizer build: the module needs the ASan runtime loaded first; pamtester's
+                 * own leaks are not ours to report */
+                setenv("LD_PRELOAD", PROCD_ASAN_RUNTIME, 1);
+                setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+#endif
                 execlp("pamtester", "pamtester", "-v", service, user, "acct_mgmt", (char *) NULL);
                 _exit(98);
         }
