@@ -106,7 +106,7 @@ int main(void)
 C
 export PKG_CONFIG_PATH="$d$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$d"
 if flags=$(pkg-config --cflags --libs libprocd-client) &&
-  cc -Wall -Werror -o "$root/client" "$root/client.c" $flags 2>"$root/cc.log"; then
+  cc -Wall -Werror ${PROCD_TEST_CFLAGS:-} -o "$root/client" "$root/client.c" $flags 2>"$root/cc.log"; then
   check "client program runs against the installed library" \
     test "$(LD_LIBRARY_PATH="$d$libdir" "$root/client")" = "$version $soversion"
   check "it links the SONAME" bash -c "readelf -d '$root/client' | grep -q 'NEEDED.*libprocd-client.so.$soversion'"
