@@ -1,10 +1,13 @@
 /* jobns.c - the job's private /tmp and PID namespace (see jobns.h). */
 #include "jobns.h"
 
+#include "trackers/util.h"
+
 #include <errno.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,20 +185,47 @@ int st_jobns_init(int keep_fd)
         }
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+/* Remove name (a directory under dirfd) and everything below it: depth first, no symlink
+ * followed, no other filesystem entered.  The filesystem is told by the DIRECTORIES' st_dev
+ * only: on overlayfs (a container's /var/tmp, say) a regular file reports the st_dev of the
+ * layer that holds it, not the overlay's, so nftw's FTW_MOUNT skipped every file the job
+ * wrote there and the directory stayed (seen in a qemu guest whose root is an overlay). */
+static void rm_tree_at(int dirfd, const char *name, dev_t dev)
 {
-        (void) st;
-        (void) f;
-        (void) flag;
-        remove(path);
-        return 0;
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != dev)
+                return; /* gone, not a directory, or a mount point: left alone */
+        int dfd = dup(fd);
+        _cleanup_closedir_ DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!d) {
+                if (dfd >= 0)
+                        close(dfd);
+                return;
+        }
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                        continue;
+                bool is_dir = e->d_type == DT_DIR;
+                if (e->d_type == DT_UNKNOWN) {
+                        struct stat cst;
+                        is_dir = fstatat(fd, e->d_name, &cst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(cst.st_mode);
+                }
+                if (is_dir)
+                        rm_tree_at(fd, e->d_name, dev);
+                else
+                        unlinkat(fd, e->d_name, 0);
+        }
+        unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
 void st_jobns_free(st_jobns *ns)
 {
         if (ns->job_dir) {
-                /* depth first, no symlink followed, no other filesystem entered */
-                nftw(ns->job_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+                struct stat st;
+                if (lstat(ns->job_dir, &st) == 0 && S_ISDIR(st.st_mode))
+                        rm_tree_at(AT_FDCWD, ns->job_dir, st.st_dev);
                 if (access(ns->job_dir, F_OK) == 0)
                         fprintf(stderr, "procd-starter: warning: could not remove %s\n", ns->job_dir);
         }
