@@ -400,8 +400,11 @@ static double age_seconds(uint64_t start_ticks)
         return age < 0 ? 0 : age;
 }
 
+/* The daemon's state of the family (frozen, killing) first; an empty family says so. */
 static const char *row_state(const list_row *r)
 {
+        if (strcmp(r->fi->state, "frozen") == 0 || strcmp(r->fi->state, "killing") == 0)
+                return r->fi->state;
         if (r->have_usage && r->u.num_procs.available && r->u.num_procs.value == 0)
                 return "empty";
         return "running";

@@ -150,6 +150,15 @@ static void test_list_top_percent(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"state\": \"empty\""));
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"user\": \"root\"") || getuid() != 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"age_sec\": "));
+        /* a suspended family is listed frozen, in text and JSON, until it is continued */
+        CU_ASSERT_EQUAL(run("--socket", S, "suspend", as, NULL), 0);
+        CU_ASSERT_EQUAL(run("--socket", S, "list", NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "frozen"));
+        CU_ASSERT_EQUAL(run("--socket", S, "--json", "list", NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"state\": \"frozen\""));
+        CU_ASSERT_EQUAL(run("--socket", S, "continue", as, NULL), 0);
+        CU_ASSERT_EQUAL(run("--socket", S, "--json", "list", NULL), 0);
+        CU_ASSERT_PTR_NULL(strstr(out, "\"state\": \"frozen\""));
         CU_ASSERT_EQUAL(run("--socket", S, "top", "-d", "0.1", "-n", "2", NULL), 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "procctl top"));
         CU_ASSERT_PTR_NOT_NULL(strstr(out, as));
