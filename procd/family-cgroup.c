@@ -37,6 +37,8 @@ static int primary_index(const tr_hierarchies *hs)
         return hs->n > 0 ? 0 : -1;
 }
 
+int pd_famcg_match_index(const tr_hierarchies *hs) { return primary_index(hs); }
+
 int pd_famcg_pid_cgroup(const tr_hierarchies *hs, pid_t pid, char **out)
 {
         int idx = primary_index(hs);
