@@ -59,16 +59,16 @@ static void remove_orphan(sweep *s, const char *path)
         g_message("removed family cgroup %s: no family owns it and it is empty", path);
 }
 
-/* The fam.* children of directory dfd (cgroup path), deepest first.  The orphans among
- * them go (remove_orphan) unless something below them must stay. */
-static void sweep_children(sweep *s, int dfd, const char *path, int depth)
+/* The fam.* children of directory `name` in dfd (cgroup path), deepest first.  The
+ * orphans among them go (remove_orphan) unless something below them must stay. */
+static void sweep_children(sweep *s, int dfd, const char *name, const char *path, int depth)
 {
-        int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
         if (!d) {
                 if (fd >= 0)
                         close(fd);
-                return;
+                return; /* gone meanwhile */
         }
         for (struct dirent *e; (e = readdir(d));) {
                 if (strncmp(e->d_name, "fam.", 4) != 0 || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
@@ -76,11 +76,8 @@ static void sweep_children(sweep *s, int dfd, const char *path, int depth)
                 char child[PATH_MAX];
                 if (snprintf(child, sizeof child, "%s/%s", path, e->d_name) >= (int) sizeof child)
                         continue;
-                _cleanup_close_ int cfd = openat(dirfd(d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (cfd < 0)
-                        continue; /* gone meanwhile */
                 if (depth < TR_CG_WALK_MAX_DEPTH)
-                        sweep_children(s, cfd, child, depth + 1);
+                        sweep_children(s, dirfd(d), e->d_name, child, depth + 1);
                 if (!holds_owned(s, child))
                         remove_orphan(s, child);
         }
@@ -91,13 +88,10 @@ void pd_famcg_sweep(pd_famcg *fc, const tr_hierarchies *hs, GHashTable *owned, p
 {
         memset(st, 0, sizeof *st);
         const char *base = pd_famcg_base(fc);
-        int idx = pd_famcg_match_index(hs);
+        int idx = pd_famcg_primary(hs);
         char fs[PATH_MAX];
         if (!base || idx < 0 || tr_hierarchy_fs_path(&hs->h[idx], base, fs, sizeof fs, NULL) < 0)
                 return;
-        _cleanup_close_ int dfd = open(fs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dfd < 0)
-                return;
         sweep s = { hs, owned, st };
-        sweep_children(&s, dfd, base, 0);
+        sweep_children(&s, AT_FDCWD, fs, base, 0);
 }
