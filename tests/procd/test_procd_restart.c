@@ -504,14 +504,10 @@ static void test_dropped_and_untrusted(void)
 /* Whether cgroup path exists in any hierarchy. */
 static bool cg_exists(const char *path)
 {
-        const tr_hierarchies *hs = ts_hierarchies();
-        for (int i = 0; i < hs->n; i++) {
-                char fs[1024];
-                struct stat st;
-                if (tr_hierarchy_fs_path(&hs->h[i], path, fs, sizeof fs, NULL) == 0 && stat(fs, &st) == 0)
-                        return true;
-        }
-        return false;
+        tr_cgroup *cg = NULL;
+        bool found = tr_cgroup_open(ts_hierarchies(), path, 0, &cg, NULL) == 0;
+        tr_cgroup_free(cg);
+        return found;
 }
 
 /* The fam.* cgroup procd makes for root under parent (read while root lives). */
