@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,6 +24,8 @@ struct pd_registry {
         size_t by_cgroup_dups;    /* families whose key another one holds: then a full scan */
         uint64_t min_root_start;  /* no subfamily root started earlier (a bound, never raised
                                      while families exist): find_parent's walk stops there */
+        int watch_epfd;           /* the watchers' pidfds (one fd in the main loop), -1: none yet */
+        guint watch_source;
         size_t n_sub;
         size_t n_cgroup;          /* cgroup-tracked subfamilies */
         GHashTable *proc_intervals; /* interval -> number of /proc-tracked subfamilies */
@@ -150,8 +153,9 @@ bool pd_proc_is_thread(pid_t pid)
                 close(fd);
                 return false;
         }
-        if (errno != EINVAL && errno != ENOSYS)
+        if (errno == ESRCH)
                 return false; /* gone */
+        /* EINVAL or ENOENT (kernels differ) for a thread; ENOSYS: no pidfds */
         pid_t tgid = 0;
         return pd_proc_tgid(pid, &tgid) == 0 && tgid != pid;
 }
@@ -306,6 +310,8 @@ static void family_free(pd_family *f)
 {
         if (!f)
                 return;
+        if (f->watcher_epfd >= 0)
+                epoll_ctl(f->watcher_epfd, EPOLL_CTL_DEL, f->watcher_pidfd, NULL);
         if (f->watcher_source)
                 g_source_remove(f->watcher_source);
         if (f->watcher_pidfd >= 0)
@@ -330,6 +336,7 @@ static pd_family *family_alloc(void)
         if (!f)
                 return NULL;
         f->watcher_pidfd = -1;
+        f->watcher_epfd = -1;
         f->children = g_ptr_array_new();
         f->strays = g_array_new(FALSE, FALSE, sizeof(pd_ident));
         f->kept = g_array_new(FALSE, FALSE, sizeof(pd_ident));
@@ -384,6 +391,7 @@ int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_inte
         r->by_root = g_hash_table_new(g_direct_hash, g_direct_equal);
         r->by_cgroup = g_hash_table_new(g_str_hash, g_str_equal);
         r->min_root_start = UINT64_MAX;
+        r->watch_epfd = -1;
         r->proc_intervals = g_hash_table_new(g_direct_hash, g_direct_equal);
         r->root = family_alloc();
         if (!r->root) {
@@ -427,6 +435,10 @@ void pd_registry_free(pd_registry *r)
                 g_source_remove(r->timer);
         if (r->root)
                 free_tree(r->root);
+        if (r->watch_source)
+                g_source_remove(r->watch_source);
+        if (r->watch_epfd >= 0)
+                close(r->watch_epfd);
         g_hash_table_destroy(r->by_root);
         g_hash_table_destroy(r->by_cgroup);
         g_hash_table_destroy(r->proc_intervals);
@@ -564,9 +576,46 @@ static int open_watcher(pd_family *f, pid_t watcher_pid, uint64_t start_ticks)
         return 0;
 }
 
+/* The watchers' pidfds share one epoll fd in the main loop: one fd to poll per loop
+ * iteration however many families are registered (a GLib source per pidfd made every
+ * iteration walk them all: prepare, poll, check).  One exit per callback: handling it may
+ * free other families; the epoll fd stays readable while more watchers have exited. */
+static gboolean watchers_cb(gint fd, GIOCondition cond, gpointer data)
+{
+        pd_registry *r = data;
+        (void) cond;
+        struct epoll_event ev;
+        if (epoll_wait(fd, &ev, 1, 0) != 1)
+                return G_SOURCE_CONTINUE;
+        pd_family *f = ev.data.ptr;
+        /* once, as a one-shot source: a family kept registered must not fire again */
+        epoll_ctl(fd, EPOLL_CTL_DEL, f->watcher_pidfd, NULL);
+        f->watcher_epfd = -1;
+        pd_registry_watcher_exited(r, f);
+        return G_SOURCE_CONTINUE;
+}
+
+/* Add f's watcher pidfd to the shared epoll fd (made on first use); false when that fails. */
+static bool watch_epoll(pd_registry *r, pd_family *f)
+{
+        if (r->watch_epfd < 0) {
+                r->watch_epfd = epoll_create1(EPOLL_CLOEXEC);
+                if (r->watch_epfd < 0)
+                        return false;
+                r->watch_source = g_unix_fd_add(r->watch_epfd, G_IO_IN, watchers_cb, r);
+        }
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = f };
+        if (epoll_ctl(r->watch_epfd, EPOLL_CTL_ADD, f->watcher_pidfd, &ev) < 0)
+                return false;
+        f->watcher_epfd = r->watch_epfd;
+        return true;
+}
+
 static void arm_watcher(pd_registry *r, pd_family *f)
 {
         if (f->watcher_pid <= 0)
+                return;
+        if (f->watcher_pidfd >= 0 && watch_epoll(r, f))
                 return;
         watch_ctx *w = g_new0(watch_ctx, 1);
         w->r = r;
@@ -776,6 +825,17 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **o
         return 0;
 }
 
+/* f folds into its parent p: f's root and members are p's from now on, even those that
+ * p had left to its own parent at registration (p->kept). */
+static void unkeep(pd_family *p, const pd_family *f)
+{
+        for (guint i = p->kept->len; i-- > 0;) {
+                pid_t pid = g_array_index(p->kept, pd_ident, i).pid;
+                if (pid == f->root_pid || tr_pidset_contains(&f->last_members, pid))
+                        g_array_remove_index_fast(p->kept, i);
+        }
+}
+
 int pd_registry_unregister(pd_registry *r, pd_family *f)
 {
         if (!f->parent)
@@ -788,6 +848,7 @@ int pd_registry_unregister(pd_registry *r, pd_family *f)
         }
         g_ptr_array_set_size(f->children, 0);
         g_ptr_array_remove(p->children, f);
+        unkeep(p, f);
         g_hash_table_remove(r->by_root, GINT_TO_POINTER(f->root_pid));
         cg_index(r, f, false);
         if (--r->n_sub == 0)

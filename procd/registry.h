@@ -57,7 +57,8 @@ struct pd_family {
         pid_t watcher_pid;        /* 0: no watcher */
         int watcher_pidfd;        /* -1 without pidfd_open: then polled by start time */
         uint64_t watcher_start_ticks;
-        guint watcher_source;
+        guint watcher_source;     /* without the shared epoll fd only */
+        int watcher_epfd;         /* the registry's epoll fd while the pidfd is in it, else -1 */
         uint32_t interval_sec;    /* max snapshot interval */
         pd_family *parent;        /* NULL for the root family */
         GPtrArray *children;      /* pd_family *, not owned */
