@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,14 +17,13 @@
 struct pd_registry {
         const tr_hierarchies *hs;
         pd_famcg *fc;             /* family cgroups (not owned), NULL: none */
+        pd_pid_watch *pid_watch;  /* the watchers' pidfds, made at the first watcher */
         pd_family *root;
         GHashTable *by_root;      /* GINT_TO_POINTER(root pid) -> pd_family */
         GHashTable *by_cgroup;    /* cgroup key (cg_key) -> cgroup-tracked pd_family */
         size_t by_cgroup_dups;    /* families whose key another one holds: then a full scan */
         uint64_t min_root_start;  /* no subfamily root started earlier (a bound, never raised
                                      while families exist): find_parent's walk stops there */
-        int watch_epfd;           /* the watchers' pidfds (one fd in the main loop), -1: none yet */
-        guint watch_source;
         size_t n_sub;
         size_t n_cgroup;          /* cgroup-tracked subfamilies */
         GHashTable *proc_intervals; /* interval -> number of /proc-tracked subfamilies */
@@ -202,6 +200,21 @@ static void account(pd_registry *r, pd_family *f, bool add)
         f->counted = add;
 }
 
+static int install_tracker(pd_registry *r, pd_family *f, const tr_procfam_spec *spec, tr_cgroup *cg, tr_error *err);
+
+static tr_procfam_spec family_spec(const pd_family *f)
+{
+        return (tr_procfam_spec) {
+                .root_pid = f->root_pid,
+                .root_start_ticks = f->root_start_ticks,
+                .env_marker = f->env_marker,
+                .by_login = f->by_login,
+                .login_uid = f->login_uid,
+                .by_gid = f->by_gid,
+                .gid = f->gid,
+        };
+}
+
 /* The hierarchy a cgroup family's membership is matched in: v2 when its cgroup is there,
  * else its first hierarchy; -1 when in none. */
 static int holds_index(tr_cgroup *cg)
@@ -248,15 +261,7 @@ static int build_tracker_with(pd_registry *r, pd_family *f, tr_cgroup *made, tr_
         _cleanup_cgroup_ tr_cgroup *cg = made;
         if (f->root_pid <= 1)
                 return 0; /* a root family rooted at init: nothing to track */
-        tr_procfam_spec spec = {
-                .root_pid = f->root_pid,
-                .root_start_ticks = f->root_start_ticks,
-                .env_marker = f->env_marker,
-                .by_login = f->by_login,
-                .login_uid = f->login_uid,
-                .by_gid = f->by_gid,
-                .gid = f->gid,
-        };
+        tr_procfam_spec spec = family_spec(f);
         if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED) {
                 /* procd made it: the family is that directory (its root sits in the leaf,
                  * subfamilies in child cgroups: all counted) */
@@ -285,8 +290,14 @@ static int build_tracker_with(pd_registry *r, pd_family *f, tr_cgroup *made, tr_
                 /* /proc families are kept fresh by the registry's shared snapshots */
                 spec.max_age_usec = UINT64_MAX;
         }
+        return install_tracker(r, f, &spec, TR_TAKE_PTR(cg), err);
+}
+
+/* Give f the tracker of spec and cg (taken, may be NULL: /proc). */
+static int install_tracker(pd_registry *r, pd_family *f, const tr_procfam_spec *spec, tr_cgroup *cg, tr_error *err)
+{
         tr_family *tf = NULL;
-        int k = tr_family_new(&spec, TR_TAKE_PTR(cg), &tf, err);
+        int k = tr_family_new(spec, cg, &tf, err);
         if (k < 0)
                 return k;
         tr_family_set_log(tf, tracker_log, f);
@@ -310,10 +321,9 @@ static void family_free(pd_family *f)
 {
         if (!f)
                 return;
-        if (f->watcher_epfd >= 0)
-                epoll_ctl(f->watcher_epfd, EPOLL_CTL_DEL, f->watcher_pidfd, NULL);
         if (f->watcher_source)
                 g_source_remove(f->watcher_source);
+        pd_pid_watch_cancel(f->watcher_watch);
         if (f->watcher_pidfd >= 0)
                 close(f->watcher_pidfd);
         if (f->tf)
@@ -336,7 +346,6 @@ static pd_family *family_alloc(void)
         if (!f)
                 return NULL;
         f->watcher_pidfd = -1;
-        f->watcher_epfd = -1;
         f->children = g_ptr_array_new();
         f->strays = g_array_new(FALSE, FALSE, sizeof(pd_ident));
         f->kept = g_array_new(FALSE, FALSE, sizeof(pd_ident));
@@ -391,7 +400,6 @@ int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_inte
         r->by_root = g_hash_table_new(g_direct_hash, g_direct_equal);
         r->by_cgroup = g_hash_table_new(g_str_hash, g_str_equal);
         r->min_root_start = UINT64_MAX;
-        r->watch_epfd = -1;
         r->proc_intervals = g_hash_table_new(g_direct_hash, g_direct_equal);
         r->root = family_alloc();
         if (!r->root) {
@@ -435,10 +443,7 @@ void pd_registry_free(pd_registry *r)
                 g_source_remove(r->timer);
         if (r->root)
                 free_tree(r->root);
-        if (r->watch_source)
-                g_source_remove(r->watch_source);
-        if (r->watch_epfd >= 0)
-                close(r->watch_epfd);
+        pd_pid_watch_free(r->pid_watch);
         g_hash_table_destroy(r->by_root);
         g_hash_table_destroy(r->by_cgroup);
         g_hash_table_destroy(r->proc_intervals);
@@ -485,9 +490,12 @@ static gboolean watcher_cb(gint fd, GIOCondition cond, gpointer data)
         (void) fd;
         (void) cond;
         f->watcher_source = 0; /* G_SOURCE_REMOVE below removes it */
+        f->watcher_watch = NULL; /* a pid-watch entry ends after its callback */
         pd_registry_watcher_exited(w->r, f);
         return G_SOURCE_REMOVE;
 }
+
+static void watcher_exit_cb(void *data) { watcher_cb(-1, 0, data); }
 
 /* Fallback without pidfds only: the watcher is gone when its start time changed. */
 static gboolean watcher_poll_cb(gpointer data)
@@ -576,50 +584,20 @@ static int open_watcher(pd_family *f, pid_t watcher_pid, uint64_t start_ticks)
         return 0;
 }
 
-/* The watchers' pidfds share one epoll fd in the main loop: one fd to poll per loop
- * iteration however many families are registered (a GLib source per pidfd made every
- * iteration walk them all: prepare, poll, check).  One exit per callback: handling it may
- * free other families; the epoll fd stays readable while more watchers have exited. */
-static gboolean watchers_cb(gint fd, GIOCondition cond, gpointer data)
-{
-        pd_registry *r = data;
-        (void) cond;
-        struct epoll_event ev;
-        if (epoll_wait(fd, &ev, 1, 0) != 1)
-                return G_SOURCE_CONTINUE;
-        pd_family *f = ev.data.ptr;
-        /* once, as a one-shot source: a family kept registered must not fire again */
-        epoll_ctl(fd, EPOLL_CTL_DEL, f->watcher_pidfd, NULL);
-        f->watcher_epfd = -1;
-        pd_registry_watcher_exited(r, f);
-        return G_SOURCE_CONTINUE;
-}
-
-/* Add f's watcher pidfd to the shared epoll fd (made on first use); false when that fails. */
-static bool watch_epoll(pd_registry *r, pd_family *f)
-{
-        if (r->watch_epfd < 0) {
-                r->watch_epfd = epoll_create1(EPOLL_CLOEXEC);
-                if (r->watch_epfd < 0)
-                        return false;
-                r->watch_source = g_unix_fd_add(r->watch_epfd, G_IO_IN, watchers_cb, r);
-        }
-        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = f };
-        if (epoll_ctl(r->watch_epfd, EPOLL_CTL_ADD, f->watcher_pidfd, &ev) < 0)
-                return false;
-        f->watcher_epfd = r->watch_epfd;
-        return true;
-}
-
 static void arm_watcher(pd_registry *r, pd_family *f)
 {
         if (f->watcher_pid <= 0)
                 return;
-        if (f->watcher_pidfd >= 0 && watch_epoll(r, f))
-                return;
         watch_ctx *w = g_new0(watch_ctx, 1);
         w->r = r;
         w->f = f;
+        /* one epoll fd for every watcher: the main loop's cost must not grow with families */
+        if (f->watcher_pidfd >= 0 && !r->pid_watch)
+                r->pid_watch = pd_pid_watch_new();
+        if (f->watcher_pidfd >= 0 && r->pid_watch)
+                f->watcher_watch = pd_pid_watch_add(r->pid_watch, f->watcher_pidfd, watcher_exit_cb, w, g_free);
+        if (f->watcher_watch)
+                return;
         if (f->watcher_pidfd >= 0)
                 f->watcher_source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, f->watcher_pidfd, G_IO_IN, watcher_cb,
                                                        w, g_free);
@@ -754,17 +732,29 @@ static int dup_opt(char **dst, const char *src)
         return 0;
 }
 
-int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **out, bool *watcher_gone,
-                        tr_error *err)
+/* f's watcher through like's pidfd when like watches the same process (pid + start time,
+ * checked when like was restored), else a fresh pidfd.  -ESRCH when gone or reused. */
+static int restore_watcher(pd_family *f, const pd_state_family *sf, const pd_family *like)
 {
+        if (like && like->watcher_pidfd >= 0 && like->watcher_pid == sf->watcher_pid &&
+            like->watcher_start_ticks == sf->watcher_start_ticks) {
+                f->watcher_pidfd = fcntl(like->watcher_pidfd, F_DUPFD_CLOEXEC, 0);
+                if (f->watcher_pidfd >= 0) {
+                        f->watcher_pid = like->watcher_pid;
+                        f->watcher_start_ticks = like->watcher_start_ticks;
+                        return 0;
+                }
+        }
+        return open_watcher(f, sf->watcher_pid, sf->watcher_start_ticks);
+}
+
+int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg, const pd_family *like,
+                        pd_family **out, bool *watcher_gone, tr_error *err)
+{
+        _cleanup_cgroup_ tr_cgroup *handle = cg;
         *watcher_gone = false;
-        uint64_t now = 0;
-        if (sf->root_pid <= 1 || tr_pid_start_ticks(sf->root_pid, &now) < 0)
-                return tr_error_set(err, ESRCH, "root %d is gone", (int) sf->root_pid);
-        if (now != sf->root_start_ticks)
-                return tr_error_set(err, ESRCH, "pid %d now names another process (start %llu, saved %llu)",
-                                    (int) sf->root_pid, (unsigned long long) now,
-                                    (unsigned long long) sf->root_start_ticks);
+        if (sf->root_pid <= 1 || (sf->cgroup != NULL) != (cg != NULL))
+                return tr_error_set(err, EINVAL, "family %d: bad restore record", (int) sf->root_pid);
         if (g_hash_table_lookup(r->by_root, GINT_TO_POINTER(sf->root_pid)))
                 return tr_error_set(err, EEXIST, "pid %d already roots a family", (int) sf->root_pid);
         pd_family *f = family_alloc();
@@ -772,7 +762,7 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **o
                 return tr_error_set(err, ENOMEM, "out of memory");
         f->root_pid = sf->root_pid;
         f->root_start_ticks = sf->root_start_ticks;
-        f->root_uid = sf->root_uid;
+        f->root_uid = sf->root_uid; /* read at registration, as before the restart */
         f->interval_sec = sf->interval_sec;
         f->by_login = sf->login != NULL;
         f->login_uid = sf->login_uid;
@@ -788,33 +778,40 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **o
                 family_free(f);
                 return tr_error_set(err, ENOMEM, "out of memory");
         }
-        pd_proc_uid_checked(f->root_pid, f->root_start_ticks, &f->root_uid);
-        if (sf->watcher_pid > 0 && open_watcher(f, sf->watcher_pid, sf->watcher_start_ticks) < 0) {
+        if (sf->watcher_pid > 0 && restore_watcher(f, sf, like) < 0) {
                 *watcher_gone = true; /* the family is restored; the caller applies the exit rule */
                 f->watcher_pid = 0;   /* not armed */
         }
-        int k = build_tracker(r, f, err);
+        tr_procfam_spec spec = family_spec(f);
+        /* cgroup families: the /proc side is only a fallback with its own scans; /proc
+         * families are kept fresh by the registry's shared snapshots */
+        spec.max_age_usec = handle ? (uint64_t) f->interval_sec * 1000000u : UINT64_MAX;
+        int k = install_tracker(r, f, &spec, TR_TAKE_PTR(handle), err);
         if (k < 0) {
                 family_free(f);
                 return k;
         }
         if (f->proc_tracked && sf->n_members) {
                 /* members found earlier (orphans that left the parent tree included), only
-                 * those whose pid still names the same process */
+                 * those whose pid still names the same process (the root: checked by the
+                 * caller) */
                 _cleanup_pidset_ tr_pidset seeds = TR_PIDSET_INIT;
                 for (size_t i = 0; i < sf->n_members; i++) {
+                        const pd_state_member *m = &sf->members[i];
                         uint64_t st = 0;
-                        if (tr_pid_start_ticks(sf->members[i].pid, &st) == 0 && st == sf->members[i].start_ticks)
-                                tr_pidset_add(&seeds, sf->members[i].pid);
+                        if ((m->pid == f->root_pid && m->start_ticks == f->root_start_ticks) ||
+                            (m->pid != f->root_pid && tr_pid_start_ticks(m->pid, &st) == 0 && st == m->start_ticks))
+                                tr_pidset_add(&seeds, m->pid);
                 }
                 if (seeds.n)
                         tr_procfam_set_seeds(tr_family_procfam(f->tf), &seeds);
         }
-        pd_family *parent = NULL;
+        /* the tree as saved: under the root family, or under the saved parent when it was
+         * restored (else the usual placement) */
+        pd_family *parent = r->root;
         if (sf->parent_root_pid > 0) {
                 pd_family *p = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(sf->parent_root_pid));
-                if (p && p->parent)
-                        parent = p;
+                parent = p && p->parent ? p : NULL;
         }
         link_family(r, f, parent);
         if (*watcher_gone) {

@@ -240,7 +240,7 @@ static bool cg_gone(const char *tag)
 /* "key": number from the report; false when missing */
 static bool report_num(const char *tag, const char *key, long long *out)
 {
-        char path[PATH_MAX], text[8192], pat[128];
+        char path[PATH_MAX], text[32768], pat[128];
         sr_path(path, sizeof path, tag, ".json");
         if (tr_read_file_at(AT_FDCWD, path, text, sizeof text, NULL) < 0)
                 return false;
@@ -260,7 +260,7 @@ static bool report_num(const char *tag, const char *key, long long *out)
 
 static bool report_has(const char *tag, const char *needle)
 {
-        char path[PATH_MAX], text[8192];
+        char path[PATH_MAX], text[32768];
         sr_path(path, sizeof path, tag, ".json");
         if (tr_read_file_at(AT_FDCWD, path, text, sizeof text, NULL) < 0)
                 return false;
@@ -422,6 +422,44 @@ static void test_exec_failures(void)
         CU_ASSERT_EQUAL(r.code, 125);
 }
 
+/* The limits that applied: option's entry in tag's report names the file of this host's
+ * mode (the hierarchy holding ctrl: v2file there, else v1file) in the job cgroup, with its
+ * value, and so does the text report. */
+static void check_limit_file(const run *r, const char *tag, const char *option, tr_controller ctrl,
+                             const char *v2file, const char *v1file, const char *value)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        int h = tr_hierarchies_best(hs, ctrl);
+        CU_ASSERT_FATAL(h >= 0);
+        char cg[PATH_MAX], job[PATH_MAX], dir[PATH_MAX], want[3 * PATH_MAX];
+        snprintf(job, sizeof job, "%s/job", ts_cgroup_path(cg, sizeof cg, tag));
+        CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[h], job, dir, sizeof dir, NULL) == 0);
+        const char *file = hs->h[h].is_v2 ? v2file : v1file;
+        snprintf(want, sizeof want, "{\"option\": \"%s\", \"value\": ", option);
+        bool listed = report_has(tag, want);
+        snprintf(want, sizeof want, "{\"path\": \"%s/%s\", \"value\": \"%s\"}", dir, file, value);
+        bool json = report_has(tag, want);
+        snprintf(want, sizeof want, "procd-starter: limit --%s ", option);
+        bool text = strstr(r->err, want) != NULL;
+        snprintf(want, sizeof want, " %s/%s = %s", dir, file, value);
+        text = text && strstr(r->err, want) != NULL;
+        if (!listed || !json || !text)
+                printf("\n%s: --%s: listed %d, %s/%s = %s in the JSON %d, in the text %d\n", tag, option, listed, dir,
+                       file, value, json, text);
+        CU_ASSERT_TRUE(listed && json && text);
+}
+
+/* Which limits were hit: "limits_hit": hits_json in the report, text_line in the text report. */
+static void check_hits(const run *r, const char *tag, const char *hits_json, const char *text_line)
+{
+        char want[256];
+        snprintf(want, sizeof want, "\"limits_hit\": %s", hits_json);
+        bool json = report_has(tag, want), text = strstr(r->err, text_line) != NULL;
+        if (!json || !text)
+                printf("\n%s: %s in the JSON %d, '%s' in the text %d\n", tag, want, json, text_line, text);
+        CU_ASSERT_TRUE(json && text);
+}
+
 static void test_memory_oom(void)
 {
         NEED_ROOT();
@@ -436,13 +474,24 @@ static void test_memory_oom(void)
         CU_ASSERT_TRUE(report_num("oom", "memory_peak_bytes", &v) && v <= 33 * 1024 * 1024);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "OOM"));
         CU_ASSERT_TRUE(cg_gone("oom"));
+        check_limit_file(&r, "oom", "memory-max", TR_CTRL_MEMORY, "memory.max", "memory.limit_in_bytes", "33554432");
+        check_hits(&r, "oom", "[\"oom\"]", "procd-starter: limits hit: oom (");
+        CU_ASSERT_TRUE(report_num("oom", "oom_kill", &v) && v >= 1);
 
-        /* under the limit: fine */
-        const char *ok[] = { "--memory-max", "64M", "--", sr_self_exe(), "helper", "alloc", "8", NULL };
-        run_starter(&r, "oom-ok", 60000, ok);
+        /* within all its limits: nothing hit */
+        const char *ok[] = { "--memory-max", "64M", "--pids-max", "64", "--cpus", "2", "--",
+                             sr_self_exe(), "helper", "alloc", "8", NULL };
+        run_starter(&r, "within", 60000, ok);
         CU_ASSERT_EQUAL(r.code, 0);
-        CU_ASSERT_TRUE(report_num("oom-ok", "oom_killed", &v) && v == 0);
-        CU_ASSERT_TRUE(cg_gone("oom-ok"));
+        CU_ASSERT_TRUE(report_num("within", "oom_killed", &v) && v == 0);
+        CU_ASSERT_TRUE(cg_gone("within"));
+        check_limit_file(&r, "within", "memory-max", TR_CTRL_MEMORY, "memory.max", "memory.limit_in_bytes", "67108864");
+        check_limit_file(&r, "within", "pids-max", TR_CTRL_PIDS, "pids.max", "pids.max", "64");
+        check_limit_file(&r, "within", "cpus", TR_CTRL_CPU, "cpu.max", "cpu.cfs_quota_us", "200000");
+        check_hits(&r, "within", "[]", "procd-starter: limits hit: none\n");
+        CU_ASSERT_TRUE(report_num("within", "oom_kill", &v) && v == 0);
+        CU_ASSERT_TRUE(report_num("within", "pids_max", &v) && v == 0);
+        CU_ASSERT_TRUE(report_num("within", "cpu_nr_throttled", &v) && v == 0);
 }
 
 static void test_pids_max(void)
@@ -457,6 +506,9 @@ static void test_pids_max(void)
         CU_ASSERT_TRUE(report_num("pids", "pids_peak", &v) && v <= 4);
         CU_ASSERT_TRUE(report_num("pids", "strays_killed", &v) && v == 1);
         CU_ASSERT_TRUE(cg_gone("pids"));
+        check_limit_file(&r, "pids", "pids-max", TR_CTRL_PIDS, "pids.max", "pids.max", "4");
+        check_hits(&r, "pids", "[\"pids-max\"]", "procd-starter: limits hit: pids-max (7 forks refused)");
+        CU_ASSERT_TRUE(report_num("pids", "pids_max", &v) && v == 7); /* pids.events: the 7 refused */
 }
 
 static void test_cpu_quota(void)
@@ -474,6 +526,21 @@ static void test_cpu_quota(void)
         CU_ASSERT_TRUE(wall >= 900000);
         CU_ASSERT_TRUE(cpu <= wall * 3 / 10 + 20000); /* 0.2 CPUs, slack for one period */
         CU_ASSERT_TRUE(cg_gone("cpu"));
+
+        /* a burner throttled by its quota (1 ms per 100 ms: reached in every period even on
+         * a loaded host), and the report says so */
+        const char *a1[] = { "--cpus", "0.01", "--", sr_self_exe(), "helper", "burn", "300", NULL };
+        run_starter(&r, "throttle", 60000, a1);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_TRUE(cg_gone("throttle"));
+        check_limit_file(&r, "throttle", "cpus", TR_CTRL_CPU, "cpu.max", "cpu.cfs_quota_us", "1000");
+        check_hits(&r, "throttle", "[\"cpu-throttled\"]", "procd-starter: limits hit: cpu-throttled (");
+        long long periods = 0, throttled = 0, tusec = 0;
+        CU_ASSERT_TRUE(report_num("throttle", "cpu_nr_periods", &periods) &&
+                       report_num("throttle", "cpu_nr_throttled", &throttled) &&
+                       report_num("throttle", "cpu_throttled_usec", &tusec));
+        printf("\ncpu quota 0.01: throttled in %lld of %lld periods, %lld us\n", throttled, periods, tusec);
+        CU_ASSERT_TRUE(throttled >= 1 && throttled <= periods && tusec > 0);
 
         /* weight and cpuset are written (v1 here: cpu.shares, cpuset.cpus) */
         const char *a2[] = { "--cpu-weight", "50", "--cpuset-cpus", "0", "--cpuset-mems", "0", "--", "/bin/sh", "-c",
