@@ -16,6 +16,7 @@
 struct pd_registry {
         const tr_hierarchies *hs;
         pd_famcg *fc;             /* family cgroups (not owned), NULL: none */
+        pd_pid_watch *pid_watch;  /* the watchers' pidfds, made at the first watcher */
         pd_family *root;
         GHashTable *by_root;      /* GINT_TO_POINTER(root pid) -> pd_family */
         size_t n_sub;
@@ -242,6 +243,7 @@ static void family_free(pd_family *f)
                 return;
         if (f->watcher_source)
                 g_source_remove(f->watcher_source);
+        pd_pid_watch_cancel(f->watcher_watch);
         if (f->watcher_pidfd >= 0)
                 close(f->watcher_pidfd);
         if (f->tf)
@@ -356,6 +358,7 @@ void pd_registry_free(pd_registry *r)
                 g_source_remove(r->timer);
         if (r->root)
                 free_tree(r->root);
+        pd_pid_watch_free(r->pid_watch);
         g_hash_table_destroy(r->by_root);
         g_hash_table_destroy(r->proc_intervals);
         tr_scan_free(&r->scan);
@@ -401,9 +404,12 @@ static gboolean watcher_cb(gint fd, GIOCondition cond, gpointer data)
         (void) fd;
         (void) cond;
         f->watcher_source = 0; /* G_SOURCE_REMOVE below removes it */
+        f->watcher_watch = NULL; /* a pid-watch entry ends after its callback */
         pd_registry_watcher_exited(w->r, f);
         return G_SOURCE_REMOVE;
 }
+
+static void watcher_exit_cb(void *data) { watcher_cb(-1, 0, data); }
 
 /* Fallback without pidfds only: the watcher is gone when its start time changed. */
 static gboolean watcher_poll_cb(gpointer data)
@@ -485,6 +491,13 @@ static void arm_watcher(pd_registry *r, pd_family *f)
         watch_ctx *w = g_new0(watch_ctx, 1);
         w->r = r;
         w->f = f;
+        /* one epoll fd for every watcher: the main loop's cost must not grow with families */
+        if (f->watcher_pidfd >= 0 && !r->pid_watch)
+                r->pid_watch = pd_pid_watch_new();
+        if (f->watcher_pidfd >= 0 && r->pid_watch)
+                f->watcher_watch = pd_pid_watch_add(r->pid_watch, f->watcher_pidfd, watcher_exit_cb, w, g_free);
+        if (f->watcher_watch)
+                return;
         if (f->watcher_pidfd >= 0)
                 f->watcher_source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, f->watcher_pidfd, G_IO_IN, watcher_cb,
                                                        w, g_free);

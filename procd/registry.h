@@ -31,6 +31,7 @@
 #include <sys/types.h>
 
 #include "procd/family-cgroup.h"
+#include "procd/pid-watch.h"
 #include "trackers/hierarchy.h"
 #include "trackers/pidset.h"
 #include "trackers/procscan.h"
@@ -53,7 +54,8 @@ struct pd_family {
         pid_t watcher_pid;        /* 0: no watcher */
         int watcher_pidfd;        /* -1 without pidfd_open: then polled by start time */
         uint64_t watcher_start_ticks;
-        guint watcher_source;
+        guint watcher_source;     /* without pid_watch: a GLib source */
+        pd_pid_watch_entry *watcher_watch; /* the pidfd in the registry's pid-watch set */
         uint32_t interval_sec;    /* max snapshot interval */
         pd_family *parent;        /* NULL for the root family */
         GPtrArray *children;      /* pd_family *, not owned */
