@@ -124,6 +124,19 @@ static void forker_stop(forker *fk, const pid_t *kids, int n)
         ts_reap_orphans(500);
 }
 
+/* A forker that forks kids[0], is registered through c (procd having seen kids[0]),
+ * then forks kids[1]. */
+static bool register_between_kids(procd_client *c, forker *fk, pid_t kids[2])
+{
+        if (!forker_start(fk))
+                return false;
+        kids[0] = forker_fork(fk);
+        EXPECT(procd_snapshot(c, &e_), PROCD_OK); /* procd knows the earlier child */
+        EXPECT(procd_register_subfamily(c, fk->pid, 0, 1, &e_), PROCD_OK);
+        kids[1] = forker_fork(fk);
+        return kids[0] > 1 && kids[1] > 1;
+}
+
 /* pid's cgroup (v2 when mounted) into buf; "" when gone. */
 static const char *cg_of(pid_t pid, char *buf, size_t size)
 {
@@ -315,13 +328,8 @@ static void test_register_moves_root_only(void)
 {
         NEED("family cgroups");
         forker fk;
-        CU_ASSERT_FATAL(forker_start(&fk));
-        pid_t kids[2] = { forker_fork(&fk), -1 };
-        CU_ASSERT_FATAL(kids[0] > 1);
-        EXPECT(procd_snapshot(C, &e_), PROCD_OK); /* procd knows the earlier child */
-        EXPECT(procd_register_subfamily(C, fk.pid, 0, 60, &e_), PROCD_OK);
-        kids[1] = forker_fork(&fk);
-        CU_ASSERT_FATAL(kids[1] > 1);
+        pid_t kids[2];
+        CU_ASSERT_FATAL(register_between_kids(C, &fk, kids));
         char fam[512], leaf[600], got[512], mine[512];
         fam_path(NULL, fk.pid, fam, sizeof fam);
         own_path(fam, leaf, sizeof leaf);
@@ -512,13 +520,8 @@ static void test_kill_known_member(void)
 static void check_register_rule(procd_client *c, const char *source)
 {
         forker fk;
-        CU_ASSERT_FATAL(forker_start(&fk));
-        pid_t kids[2] = { forker_fork(&fk), -1 };
-        CU_ASSERT_FATAL(kids[0] > 1);
-        EXPECT(procd_snapshot(c, &e_), PROCD_OK); /* procd knows the earlier child */
-        EXPECT(procd_register_subfamily(c, fk.pid, 0, 1, &e_), PROCD_OK);
-        kids[1] = forker_fork(&fk);
-        CU_ASSERT_FATAL(kids[1] > 1);
+        pid_t kids[2];
+        CU_ASSERT_FATAL(register_between_kids(c, &fk, kids));
         procd_family_info fi;
         CU_ASSERT_FATAL(ph_dump_one(c, fk.pid, &fi));
         CU_ASSERT_STRING_EQUAL(fi.source, source);
