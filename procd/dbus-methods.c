@@ -184,14 +184,20 @@ static procd_status m_get_usage(call *k)
         return s;
 }
 
-static procd_status m_signal(call *k)
+/* Methods taking (int32 pid, int32 n): SignalProcess (n = the signal), AdoptProcess (n = the
+ * family's root pid); pid_t is int on Linux, so one shape serves both commands. */
+typedef procd_status (*pid_int_fn)(pd_commands *, const pd_caller *, pid_t, int, procd_error *);
+
+static procd_status pid_and_int(call *k, pid_int_fn fn)
 {
-        dbus_int32_t pid, sig;
-        procd_status s = get_args(k, DBUS_TYPE_INT32, &pid, DBUS_TYPE_INT32, &sig, DBUS_TYPE_INVALID);
+        dbus_int32_t pid, n;
+        procd_status s = get_args(k, DBUS_TYPE_INT32, &pid, DBUS_TYPE_INT32, &n, DBUS_TYPE_INVALID);
         if (s == PROCD_OK)
-                s = pd_cmd_signal_process(k->cm, &k->who, pid, sig, &k->err);
+                s = fn(k->cm, &k->who, pid, n, &k->err);
         return s;
 }
+
+static procd_status m_signal(call *k) { return pid_and_int(k, pd_cmd_signal_process); }
 
 typedef procd_status (*pid_fn)(pd_commands *, const pd_caller *, pid_t, procd_error *);
 
@@ -351,14 +357,7 @@ static procd_status m_list_jobs(call *k)
         return PROCD_OK;
 }
 
-static procd_status m_adopt(call *k)
-{
-        dbus_int32_t pid, family;
-        procd_status s = get_args(k, DBUS_TYPE_INT32, &pid, DBUS_TYPE_INT32, &family, DBUS_TYPE_INVALID);
-        if (s == PROCD_OK)
-                s = pd_cmd_adopt_process(k->cm, &k->who, pid, family, &k->err);
-        return s;
-}
+static procd_status m_adopt(call *k) { return pid_and_int(k, pd_cmd_adopt_process); }
 
 static const struct method {
         const char *name;

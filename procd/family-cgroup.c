@@ -26,8 +26,7 @@ struct pd_famcg {
         guint timer;
 };
 
-/* The hierarchy families are matched by: v2 when mounted, else name=systemd, else the first. */
-static int primary_index(const tr_hierarchies *hs)
+int pd_famcg_primary(const tr_hierarchies *hs)
 {
         if (hs->v2 >= 0)
                 return hs->v2;
@@ -39,7 +38,7 @@ static int primary_index(const tr_hierarchies *hs)
 
 int pd_famcg_pid_cgroup(const tr_hierarchies *hs, pid_t pid, char **out)
 {
-        int idx = primary_index(hs);
+        int idx = pd_famcg_primary(hs);
         if (idx < 0)
                 return -ENOENT;
         tr_pid_cgroups pc = { { 0 } };
@@ -74,7 +73,7 @@ int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg *
                 snprintf(fc->off_reason, sizeof fc->off_reason, "family cgroups are off (--no-family-cgroups)");
                 return 0;
         }
-        int idx = primary_index(hs);
+        int idx = pd_famcg_primary(hs);
         if (hs->mode == TR_MODE_NONE || idx < 0) {
                 snprintf(fc->off_reason, sizeof fc->off_reason, "no cgroup hierarchy is mounted");
                 return 0;
@@ -251,7 +250,7 @@ int pd_famcg_create(pd_famcg *fc, pid_t root, uint64_t root_start, const char *p
 int pd_famcg_move(tr_cgroup *cg, const tr_pidset *pids, GArray *failed, size_t *moved, tr_error *err)
 {
         const tr_hierarchies *hs = tr_cgroup_hierarchies(cg);
-        int idx = primary_index(hs);
+        int idx = pd_famcg_primary(hs);
         const char *target = idx >= 0 ? tr_cgroup_path(cg, idx) : NULL;
         int first = 0;
         *moved = 0;

@@ -74,8 +74,11 @@ void pd_famcg_release(pd_famcg *fc, const char *path, bool has_leaf);
 /* Cgroups waiting for removal (tests, logs). */
 size_t pd_famcg_pending(const pd_famcg *fc);
 
-/* The cgroup of pid in the hierarchy families are matched by (v2 when mounted, else
- * name=systemd, else the first), malloc'd; -ESRCH when pid is gone. */
+/* Index of the hierarchy families are matched by: v2 when mounted, else name=systemd,
+ * else the first; -1 without any. */
+int pd_famcg_primary(const tr_hierarchies *hs);
+
+/* The cgroup of pid in that hierarchy, malloc'd; -ESRCH when pid is gone. */
 int pd_famcg_pid_cgroup(const tr_hierarchies *hs, pid_t pid, char **out);
 
 typedef struct pd_ident {

@@ -16,6 +16,7 @@
 struct pd_registry {
         const tr_hierarchies *hs;
         pd_famcg *fc;             /* family cgroups (not owned), NULL: none */
+        pd_pid_watch *pid_watch;  /* the watchers' pidfds, made at the first watcher */
         pd_family *root;
         GHashTable *by_root;      /* GINT_TO_POINTER(root pid) -> pd_family */
         size_t n_sub;
@@ -178,12 +179,11 @@ static void account(pd_registry *r, pd_family *f, bool add)
         f->counted = add;
 }
 
-/* Build (or rebuild) f's tr_family from its tracking methods. */
-static int build_tracker(pd_registry *r, pd_family *f, tr_error *err)
+static int install_tracker(pd_registry *r, pd_family *f, const tr_procfam_spec *spec, tr_cgroup *cg, tr_error *err);
+
+static tr_procfam_spec family_spec(const pd_family *f)
 {
-        if (f->root_pid <= 1)
-                return 0; /* a root family rooted at init: nothing to track */
-        tr_procfam_spec spec = {
+        return (tr_procfam_spec) {
                 .root_pid = f->root_pid,
                 .root_start_ticks = f->root_start_ticks,
                 .env_marker = f->env_marker,
@@ -192,6 +192,14 @@ static int build_tracker(pd_registry *r, pd_family *f, tr_error *err)
                 .by_gid = f->by_gid,
                 .gid = f->gid,
         };
+}
+
+/* Build (or rebuild) f's tr_family from its tracking methods. */
+static int build_tracker(pd_registry *r, pd_family *f, tr_error *err)
+{
+        if (f->root_pid <= 1)
+                return 0; /* a root family rooted at init: nothing to track */
+        tr_procfam_spec spec = family_spec(f);
         _cleanup_cgroup_ tr_cgroup *cg = NULL;
         if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED) {
                 /* procd made it: the family is that directory (its root sits in the leaf,
@@ -221,8 +229,14 @@ static int build_tracker(pd_registry *r, pd_family *f, tr_error *err)
                 /* /proc families are kept fresh by the registry's shared snapshots */
                 spec.max_age_usec = UINT64_MAX;
         }
+        return install_tracker(r, f, &spec, TR_TAKE_PTR(cg), err);
+}
+
+/* Give f the tracker of spec and cg (taken, may be NULL: /proc). */
+static int install_tracker(pd_registry *r, pd_family *f, const tr_procfam_spec *spec, tr_cgroup *cg, tr_error *err)
+{
         tr_family *tf = NULL;
-        int k = tr_family_new(&spec, TR_TAKE_PTR(cg), &tf, err);
+        int k = tr_family_new(spec, cg, &tf, err);
         if (k < 0)
                 return k;
         tr_family_set_log(tf, tracker_log, f);
@@ -242,6 +256,7 @@ static void family_free(pd_family *f)
                 return;
         if (f->watcher_source)
                 g_source_remove(f->watcher_source);
+        pd_pid_watch_cancel(f->watcher_watch);
         if (f->watcher_pidfd >= 0)
                 close(f->watcher_pidfd);
         if (f->tf)
@@ -356,6 +371,7 @@ void pd_registry_free(pd_registry *r)
                 g_source_remove(r->timer);
         if (r->root)
                 free_tree(r->root);
+        pd_pid_watch_free(r->pid_watch);
         g_hash_table_destroy(r->by_root);
         g_hash_table_destroy(r->proc_intervals);
         tr_scan_free(&r->scan);
@@ -401,9 +417,12 @@ static gboolean watcher_cb(gint fd, GIOCondition cond, gpointer data)
         (void) fd;
         (void) cond;
         f->watcher_source = 0; /* G_SOURCE_REMOVE below removes it */
+        f->watcher_watch = NULL; /* a pid-watch entry ends after its callback */
         pd_registry_watcher_exited(w->r, f);
         return G_SOURCE_REMOVE;
 }
+
+static void watcher_exit_cb(void *data) { watcher_cb(-1, 0, data); }
 
 /* Fallback without pidfds only: the watcher is gone when its start time changed. */
 static gboolean watcher_poll_cb(gpointer data)
@@ -485,6 +504,13 @@ static void arm_watcher(pd_registry *r, pd_family *f)
         watch_ctx *w = g_new0(watch_ctx, 1);
         w->r = r;
         w->f = f;
+        /* one epoll fd for every watcher: the main loop's cost must not grow with families */
+        if (f->watcher_pidfd >= 0 && !r->pid_watch)
+                r->pid_watch = pd_pid_watch_new();
+        if (f->watcher_pidfd >= 0 && r->pid_watch)
+                f->watcher_watch = pd_pid_watch_add(r->pid_watch, f->watcher_pidfd, watcher_exit_cb, w, g_free);
+        if (f->watcher_watch)
+                return;
         if (f->watcher_pidfd >= 0)
                 f->watcher_source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, f->watcher_pidfd, G_IO_IN, watcher_cb,
                                                        w, g_free);
@@ -571,17 +597,29 @@ static int dup_opt(char **dst, const char *src)
         return 0;
 }
 
-int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **out, bool *watcher_gone,
-                        tr_error *err)
+/* f's watcher through like's pidfd when like watches the same process (pid + start time,
+ * checked when like was restored), else a fresh pidfd.  -ESRCH when gone or reused. */
+static int restore_watcher(pd_family *f, const pd_state_family *sf, const pd_family *like)
 {
+        if (like && like->watcher_pidfd >= 0 && like->watcher_pid == sf->watcher_pid &&
+            like->watcher_start_ticks == sf->watcher_start_ticks) {
+                f->watcher_pidfd = fcntl(like->watcher_pidfd, F_DUPFD_CLOEXEC, 0);
+                if (f->watcher_pidfd >= 0) {
+                        f->watcher_pid = like->watcher_pid;
+                        f->watcher_start_ticks = like->watcher_start_ticks;
+                        return 0;
+                }
+        }
+        return open_watcher(f, sf->watcher_pid, sf->watcher_start_ticks);
+}
+
+int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg, const pd_family *like,
+                        pd_family **out, bool *watcher_gone, tr_error *err)
+{
+        _cleanup_cgroup_ tr_cgroup *handle = cg;
         *watcher_gone = false;
-        uint64_t now = 0;
-        if (sf->root_pid <= 1 || tr_pid_start_ticks(sf->root_pid, &now) < 0)
-                return tr_error_set(err, ESRCH, "root %d is gone", (int) sf->root_pid);
-        if (now != sf->root_start_ticks)
-                return tr_error_set(err, ESRCH, "pid %d now names another process (start %llu, saved %llu)",
-                                    (int) sf->root_pid, (unsigned long long) now,
-                                    (unsigned long long) sf->root_start_ticks);
+        if (sf->root_pid <= 1 || (sf->cgroup != NULL) != (cg != NULL))
+                return tr_error_set(err, EINVAL, "family %d: bad restore record", (int) sf->root_pid);
         if (g_hash_table_lookup(r->by_root, GINT_TO_POINTER(sf->root_pid)))
                 return tr_error_set(err, EEXIST, "pid %d already roots a family", (int) sf->root_pid);
         pd_family *f = family_alloc();
@@ -589,7 +627,7 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **o
                 return tr_error_set(err, ENOMEM, "out of memory");
         f->root_pid = sf->root_pid;
         f->root_start_ticks = sf->root_start_ticks;
-        f->root_uid = sf->root_uid;
+        f->root_uid = sf->root_uid; /* read at registration, as before the restart */
         f->interval_sec = sf->interval_sec;
         f->by_login = sf->login != NULL;
         f->login_uid = sf->login_uid;
@@ -605,33 +643,40 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **o
                 family_free(f);
                 return tr_error_set(err, ENOMEM, "out of memory");
         }
-        pd_proc_uid_checked(f->root_pid, f->root_start_ticks, &f->root_uid);
-        if (sf->watcher_pid > 0 && open_watcher(f, sf->watcher_pid, sf->watcher_start_ticks) < 0) {
+        if (sf->watcher_pid > 0 && restore_watcher(f, sf, like) < 0) {
                 *watcher_gone = true; /* the family is restored; the caller applies the exit rule */
                 f->watcher_pid = 0;   /* not armed */
         }
-        int k = build_tracker(r, f, err);
+        tr_procfam_spec spec = family_spec(f);
+        /* cgroup families: the /proc side is only a fallback with its own scans; /proc
+         * families are kept fresh by the registry's shared snapshots */
+        spec.max_age_usec = handle ? (uint64_t) f->interval_sec * 1000000u : UINT64_MAX;
+        int k = install_tracker(r, f, &spec, TR_TAKE_PTR(handle), err);
         if (k < 0) {
                 family_free(f);
                 return k;
         }
         if (f->proc_tracked && sf->n_members) {
                 /* members found earlier (orphans that left the parent tree included), only
-                 * those whose pid still names the same process */
+                 * those whose pid still names the same process (the root: checked by the
+                 * caller) */
                 _cleanup_pidset_ tr_pidset seeds = TR_PIDSET_INIT;
                 for (size_t i = 0; i < sf->n_members; i++) {
+                        const pd_state_member *m = &sf->members[i];
                         uint64_t st = 0;
-                        if (tr_pid_start_ticks(sf->members[i].pid, &st) == 0 && st == sf->members[i].start_ticks)
-                                tr_pidset_add(&seeds, sf->members[i].pid);
+                        if ((m->pid == f->root_pid && m->start_ticks == f->root_start_ticks) ||
+                            (m->pid != f->root_pid && tr_pid_start_ticks(m->pid, &st) == 0 && st == m->start_ticks))
+                                tr_pidset_add(&seeds, m->pid);
                 }
                 if (seeds.n)
                         tr_procfam_set_seeds(tr_family_procfam(f->tf), &seeds);
         }
-        pd_family *parent = NULL;
+        /* the tree as saved: under the root family, or under the saved parent when it was
+         * restored (else the usual placement) */
+        pd_family *parent = r->root;
         if (sf->parent_root_pid > 0) {
                 pd_family *p = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(sf->parent_root_pid));
-                if (p && p->parent)
-                        parent = p;
+                parent = p && p->parent ? p : NULL;
         }
         link_family(r, f, parent);
         if (*watcher_gone) {

@@ -31,6 +31,7 @@
 #include <sys/types.h>
 
 #include "procd/family-cgroup.h"
+#include "procd/pid-watch.h"
 #include "trackers/hierarchy.h"
 #include "trackers/pidset.h"
 #include "trackers/procscan.h"
@@ -53,7 +54,8 @@ struct pd_family {
         pid_t watcher_pid;        /* 0: no watcher */
         int watcher_pidfd;        /* -1 without pidfd_open: then polled by start time */
         uint64_t watcher_start_ticks;
-        guint watcher_source;
+        guint watcher_source;     /* without pid_watch: a GLib source */
+        pd_pid_watch_entry *watcher_watch; /* the pidfd in the registry's pid-watch set */
         uint32_t interval_sec;    /* max snapshot interval */
         pd_family *parent;        /* NULL for the root family */
         GPtrArray *children;      /* pd_family *, not owned */
@@ -163,15 +165,18 @@ void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, voi
 /* Set or clear PD_FAMILY_* flags (they survive a restart); a change calls the changed hook. */
 void pd_registry_set_flag(pd_registry *r, pd_family *f, unsigned flag, bool on);
 
-/* Re-create a family from a state-file record (procd/restore.c): root identity checked by
- * start time (-ESRCH: gone or reused), the watcher re-armed through a pidfd (*watcher_gone
- * when it exited meanwhile or its pid names another process: the caller applies the
- * watcher-exit rule), tracking rebuilt (cgroup: -ENOENT when it is gone), seeds for a /proc
- * family from members still alive with the same start time.  The parent is the registered
- * family rooted at parent_root_pid, else the usual placement. */
+/* Re-create a family from a state-file record (procd/restore.c).  The caller has checked
+ * the root's identity (pid + start time, read after anything else it read about the root)
+ * and, for a cgroup family, opened and checked its cgroup: cg (taken; NULL for a /proc
+ * family).  The watcher is re-armed through a pidfd (a duplicate of like's when like, a
+ * family restored before, watches the same process; *watcher_gone when it exited meanwhile
+ * or its pid names another process: the caller applies the watcher-exit rule);
+ * seeds for a /proc family from members still alive with the same start time; the uid is
+ * the saved one (read at registration).  The parent is the root family when the record
+ * says so, the restored family rooted at parent_root_pid, else the usual placement. */
 struct pd_state_family;
-int pd_registry_restore(pd_registry *r, const struct pd_state_family *sf, pd_family **out, bool *watcher_gone,
-                        tr_error *err);
+int pd_registry_restore(pd_registry *r, const struct pd_state_family *sf, tr_cgroup *cg, const pd_family *like,
+                        pd_family **out, bool *watcher_gone, tr_error *err);
 
 /* Start time of pid in the last shared snapshot (0: not in it). */
 uint64_t pd_registry_snapshot_start_ticks(const pd_registry *r, pid_t pid);

@@ -307,13 +307,14 @@ int main(int argc, char **argv)
         _cleanup_close_ int pidfd = -1;
         tr_dev_rules dev_rules = { 0 };
         tr_dev_filter *dev_filter = NULL;
+        st_limits_record limits = { 0 };
 
         r = st_jobcg_create(&jc, &hs, &o, &err);
         if (r < 0) {
                 stage = "job cgroup";
                 goto out;
         }
-        r = st_limits_apply(jc.job, &hs, &o.limits, o.best_effort, &err);
+        r = st_limits_apply(jc.job, &hs, &o.limits, o.best_effort, &limits, &err);
         if (r < 0) {
                 stage = "limits";
                 goto out;
@@ -416,6 +417,8 @@ int main(int argc, char **argv)
         if (st_track_usage(&t, &u, &uerr) < 0)
                 fprintf(stderr, "procd-starter: warning: final usage: %s\n", uerr.msg);
         res.oom_killed = u.oom_kills.available && u.oom_kills.value > 0;
+        res.limits = &limits;
+        tr_cgroup_limit_events(jc.job, &res.events); /* before the job cgroup goes */
         res.tracker = t.ops->name; /* after the last procd call: "procd" only if it still tracked the job */
         res.tracker_reason = t.ops == NULL || strcmp(t.ops->name, "procd") != 0 ? t.reason : NULL;
         st_track_close(&t);
@@ -430,12 +433,14 @@ int main(int argc, char **argv)
         if (o.report_path && st_report_write_json(o.report_path, &res, &u, &err) < 0)
                 fprintf(stderr, "procd-starter: warning: %s\n", err.msg);
         code = res.exit_code;
+        st_limits_record_free(&limits);
         tr_dev_rules_free(&dev_rules);
         st_launch_free(&l);
         st_options_free(&o);
         return code;
 
 out:
+        st_limits_record_free(&limits);
         st_track_close(&t);
         tr_dev_filter_free(dev_filter);
         tr_dev_rules_free(&dev_rules);

@@ -48,6 +48,56 @@ static void rfc3339(uint64_t usec, char *buf, size_t size)
         snprintf(buf, size, "%s.%06uZ", base, (unsigned) (usec % 1000000u));
 }
 
+/* "procd-starter: limit --memory-max 32.00 MiB: PATH = VALUE" per limit, then the hits */
+static void limits_print(FILE *f, const st_result *r)
+{
+        for (size_t i = 0; r->limits && i < r->limits->n; i++) {
+                const st_limit_applied *a = &r->limits->a[i];
+                char v[64];
+                uint64_t bytes;
+                if (a->bytes && tr_parse_size(a->value, &bytes) == 0 && bytes != UINT64_MAX)
+                        tr_format_bytes(bytes, v, sizeof v);
+                else
+                        snprintf(v, sizeof v, "%s", a->value);
+                fprintf(f, "procd-starter: limit --%s %s", a->option, v);
+                if (!a->applied)
+                        fprintf(f, " not applied: %s", a->why);
+                for (int w = 0; a->applied && w < a->n_writes; w++)
+                        fprintf(f, "%s %s = %s", w ? "," : ":", a->w[w].path, a->w[w].value);
+                fputc('\n', f);
+        }
+        const tr_u64 *e = r->events.v;
+        bool known = false;
+        for (int k = 0; k < TR_EVENT_COUNT; k++)
+                known |= e[k].available;
+        if (!known)
+                return;
+        unsigned hits = tr_limit_events_hits(&r->events);
+        fprintf(f, "procd-starter: limits hit:%s", hits ? "" : " none");
+        const char *sep = " ";
+        if (hits & TR_HIT_OOM) {
+                fprintf(f, "%soom (", sep);
+                if (e[TR_EVENT_OOM].available)
+                        fprintf(f, "oom %llu, ", (unsigned long long) e[TR_EVENT_OOM].value);
+                fprintf(f, "oom_kill %llu)", (unsigned long long) e[TR_EVENT_OOM_KILL].value);
+                sep = ", ";
+        }
+        if (hits & TR_HIT_PIDS_MAX) {
+                fprintf(f, "%spids-max (%llu forks refused)", sep, (unsigned long long) e[TR_EVENT_PIDS_MAX].value);
+                sep = ", ";
+        }
+        if (hits & TR_HIT_CPU_THROTTLED) {
+                fprintf(f, "%scpu-throttled (%llu", sep, (unsigned long long) e[TR_EVENT_CPU_THROTTLED].value);
+                if (e[TR_EVENT_CPU_PERIODS].available)
+                        fprintf(f, " of %llu", (unsigned long long) e[TR_EVENT_CPU_PERIODS].value);
+                fprintf(f, " periods");
+                if (e[TR_EVENT_CPU_THROTTLED_USEC].available)
+                        fprintf(f, ", %.2f s", (double) e[TR_EVENT_CPU_THROTTLED_USEC].value / 1e6);
+                fprintf(f, ")");
+        }
+        fputc('\n', f);
+}
+
 void st_report_print(FILE *f, const st_result *r, const tr_usage *u)
 {
         char src[64];
@@ -86,6 +136,7 @@ void st_report_print(FILE *f, const st_result *r, const tr_usage *u)
                 }
                 fputc('\n', f);
         }
+        limits_print(f, r);
 }
 
 /* "devices": {"method": "bpf+v1", "bpf_prog_id": N, "rules": ["deny c:1:3:rwm", ...]} */
@@ -103,6 +154,62 @@ static void devices_json(FILE *f, const st_result *r)
                 tr_json_write_string(f, rule);
         }
         fputs("]}", f);
+}
+
+/* "limits": [{"option": "memory-max", "value": "33554432", "applied": true, "cgroup": "v1",
+ * "files": [{"path": ".../memory.limit_in_bytes", "value": "33554432"}]}, ...],
+ * "limits_hit": ["oom"], "limit_events": {"oom_kill": 1, ...} (the counters read) */
+static void limits_json(FILE *f, const st_result *r)
+{
+        fputs(", \"limits\": [", f);
+        for (size_t i = 0; r->limits && i < r->limits->n; i++) {
+                const st_limit_applied *a = &r->limits->a[i];
+                fputs(i ? ", {\"option\": " : "{\"option\": ", f);
+                tr_json_write_string(f, a->option);
+                fputs(", \"value\": ", f);
+                tr_json_write_string(f, a->value);
+                fprintf(f, ", \"applied\": %s", a->applied ? "true" : "false");
+                if (!a->applied) {
+                        fputs(", \"reason\": ", f);
+                        tr_json_write_string(f, a->why);
+                        fputs("}", f);
+                        continue;
+                }
+                fprintf(f, ", \"cgroup\": \"%s\", \"files\": [", a->v2 ? "v2" : "v1");
+                for (int w = 0; w < a->n_writes; w++) {
+                        fputs(w ? ", {\"path\": " : "{\"path\": ", f);
+                        tr_json_write_string(f, a->w[w].path);
+                        fputs(", \"value\": ", f);
+                        tr_json_write_string(f, a->w[w].value);
+                        fputs("}", f);
+                }
+                fputs("]}", f);
+        }
+        fputs("]", f);
+        bool known = false;
+        for (int k = 0; k < TR_EVENT_COUNT; k++)
+                known |= r->events.v[k].available;
+        if (!known)
+                return;
+        unsigned hits = tr_limit_events_hits(&r->events);
+        fputs(", \"limits_hit\": [", f);
+        const char *sep = "";
+        for (unsigned h = 1; h <= TR_HIT_CPU_THROTTLED; h <<= 1) {
+                if (!(hits & h))
+                        continue;
+                fprintf(f, "%s\"%s\"", sep, tr_limit_hit_name((tr_limit_hit) h));
+                sep = ", ";
+        }
+        fputs("], \"limit_events\": {", f);
+        sep = "";
+        for (int k = 0; k < TR_EVENT_COUNT; k++) {
+                if (!r->events.v[k].available)
+                        continue;
+                fprintf(f, "%s\"%s\": %llu", sep, tr_limit_event_get((tr_limit_event_id) k)->name,
+                        (unsigned long long) r->events.v[k].value);
+                sep = ", ";
+        }
+        fputs("}", f);
 }
 
 /* Open path.tmp for a report into *f; commit_report() renames it into place. */
@@ -188,6 +295,7 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
         fputs(", \"tracker\": ", f);
         tr_json_write_string(f, r->tracker);
         devices_json(f, r);
+        limits_json(f, r);
         fputs("}\n", f);
         return commit_report(f, tmp, path, err);
 }

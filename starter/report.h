@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include "joblimits.h"
+#include "trackers/cglimits.h"
 #include "trackers/devices.h"
 #include "trackers/error.h"
 #include "trackers/usage.h"
@@ -40,6 +42,8 @@ typedef struct st_result {
         const tr_dev_rules *devices; /* the device rules enforced, NULL or empty: none */
         const char *device_method;   /* "bpf", "v1", "bpf+v1" */
         uint32_t device_prog_id;     /* the BPF program's id (0: none) */
+        const st_limits_record *limits; /* the limits the job ran with (NULL: none) */
+        tr_limit_events events;      /* what they did (counters; unavailable: unknown) */
 } st_result;
 
 /* exit_status/exit_signal/oom -> exit_code (documented in --help and the README). */

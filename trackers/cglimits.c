@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cgparse.h"
+#include "cgroup-walk.h"
 #include "util.h"
 
 static const tr_limit_knob knobs[TR_LIMIT_COUNT] = {
@@ -183,4 +185,101 @@ int tr_limit_writes(tr_limit_id id, bool v2, const tr_limit_value *v, tr_limit_w
                 return io_writes(v->text, v2, out, err);
         }
         return tr_error_set(err, EOPNOTSUPP, "--%s has no cgroup %s knob", k->option, v2 ? "v2" : "v1");
+}
+
+/* ---- what the limits did ---- */
+
+static const tr_limit_event_row events[TR_EVENT_COUNT] = {
+        /* name, controller, v2 file, v2 key, v1 file, v1 key, v1 divisor, v1 local */
+        /* v1 has no "oom" counter (under_oom is a state, not a count) */
+        [TR_EVENT_OOM] = { "oom", TR_CTRL_MEMORY, "memory.events", "oom", NULL, NULL, 1, false },
+        /* v2 memory.events is hierarchical; v1 oom_kill is not (cgroup-stats.c) */
+        [TR_EVENT_OOM_KILL] = { "oom_kill", TR_CTRL_MEMORY, "memory.events", "oom_kill", "memory.oom_control",
+                                "oom_kill", 1, true },
+        /* v1 pids.events counts the refused forks in the forking cgroup itself */
+        [TR_EVENT_PIDS_MAX] = { "pids_max", TR_CTRL_PIDS, "pids.events", "max", "pids.events", "max", 1, true },
+        /* the quota is the job cgroup's own: its cpu.stat counts its throttling */
+        [TR_EVENT_CPU_PERIODS] = { "cpu_nr_periods", TR_CTRL_CPU, "cpu.stat", "nr_periods", "cpu.stat", "nr_periods",
+                                   1, false },
+        [TR_EVENT_CPU_THROTTLED] = { "cpu_nr_throttled", TR_CTRL_CPU, "cpu.stat", "nr_throttled", "cpu.stat",
+                                     "nr_throttled", 1, false },
+        [TR_EVENT_CPU_THROTTLED_USEC] = { "cpu_throttled_usec", TR_CTRL_CPU, "cpu.stat", "throttled_usec", "cpu.stat",
+                                          "throttled_time", 1000, false },
+};
+
+const tr_limit_event_row *tr_limit_event_get(tr_limit_event_id id)
+{
+        return (unsigned) id < TR_EVENT_COUNT ? &events[id] : NULL;
+}
+
+typedef struct event_sum {
+        const char *file, *key;
+        uint64_t sum;
+} event_sum;
+
+/* Pre callback of the descendant walk: add a child's counter (a child without the file or
+ * key, or vanishing, adds nothing). */
+static int add_child_event(int dfd, void *ud)
+{
+        event_sum *s = ud;
+        char buf[1024];
+        uint64_t v;
+        if (tr_read_file_at(dfd, s->file, buf, sizeof buf, NULL) >= 0 && tr_keyed_u64(buf, s->key, &v) == 0)
+                s->sum += v;
+        return 0;
+}
+
+void tr_cgroup_limit_events(tr_cgroup *cg, tr_limit_events *ev)
+{
+        memset(ev, 0, sizeof *ev);
+        const tr_hierarchies *hs = tr_cgroup_hierarchies(cg);
+        for (int id = 0; id < TR_EVENT_COUNT; id++) {
+                const tr_limit_event_row *row = &events[id];
+                int i = tr_limit_hierarchy(hs, row->ctrl);
+                if (i < 0 || tr_cgroup_dirfd(cg, i) < 0)
+                        continue;
+                bool v2 = hs->h[i].is_v2;
+                const char *file = v2 ? row->v2_file : row->v1_file, *key = v2 ? row->v2_key : row->v1_key;
+                if (!file)
+                        continue;
+                char buf[4096];
+                if (tr_cgroup_read(cg, i, file, buf, sizeof buf, NULL) < 0)
+                        continue;
+                event_sum s = { file, key, 0 };
+                if (tr_keyed_u64(buf, key, &s.sum) < 0)
+                        continue;
+                if (!v2 && row->v1_local &&
+                    tr_cg_walk_children(tr_cgroup_dirfd(cg, i), &(tr_cg_walk){ .pre = add_child_event, .ud = &s }) < 0)
+                        continue;
+                ev->v[id] = (tr_u64){ .value = s.sum / (v2 ? 1 : row->v1_divisor),
+                                      .available = true,
+                                      .source = v2 ? TR_SRC_CGROUP_V2 : TR_SRC_CGROUP_V1 };
+        }
+}
+
+static bool positive(const tr_u64 *v) { return v->available && v->value > 0; }
+
+unsigned tr_limit_events_hits(const tr_limit_events *ev)
+{
+        unsigned h = 0;
+        if (positive(&ev->v[TR_EVENT_OOM]) || positive(&ev->v[TR_EVENT_OOM_KILL]))
+                h |= TR_HIT_OOM;
+        if (positive(&ev->v[TR_EVENT_PIDS_MAX]))
+                h |= TR_HIT_PIDS_MAX;
+        if (positive(&ev->v[TR_EVENT_CPU_THROTTLED]))
+                h |= TR_HIT_CPU_THROTTLED;
+        return h;
+}
+
+const char *tr_limit_hit_name(tr_limit_hit h)
+{
+        switch (h) {
+        case TR_HIT_OOM:
+                return "oom";
+        case TR_HIT_PIDS_MAX:
+                return "pids-max";
+        case TR_HIT_CPU_THROTTLED:
+                return "cpu-throttled";
+        }
+        return "?";
 }

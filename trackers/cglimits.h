@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cgroup.h"
 #include "error.h"
 #include "hierarchy.h"
 
@@ -77,3 +78,49 @@ int tr_limit_hierarchy(const tr_hierarchies *hs, tr_controller ctrl);
 
 /* v1 cpu.shares for a v2 cpu.weight (100 -> 1024, clamped to [2, 262144]). */
 unsigned long long tr_weight_to_shares(uint64_t weight);
+
+/* ---- what the limits did ----
+ * The counters the kernel keeps where a limit is written (the hierarchy tr_limit_hierarchy
+ * picks for the controller): one row per counter with its v2 file and key, its v1 file and
+ * key, the v1 unit and whether the v1 counter is local to each cgroup (then the job cgroup's
+ * descendants are summed). */
+typedef enum tr_limit_event_id {
+        TR_EVENT_OOM,               /* v2 memory.events oom: memory.max hit, reclaim failed */
+        TR_EVENT_OOM_KILL,          /* processes the OOM killer killed */
+        TR_EVENT_PIDS_MAX,          /* forks refused at pids.max */
+        TR_EVENT_CPU_PERIODS,       /* CFS bandwidth periods while runnable */
+        TR_EVENT_CPU_THROTTLED,     /* of them, periods the quota ran out */
+        TR_EVENT_CPU_THROTTLED_USEC,/* time throttled */
+        TR_EVENT_COUNT
+} tr_limit_event_id;
+
+typedef struct tr_limit_event_row {
+        const char *name; /* report key: "oom_kill", "cpu_throttled_usec" */
+        tr_controller ctrl;
+        const char *v2_file, *v2_key;
+        const char *v1_file, *v1_key; /* NULL: no such counter in v1 */
+        uint32_t v1_divisor;          /* v1 value / this: ns -> usec */
+        bool v1_local;                /* v1 counts per cgroup: sum the descendants */
+} tr_limit_event_row;
+
+const tr_limit_event_row *tr_limit_event_get(tr_limit_event_id id);
+
+typedef struct tr_limit_events {
+        tr_u64 v[TR_EVENT_COUNT]; /* unavailable where the file or key is missing */
+} tr_limit_events;
+
+/* Read every counter of cg (a job cgroup, before it is removed).  A counter whose
+ * controller, file or key is missing here, or whose cgroup is gone, stays unavailable:
+ * unknown, not 0. */
+void tr_cgroup_limit_events(tr_cgroup *cg, tr_limit_events *ev);
+
+/* The limits the counters say were hit: OOM (oom or oom_kill > 0), pids.max (a fork
+ * refused), CPU quota (a throttled period). */
+typedef enum tr_limit_hit {
+        TR_HIT_OOM = 1u << 0,
+        TR_HIT_PIDS_MAX = 1u << 1,
+        TR_HIT_CPU_THROTTLED = 1u << 2,
+} tr_limit_hit;
+unsigned tr_limit_events_hits(const tr_limit_events *ev);
+/* "oom", "pids-max", "cpu-throttled" */
+const char *tr_limit_hit_name(tr_limit_hit h);

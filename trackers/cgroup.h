@@ -42,6 +42,18 @@ int tr_cgroup_open_pid(const tr_hierarchies *hs, pid_t pid, unsigned flags, tr_c
  * neither, leave it out.  (TrackFamilyViaCgroup's lookup rule.) */
 int tr_cgroup_open_for_pid(const tr_hierarchies *hs, const char *path, pid_t pid, unsigned flags,
                            tr_cgroup **out, tr_error *err);
+/* Many cgroups opened one after another, most of them siblings (a restarted daemon reopens
+ * its families): an opener keeps the last parent directory of each hierarchy open, so that
+ * each open is a lookup of one name.  Not thread-safe; free it when done. */
+typedef struct tr_cg_opener tr_cg_opener;
+tr_cg_opener *tr_cg_opener_new(const tr_hierarchies *hs);
+void tr_cg_opener_free(tr_cg_opener *o);
+
+/* tr_cgroup_open_for_pid with pid's cgroups already read (pc, from tr_pid_cgroups_read;
+ * NULL: tr_cgroup_open of path), through opener o when not NULL; what names the cgroup in
+ * the error when it exists in no hierarchy (NULL: path). */
+int tr_cgroup_open_for_cgroups(const tr_hierarchies *hs, tr_cg_opener *o, const char *path, const tr_pid_cgroups *pc,
+                               const char *what, unsigned flags, tr_cgroup **out, tr_error *err);
 
 /* mkdir -p `path` in the v2 hierarchy and in every v1 hierarchy with controllers (and
  * name=systemd), enabling in each v2 parent's cgroup.subtree_control the controllers its

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testsupport.h"
+
 #define CC_DEFAULT_TIMEOUT_MS 30000
 #define CC_MAX_REQUEST 8192
 #define CC_MAX_DUMP_ITEMS 1000000
@@ -606,4 +608,19 @@ int cc_daemon_stop(cc_daemon *d)
         }
         cc_daemon_cleanup_dir(d);
         return st;
+}
+
+int cc_can_run(const char *what, const char *const *extra)
+{
+        if (!ts_need_root(what))
+                return 77;
+        cc_daemon probe;
+        int r = cc_daemon_start(&probe, extra);
+        if (r < 0) {
+                printf("SKIP: %s does not serve the classic protocol: %s\n", cc_daemon_exe(),
+                       probe.errtext[0] ? probe.errtext : strerror(-r));
+                return 77;
+        }
+        cc_daemon_stop(&probe);
+        return 0;
 }

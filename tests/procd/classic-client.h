@@ -148,3 +148,7 @@ int cc_daemon_start_with(cc_daemon *d, const char *const *extra, void (*pre_exec
 int cc_daemon_stop(cc_daemon *d);
 /* Reply FIFOs, watchdog and command FIFO paths left in d->dir are removed. */
 void cc_daemon_cleanup_dir(cc_daemon *d);
+/* Whether a classic-protocol test program can run: root (else prints why via
+ * ts_need_root(what)) and a daemon started with `extra` that serves the protocol (else
+ * prints why).  0 when it can, 77 (ctest's skip code) otherwise. */
+int cc_can_run(const char *what, const char *const *extra);

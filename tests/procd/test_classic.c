@@ -745,16 +745,6 @@ static CU_SuiteInfo suites[] = {
 int main(void)
 {
         signal(SIGPIPE, SIG_IGN);
-        if (!ts_need_root("classic protocol tests"))
-                return 77;
-        /* Probe: does this daemon speak the classic protocol? */
-        cc_daemon probe;
-        int r = cc_daemon_start(&probe, daemon_args);
-        if (r < 0) {
-                printf("SKIP: %s does not serve the classic protocol: %s\n", cc_daemon_exe(),
-                       probe.errtext[0] ? probe.errtext : strerror(-r));
-                return 77;
-        }
-        cc_daemon_stop(&probe);
-        return ts_run(suites);
+        int skip = cc_can_run("classic protocol tests", daemon_args);
+        return skip ? skip : ts_run(suites);
 }

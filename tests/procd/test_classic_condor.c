@@ -425,16 +425,7 @@ int main(int argc, char **argv)
         if (argc == 3 && strcmp(argv[1], "--job") == 0)
                 return job_main(atoi(argv[2]));
         signal(SIGPIPE, SIG_IGN);
-        if (!ts_need_root("HTCondor-shaped test"))
-                return 77;
-        cc_daemon probe;
         static const char *const args[] = { "-S", "60", NULL };
-        int r = cc_daemon_start(&probe, args);
-        if (r < 0) {
-                printf("SKIP: %s does not serve the classic protocol: %s\n", cc_daemon_exe(),
-                       probe.errtext[0] ? probe.errtext : strerror(-r));
-                return 77;
-        }
-        cc_daemon_stop(&probe);
-        return ts_run(suites);
+        int skip = cc_can_run("HTCondor-shaped test", args);
+        return skip ? skip : ts_run(suites);
 }

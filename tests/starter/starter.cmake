@@ -2,7 +2,7 @@
 # against real cgroups (and a real systemd --user manager) as integration tests.
 procd_add_test(NAME test_starter_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_starter_unit.c
                LIBS procd_starter LABELS unit)
-procd_add_test(NAME test_starter SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_starter.c
+procd_add_test(NAME test_starter SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_starter.c ${CMAKE_CURRENT_LIST_DIR}/starter-run.c
                LIBS procd_starter LABELS integration TIMEOUT 300)
 add_dependencies(test_starter procd-starter)
 if(TARGET procd)

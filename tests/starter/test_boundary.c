@@ -15,11 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "starter-run.h"
 #include "testsupport.h"
 #include "trackers/util.h"
 
-static char self_exe[PATH_MAX];
-static char tmpdir[PATH_MAX];
 
 /* ---- job side ---- */
 
@@ -132,23 +131,16 @@ typedef struct job {
         char report[8192];
 } job;
 
-static void path_of(char *buf, size_t size, const char *tag, const char *ext)
-{
-        snprintf(buf, size, "%s/%s%s", tmpdir, tag, ext);
-}
-
 /* Start procd-starter --no-procd --systemd=no --cgroup-base <test base> --name tag --report
- * tag.json --stdout tag.out <opts...> -- <cmd...> (both lists NULL-terminated); its pid. */
+ * tag.json --stdout tag.job <opts...> -- <cmd...> (both lists NULL-terminated); its pid. */
 static pid_t job_start(const char *tag, const char *const *opts, const char *const *cmd)
 {
-        char report[PATH_MAX], out[PATH_MAX], err[PATH_MAX], bin[PATH_MAX];
-        path_of(report, sizeof report, tag, ".json");
-        path_of(out, sizeof out, tag, ".out");
-        path_of(err, sizeof err, tag, ".err");
-        snprintf(bin, sizeof bin, "%s/starter/procd-starter", ts_build_dir());
-        const char *argv[64] = { bin, "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", tag,
+        char report[PATH_MAX], out[PATH_MAX];
+        sr_path(report, sizeof report, tag, ".json");
+        sr_path(out, sizeof out, tag, ".job");
+        const char *argv[64] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", tag,
                                  "--report", report, "--stdout", out };
-        int n = 11;
+        int n = 10;
         for (int i = 0; opts[i] && n < 40; i++)
                 argv[n++] = opts[i];
         argv[n++] = "--";
@@ -156,36 +148,15 @@ static pid_t job_start(const char *tag, const char *const *opts, const char *con
                 argv[n++] = cmd[i];
         argv[n] = NULL;
         unlink(report);
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid == 0) {
-                int e = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-                int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-                if (e < 0 || in < 0 || dup2(in, 0) < 0 || dup2(e, 2) < 0)
-                        _exit(99);
-                execv(argv[0], (char **) argv);
-                _exit(98);
-        }
-        return pid;
+        return sr_spawn(tag, argv);
 }
 
 static void job_finish(job *j, pid_t pid, const char *tag)
 {
-        char report[PATH_MAX], out[PATH_MAX], err[PATH_MAX];
-        path_of(report, sizeof report, tag, ".json");
-        path_of(out, sizeof out, tag, ".out");
-        path_of(err, sizeof err, tag, ".err");
-        int st = ts_wait(pid, 60000);
-        if (st == -ETIMEDOUT) {
-                ts_kill_reap(pid);
-                j->code = -2;
-        } else {
-                j->code = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-        }
-        j->out[0] = j->err[0] = j->report[0] = '\0';
-        tr_read_file_at(AT_FDCWD, out, j->out, sizeof j->out, NULL);
-        tr_read_file_at(AT_FDCWD, err, j->err, sizeof j->err, NULL);
-        tr_read_file_at(AT_FDCWD, report, j->report, sizeof j->report, NULL);
+        j->code = sr_wait_code(pid, 60000);
+        sr_read(tag, ".job", j->out, sizeof j->out);
+        sr_read(tag, ".err", j->err, sizeof j->err);
+        sr_read(tag, ".json", j->report, sizeof j->report);
         if (j->code != 0)
                 printf("\n[%s] exit %d\n--- job stdout\n%s--- stderr\n%s---\n", tag, j->code, j->out, j->err);
 }
@@ -200,17 +171,7 @@ static void run_job(job *j, const char *tag, const char *const *opts, const char
 /* the job cgroup <base>/<tag> is gone from every hierarchy */
 static bool job_cgroup_gone(const char *tag)
 {
-        const tr_hierarchies *hs = ts_hierarchies();
-        char cg[PATH_MAX];
-        ts_cgroup_path(cg, sizeof cg, tag);
-        for (int i = 0; i < hs->n; i++) {
-                char dir[PATH_MAX];
-                if (tr_hierarchy_fs_path(&hs->h[i], cg, dir, sizeof dir, NULL) == 0 && access(dir, F_OK) == 0) {
-                        printf("\nleft behind: %s\n", dir);
-                        return false;
-                }
-        }
-        return true;
+        return !sr_cgroup_exists(tag, NULL, true);
 }
 
 static long long json_num(const char *text, const char *key)
@@ -229,7 +190,7 @@ static void test_device_deny(void)
                 return;
         job j;
         const char *opts[] = { "--device-deny", "c:1:3:rwm", NULL };
-        const char *cmd[] = { self_exe, "helper", "open", "/dev/null", "/dev/zero", NULL };
+        const char *cmd[] = { sr_self_exe(), "helper", "open", "/dev/null", "/dev/zero", NULL };
         run_job(&j, "devdeny", opts, cmd);
         CU_ASSERT_EQUAL(j.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(j.out, "/dev/null errno 1\n")); /* EPERM */
@@ -254,7 +215,7 @@ static void test_device_whitelist(void)
                 return;
         job j;
         const char *opts[] = { "--device-deny", "a:*:*:rwm", "--device-allow", "c:1:3:rw", NULL };
-        const char *cmd[] = { self_exe, "helper", "open", "/dev/null", "/dev/zero", NULL };
+        const char *cmd[] = { sr_self_exe(), "helper", "open", "/dev/null", "/dev/zero", NULL };
         run_job(&j, "devallow", opts, cmd);
         CU_ASSERT_EQUAL(j.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(j.out, "/dev/null ok\n"));
@@ -345,7 +306,7 @@ static void private_tmp_case(const char *tag, const char *base)
         snprintf(opt, sizeof opt, base ? "--private-tmp=%s" : "--private-tmp", base);
         snprintf(tagb, sizeof tagb, "%s-b", tag);
         const char *opts[] = { opt, NULL };
-        const char *cmd_a[] = { self_exe, "helper", "tmp-hold", marker, gate, NULL };
+        const char *cmd_a[] = { sr_self_exe(), "helper", "tmp-hold", marker, gate, NULL };
         pid_t a = job_start(tag, opts, cmd_a);
         CU_ASSERT_FATAL(a > 1);
         CU_ASSERT_TRUE(gate_wait(gate, "ready"));
@@ -357,7 +318,7 @@ static void private_tmp_case(const char *tag, const char *base)
         if (base)
                 CU_ASSERT_EQUAL(count_entries(base, "procd-tmp."), 1);
         job b;
-        const char *cmd_b[] = { self_exe, "helper", "tmp-look", marker, NULL };
+        const char *cmd_b[] = { sr_self_exe(), "helper", "tmp-look", marker, NULL };
         run_job(&b, tagb, opts, cmd_b);
         CU_ASSERT_EQUAL(b.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(b.out, "/tmp marker absent\n"));
@@ -388,7 +349,7 @@ static void test_private_tmp_dir(void)
         if (!ts_need_root("--private-tmp=DIR"))
                 return;
         char base[PATH_MAX];
-        snprintf(base, sizeof base, "%s/tmpbase", tmpdir);
+        sr_path(base, sizeof base, "tmpbase", "");
         CU_ASSERT_EQUAL_FATAL(mkdir(base, 0755), 0);
         private_tmp_case("ptdir", base);
         rmdir(base);
@@ -402,7 +363,7 @@ static void test_pid_namespace(void)
                 return;
         job j;
         const char *opts[] = { "--pid-namespace", NULL };
-        const char *cmd[] = { self_exe, "helper", "pidns", NULL };
+        const char *cmd[] = { sr_self_exe(), "helper", "pidns", NULL };
         run_job(&j, "pidns", opts, cmd);
         CU_ASSERT_EQUAL(j.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(j.out, "pid 2 ppid 1\n"));
@@ -429,7 +390,7 @@ static void test_pid_namespace_escapers(void)
                 return;
         job j;
         const char *opts[] = { "--pid-namespace", NULL };
-        const char *cmd[] = { self_exe, "helper", "escape", NULL };
+        const char *cmd[] = { sr_self_exe(), "helper", "escape", NULL };
         run_job(&j, "pidesc", opts, cmd);
         CU_ASSERT_EQUAL(j.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(j.report, "\"job_cgroups_removed\": true"));
@@ -454,7 +415,7 @@ static void test_pid_namespace_forward(void)
         char gate[PATH_MAX];
         gate_make(gate, sizeof gate, "fwd");
         const char *opts[] = { "--pid-namespace", NULL };
-        const char *cmd[] = { self_exe, "helper", "usr1-wait", gate, NULL };
+        const char *cmd[] = { sr_self_exe(), "helper", "usr1-wait", gate, NULL };
         pid_t s = job_start("pidfwd", opts, cmd);
         CU_ASSERT_FATAL(s > 1);
         CU_ASSERT_TRUE(gate_wait(gate, "ready"));
@@ -489,19 +450,6 @@ static void test_pid_namespace_forward(void)
 
 int main(int argc, char **argv)
 {
-        if (argc > 2 && strcmp(argv[1], "helper") == 0) {
-                int rc = helper(argc, argv);
-                fflush(NULL);
-                _exit(rc);
-        }
-        ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-        if (n <= 0)
-                return 2;
-        self_exe[n] = '\0';
-        snprintf(tmpdir, sizeof tmpdir, "/tmp/procd-boundary-test.XXXXXX");
-        if (!mkdtemp(tmpdir))
-                return 2;
-        chmod(tmpdir, 0755);
         CU_TestInfo devices[] = {
                 { "--device-deny: EPERM, rules in the report, program gone after", test_device_deny },
                 { "--device-deny a + --device-allow: whitelist", test_device_whitelist },
@@ -521,10 +469,5 @@ int main(int argc, char **argv)
                 { "starter namespaces", NULL, NULL, NULL, NULL, namespaces },
                 CU_SUITE_INFO_NULL,
         };
-        int rc = ts_run(suites);
-        char cmd[PATH_MAX + 32];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (rc == 0 && system(cmd) != 0)
-                fprintf(stderr, "could not remove %s\n", tmpdir);
-        return rc;
+        return sr_main(argc, argv, "procd-boundary-test", helper, suites);
 }

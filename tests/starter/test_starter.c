@@ -17,12 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "starter-run.h"
 #include "testsupport.h"
 #include "trackers/util.h"
 #include "procd/client.h"
 
-static char self_exe[PATH_MAX];
-static char tmpdir[PATH_MAX];
 
 /* ---------------------------------------------------------------- helpers (job side) */
 
@@ -203,65 +202,12 @@ typedef struct run {
         uint64_t elapsed_usec;
 } run;
 
-static const char *starter_bin(void)
-{
-        static char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/starter/procd-starter", ts_build_dir());
-        return p;
-}
-
-static void tmp_path(char *buf, size_t size, const char *tag, const char *ext)
-{
-        snprintf(buf, size, "%s/%s%s", tmpdir, tag, ext);
-}
-
-/* args: NULL-terminated, without argv[0] */
-static pid_t spawn(const char *tag, const char *const *args)
-{
-        char out[PATH_MAX], err[PATH_MAX];
-        tmp_path(out, sizeof out, tag, ".out");
-        tmp_path(err, sizeof err, tag, ".err");
-        const char *argv[96];
-        int n = 0;
-        argv[n++] = starter_bin();
-        for (int i = 0; args[i] && n < 95; i++)
-                argv[n++] = args[i];
-        argv[n] = NULL;
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid == 0) {
-                int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-                int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-                int in = open("/dev/null", O_RDONLY);
-                if (o < 0 || e < 0 || in < 0)
-                        _exit(99);
-                dup2(in, 0);
-                dup2(o, 1);
-                dup2(e, 2);
-                execv(argv[0], (char **) argv);
-                _exit(98);
-        }
-        return pid;
-}
-
 static void finish(pid_t pid, const char *tag, run *r, int timeout_ms, uint64_t t0)
 {
-        int st = ts_wait(pid, timeout_ms);
-        if (st == -ETIMEDOUT) {
-                ts_kill_reap(pid);
-                r->code = -2;
-        } else if (st >= 0 && WIFEXITED(st)) {
-                r->code = WEXITSTATUS(st);
-        } else {
-                r->code = -1;
-        }
+        r->code = sr_wait_code(pid, timeout_ms);
         r->elapsed_usec = tr_now_usec() - t0;
-        char p[PATH_MAX];
-        tmp_path(p, sizeof p, tag, ".out");
-        r->out[0] = r->err[0] = '\0';
-        tr_read_file_at(AT_FDCWD, p, r->out, sizeof r->out, NULL);
-        tmp_path(p, sizeof p, tag, ".err");
-        tr_read_file_at(AT_FDCWD, p, r->err, sizeof r->err, NULL);
+        sr_read(tag, ".out", r->out, sizeof r->out);
+        sr_read(tag, ".err", r->err, sizeof r->err);
         if (r->code != 0)
                 printf("\n[%s] exit %d\n--- stdout\n%s--- stderr\n%s---\n", tag, r->code, r->out, r->err);
 }
@@ -271,7 +217,7 @@ static void finish(pid_t pid, const char *tag, run *r, int timeout_ms, uint64_t 
 static void run_starter(run *r, const char *tag, int timeout_ms, const char *const *args)
 {
         char report[PATH_MAX];
-        tmp_path(report, sizeof report, tag, ".json");
+        sr_path(report, sizeof report, tag, ".json");
         unlink(report);
         const char *all[96] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", tag,
                                 "--report", report };
@@ -280,7 +226,7 @@ static void run_starter(run *r, const char *tag, int timeout_ms, const char *con
                 all[n++] = args[i];
         all[n] = NULL;
         uint64_t t0 = tr_now_usec();
-        pid_t pid = spawn(tag, all);
+        pid_t pid = sr_spawn(tag, all);
         CU_ASSERT_FATAL(pid > 1);
         finish(pid, tag, r, timeout_ms, t0);
 }
@@ -288,27 +234,14 @@ static void run_starter(run *r, const char *tag, int timeout_ms, const char *con
 /* the job cgroup <base>/<tag> is gone from every hierarchy */
 static bool cg_gone(const char *tag)
 {
-        const tr_hierarchies *hs = ts_hierarchies();
-        char cg[PATH_MAX];
-        ts_cgroup_path(cg, sizeof cg, tag);
-        bool gone = true;
-        for (int i = 0; i < hs->n; i++) {
-                char dir[PATH_MAX];
-                if (tr_hierarchy_fs_path(&hs->h[i], cg, dir, sizeof dir, NULL) < 0)
-                        continue;
-                if (access(dir, F_OK) == 0) {
-                        printf("\nleft behind: %s\n", dir);
-                        gone = false;
-                }
-        }
-        return gone;
+        return !sr_cgroup_exists(tag, NULL, true);
 }
 
 /* "key": number from the report; false when missing */
 static bool report_num(const char *tag, const char *key, long long *out)
 {
-        char path[PATH_MAX], text[8192], pat[128];
-        tmp_path(path, sizeof path, tag, ".json");
+        char path[PATH_MAX], text[32768], pat[128];
+        sr_path(path, sizeof path, tag, ".json");
         if (tr_read_file_at(AT_FDCWD, path, text, sizeof text, NULL) < 0)
                 return false;
         snprintf(pat, sizeof pat, "\"%s\": ", key);
@@ -327,8 +260,8 @@ static bool report_num(const char *tag, const char *key, long long *out)
 
 static bool report_has(const char *tag, const char *needle)
 {
-        char path[PATH_MAX], text[8192];
-        tmp_path(path, sizeof path, tag, ".json");
+        char path[PATH_MAX], text[32768];
+        sr_path(path, sizeof path, tag, ".json");
         if (tr_read_file_at(AT_FDCWD, path, text, sizeof text, NULL) < 0)
                 return false;
         return strstr(text, needle) != NULL;
@@ -474,7 +407,7 @@ static void test_exec_failures(void)
         CU_ASSERT_TRUE(cg_gone("noexec1") && cg_gone("noexec2") && cg_gone("noexec3"));
         /* a failure in the child before exec is the starter's (125), with the step named */
         char priv[PATH_MAX];
-        tmp_path(priv, sizeof priv, "private-dir", "");
+        sr_path(priv, sizeof priv, "private-dir", "");
         mkdir(priv, 0700);
         const char *a5[] = { "--user", "nobody", "--cwd", priv, "--", "/bin/true", NULL };
         run_starter(&r, "nochdir", 30000, a5);
@@ -489,12 +422,50 @@ static void test_exec_failures(void)
         CU_ASSERT_EQUAL(r.code, 125);
 }
 
+/* The limits that applied: option's entry in tag's report names the file of this host's
+ * mode (the hierarchy holding ctrl: v2file there, else v1file) in the job cgroup, with its
+ * value, and so does the text report. */
+static void check_limit_file(const run *r, const char *tag, const char *option, tr_controller ctrl,
+                             const char *v2file, const char *v1file, const char *value)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        int h = tr_hierarchies_best(hs, ctrl);
+        CU_ASSERT_FATAL(h >= 0);
+        char cg[PATH_MAX], job[PATH_MAX], dir[PATH_MAX], want[3 * PATH_MAX];
+        snprintf(job, sizeof job, "%s/job", ts_cgroup_path(cg, sizeof cg, tag));
+        CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[h], job, dir, sizeof dir, NULL) == 0);
+        const char *file = hs->h[h].is_v2 ? v2file : v1file;
+        snprintf(want, sizeof want, "{\"option\": \"%s\", \"value\": ", option);
+        bool listed = report_has(tag, want);
+        snprintf(want, sizeof want, "{\"path\": \"%s/%s\", \"value\": \"%s\"}", dir, file, value);
+        bool json = report_has(tag, want);
+        snprintf(want, sizeof want, "procd-starter: limit --%s ", option);
+        bool text = strstr(r->err, want) != NULL;
+        snprintf(want, sizeof want, " %s/%s = %s", dir, file, value);
+        text = text && strstr(r->err, want) != NULL;
+        if (!listed || !json || !text)
+                printf("\n%s: --%s: listed %d, %s/%s = %s in the JSON %d, in the text %d\n", tag, option, listed, dir,
+                       file, value, json, text);
+        CU_ASSERT_TRUE(listed && json && text);
+}
+
+/* Which limits were hit: "limits_hit": hits_json in the report, text_line in the text report. */
+static void check_hits(const run *r, const char *tag, const char *hits_json, const char *text_line)
+{
+        char want[256];
+        snprintf(want, sizeof want, "\"limits_hit\": %s", hits_json);
+        bool json = report_has(tag, want), text = strstr(r->err, text_line) != NULL;
+        if (!json || !text)
+                printf("\n%s: %s in the JSON %d, '%s' in the text %d\n", tag, want, json, text_line, text);
+        CU_ASSERT_TRUE(json && text);
+}
+
 static void test_memory_oom(void)
 {
         NEED_ROOT();
         run r;
         const char *args[] = { "--memory-max", "32M", "--memory-swap-max", "0", "--best-effort", "--",
-                               self_exe, "helper", "alloc", "256", NULL };
+                               sr_self_exe(), "helper", "alloc", "256", NULL };
         run_starter(&r, "oom", 60000, args);
         CU_ASSERT_EQUAL(r.code, 122);
         long long v;
@@ -503,20 +474,31 @@ static void test_memory_oom(void)
         CU_ASSERT_TRUE(report_num("oom", "memory_peak_bytes", &v) && v <= 33 * 1024 * 1024);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "OOM"));
         CU_ASSERT_TRUE(cg_gone("oom"));
+        check_limit_file(&r, "oom", "memory-max", TR_CTRL_MEMORY, "memory.max", "memory.limit_in_bytes", "33554432");
+        check_hits(&r, "oom", "[\"oom\"]", "procd-starter: limits hit: oom (");
+        CU_ASSERT_TRUE(report_num("oom", "oom_kill", &v) && v >= 1);
 
-        /* under the limit: fine */
-        const char *ok[] = { "--memory-max", "64M", "--", self_exe, "helper", "alloc", "8", NULL };
-        run_starter(&r, "oom-ok", 60000, ok);
+        /* within all its limits: nothing hit */
+        const char *ok[] = { "--memory-max", "64M", "--pids-max", "64", "--cpus", "2", "--",
+                             sr_self_exe(), "helper", "alloc", "8", NULL };
+        run_starter(&r, "within", 60000, ok);
         CU_ASSERT_EQUAL(r.code, 0);
-        CU_ASSERT_TRUE(report_num("oom-ok", "oom_killed", &v) && v == 0);
-        CU_ASSERT_TRUE(cg_gone("oom-ok"));
+        CU_ASSERT_TRUE(report_num("within", "oom_killed", &v) && v == 0);
+        CU_ASSERT_TRUE(cg_gone("within"));
+        check_limit_file(&r, "within", "memory-max", TR_CTRL_MEMORY, "memory.max", "memory.limit_in_bytes", "67108864");
+        check_limit_file(&r, "within", "pids-max", TR_CTRL_PIDS, "pids.max", "pids.max", "64");
+        check_limit_file(&r, "within", "cpus", TR_CTRL_CPU, "cpu.max", "cpu.cfs_quota_us", "200000");
+        check_hits(&r, "within", "[]", "procd-starter: limits hit: none\n");
+        CU_ASSERT_TRUE(report_num("within", "oom_kill", &v) && v == 0);
+        CU_ASSERT_TRUE(report_num("within", "pids_max", &v) && v == 0);
+        CU_ASSERT_TRUE(report_num("within", "cpu_nr_throttled", &v) && v == 0);
 }
 
 static void test_pids_max(void)
 {
         NEED_ROOT();
         run r;
-        const char *args[] = { "--pids-max", "4", "--", self_exe, "helper", "forkn", "10", NULL };
+        const char *args[] = { "--pids-max", "4", "--", sr_self_exe(), "helper", "forkn", "10", NULL };
         run_starter(&r, "pids", 60000, args);
         CU_ASSERT_EQUAL(r.code, 0); /* the helper saw EAGAIN from fork */
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "forked 3 failed 7 eagain 7"));
@@ -524,13 +506,16 @@ static void test_pids_max(void)
         CU_ASSERT_TRUE(report_num("pids", "pids_peak", &v) && v <= 4);
         CU_ASSERT_TRUE(report_num("pids", "strays_killed", &v) && v == 1);
         CU_ASSERT_TRUE(cg_gone("pids"));
+        check_limit_file(&r, "pids", "pids-max", TR_CTRL_PIDS, "pids.max", "pids.max", "4");
+        check_hits(&r, "pids", "[\"pids-max\"]", "procd-starter: limits hit: pids-max (7 forks refused)");
+        CU_ASSERT_TRUE(report_num("pids", "pids_max", &v) && v == 7); /* pids.events: the 7 refused */
 }
 
 static void test_cpu_quota(void)
 {
         NEED_ROOT();
         run r;
-        const char *args[] = { "--cpus", "0.2", "--", self_exe, "helper", "burn", "1000", NULL };
+        const char *args[] = { "--cpus", "0.2", "--", sr_self_exe(), "helper", "burn", "1000", NULL };
         run_starter(&r, "cpu", 60000, args);
         CU_ASSERT_EQUAL(r.code, 0);
         long long cpu = 0, wall = 0;
@@ -541,6 +526,21 @@ static void test_cpu_quota(void)
         CU_ASSERT_TRUE(wall >= 900000);
         CU_ASSERT_TRUE(cpu <= wall * 3 / 10 + 20000); /* 0.2 CPUs, slack for one period */
         CU_ASSERT_TRUE(cg_gone("cpu"));
+
+        /* a burner throttled by its quota (1 ms per 100 ms: reached in every period even on
+         * a loaded host), and the report says so */
+        const char *a1[] = { "--cpus", "0.01", "--", sr_self_exe(), "helper", "burn", "300", NULL };
+        run_starter(&r, "throttle", 60000, a1);
+        CU_ASSERT_EQUAL(r.code, 0);
+        CU_ASSERT_TRUE(cg_gone("throttle"));
+        check_limit_file(&r, "throttle", "cpus", TR_CTRL_CPU, "cpu.max", "cpu.cfs_quota_us", "1000");
+        check_hits(&r, "throttle", "[\"cpu-throttled\"]", "procd-starter: limits hit: cpu-throttled (");
+        long long periods = 0, throttled = 0, tusec = 0;
+        CU_ASSERT_TRUE(report_num("throttle", "cpu_nr_periods", &periods) &&
+                       report_num("throttle", "cpu_nr_throttled", &throttled) &&
+                       report_num("throttle", "cpu_throttled_usec", &tusec));
+        printf("\ncpu quota 0.01: throttled in %lld of %lld periods, %lld us\n", throttled, periods, tusec);
+        CU_ASSERT_TRUE(throttled >= 1 && throttled <= periods && tusec > 0);
 
         /* weight and cpuset are written (v1 here: cpu.shares, cpuset.cpus) */
         const char *a2[] = { "--cpu-weight", "50", "--cpuset-cpus", "0", "--cpuset-mems", "0", "--", "/bin/sh", "-c",
@@ -657,10 +657,10 @@ static void test_no_strays_no_zombies(void)
 {
         NEED_ROOT();
         char file[PATH_MAX];
-        tmp_path(file, sizeof file, "strays", ".pids");
+        sr_path(file, sizeof file, "strays", ".pids");
         unlink(file);
         run r;
-        const char *args[] = { "--", self_exe, "helper", "escape", file, NULL };
+        const char *args[] = { "--", sr_self_exe(), "helper", "escape", file, NULL };
         run_starter(&r, "strays", 60000, args);
         CU_ASSERT_EQUAL(r.code, 0);
         char text[256] = "";
@@ -694,16 +694,16 @@ static void test_sigterm_grace(void)
 {
         NEED_ROOT();
         char file[PATH_MAX], ready[PATH_MAX], report[PATH_MAX];
-        tmp_path(file, sizeof file, "term", ".log");
+        sr_path(file, sizeof file, "term", ".log");
         snprintf(ready, sizeof ready, "%s.ready", file);
         unlink(file);
         unlink(ready);
-        tmp_path(report, sizeof report, "term", ".json");
+        sr_path(report, sizeof report, "term", ".json");
         const char *args[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "term",
-                               "--report", report, "--kill-grace", "1", "--", self_exe, "helper", "ignore-term", file,
+                               "--report", report, "--kill-grace", "1", "--", sr_self_exe(), "helper", "ignore-term", file,
                                NULL };
         uint64_t t0 = tr_now_usec();
-        pid_t pid = spawn("term", args);
+        pid_t pid = sr_spawn("term", args);
         CU_ASSERT_FATAL(pid > 1);
         CU_ASSERT_TRUE(wait_file(ready, 10000));
         uint64_t t1 = tr_now_usec();
@@ -722,13 +722,13 @@ static void test_sigterm_grace(void)
         CU_ASSERT_TRUE(cg_gone("term"));
 
         /* a job that dies of SIGTERM: no wait for the grace */
-        tmp_path(ready, sizeof ready, "term2", ".ready");
+        sr_path(ready, sizeof ready, "term2", ".ready");
         unlink(ready);
         /* a grace of 600 s against finish()'s 30 s wait: only "no wait for the grace" passes */
         const char *a2[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "term2",
-                             "--kill-grace", "600", "--", self_exe, "helper", "spin", ready, NULL };
+                             "--kill-grace", "600", "--", sr_self_exe(), "helper", "spin", ready, NULL };
         t0 = tr_now_usec();
-        pid = spawn("term2", a2);
+        pid = sr_spawn("term2", a2);
         CU_ASSERT_FATAL(pid > 1);
         CU_ASSERT_TRUE(wait_file(ready, 10000));
         kill(pid, SIGINT);
@@ -769,12 +769,12 @@ static void test_suspend_continue(void)
 {
         NEED_ROOT();
         char ready[PATH_MAX];
-        tmp_path(ready, sizeof ready, "tstp", ".ready");
+        sr_path(ready, sizeof ready, "tstp", ".ready");
         unlink(ready);
         const char *args[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "tstp",
-                               "--kill-grace", "1", "--", self_exe, "helper", "spin", ready, NULL };
+                               "--kill-grace", "1", "--", sr_self_exe(), "helper", "spin", ready, NULL };
         uint64_t t0 = tr_now_usec();
-        pid_t pid = spawn("tstp", args);
+        pid_t pid = sr_spawn("tstp", args);
         CU_ASSERT_FATAL(pid > 1);
         CU_ASSERT_TRUE(wait_file(ready, 10000));
         bool known = false, frozen = false;
@@ -801,8 +801,8 @@ static void test_user_env_cwd_stdio(void)
 {
         NEED_ROOT();
         char out[PATH_MAX], in[PATH_MAX];
-        tmp_path(out, sizeof out, "user", ".job-stdout");
-        tmp_path(in, sizeof in, "user", ".job-stdin");
+        sr_path(out, sizeof out, "user", ".job-stdout");
+        sr_path(in, sizeof in, "user", ".job-stdin");
         unlink(out);
         tr_write_file_at(AT_FDCWD, in, "from-stdin\n", NULL);
         int fd = open(in, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -884,7 +884,7 @@ static int sd_start(void)
                 printf("SKIP systemd: needs the v2 tree or name=systemd\n");
                 return -2;
         }
-        snprintf(sd_rt, sizeof sd_rt, "%s/rt", tmpdir);
+        sr_path(sd_rt, sizeof sd_rt, "rt", "");
         mkdir(sd_rt, 0700);
         char script[4 * PATH_MAX], log[PATH_MAX];
         snprintf(script, sizeof script,
@@ -892,7 +892,7 @@ static int sd_start(void)
                  "%s%s%s %s%s%s exec /lib/systemd/systemd --user",
                  sysd[0] ? "echo $$ > " : "", sysd, sysd[0] ? "/cgroup.procs &&" : "",
                  v2[0] ? "echo $$ > " : "", v2, v2[0] ? "/cgroup.procs &&" : "");
-        tmp_path(log, sizeof log, "systemd", ".log");
+        sr_path(log, sizeof log, "systemd", ".log");
         fflush(NULL);
         pid_t pid = fork();
         if (pid == 0) {
@@ -961,11 +961,11 @@ static void test_systemd_scope(void)
         }
         char addr[PATH_MAX + 32], report[PATH_MAX];
         snprintf(addr, sizeof addr, "unix:path=%s/systemd/private", sd_rt);
-        tmp_path(report, sizeof report, "sd", ".json");
+        sr_path(report, sizeof report, "sd", ".json");
         const char *args[] = { "--no-procd", "--systemd=yes", "--systemd-address", addr, "--name", "sdjob",
                                "--report", report, "--pids-max", "50", "--", "/bin/cat", "/proc/self/cgroup", NULL };
         uint64_t t0 = tr_now_usec();
-        pid_t pid = spawn("sd", args);
+        pid_t pid = sr_spawn("sd", args);
         CU_ASSERT_FATAL(pid > 1);
         run r;
         finish(pid, "sd", &r, 60000, t0);
@@ -1020,7 +1020,7 @@ static void test_systemd_scope(void)
         const char *a2[] = { "--no-procd", "--systemd=yes", "--systemd-address", addr, "--name", "sdjob2", "--",
                              "/bin/sh", "-c", "sleep 60 & setsid sleep 61 & exit 4", NULL };
         t0 = tr_now_usec();
-        pid = spawn("sd2", a2);
+        pid = sr_spawn("sd2", a2);
         finish(pid, "sd2", &r, 60000, t0);
         CU_ASSERT_EQUAL(r.code, 4);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "(systemd)"));
@@ -1029,9 +1029,9 @@ static void test_systemd_scope(void)
         /* the parked scope helper keeps no fd of the starter's (D-Bus socket, job stdio,
          * report): only stdio on /dev/null and its pipe */
         const char *a3[] = { "--no-procd", "--systemd=yes", "--systemd-address", addr, "--name", "sdjob3",
-                             "--report", report, "--", self_exe, "helper", "scopefds", NULL };
+                             "--report", report, "--", sr_self_exe(), "helper", "scopefds", NULL };
         t0 = tr_now_usec();
-        pid = spawn("sd3", a3);
+        pid = sr_spawn("sd3", a3);
         finish(pid, "sd3", &r, 60000, t0);
         CU_ASSERT_EQUAL(r.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "helpers 1\n"));
@@ -1060,8 +1060,9 @@ static void test_systemd_fallback(void)
 {
         NEED_ROOT();
         run r;
-        char addr[PATH_MAX + 32];
-        snprintf(addr, sizeof addr, "unix:path=%s/no-such-manager", tmpdir);
+        char sockpath[PATH_MAX], addr[PATH_MAX + 32];
+        sr_path(sockpath, sizeof sockpath, "no-such-manager", "");
+        snprintf(addr, sizeof addr, "unix:path=%s", sockpath);
         const char *args[] = { "--systemd=yes", "--systemd-address", addr, "--systemd-timeout", "2000", "--",
                                "/bin/cat", "/proc/self/cgroup", NULL };
         /* run_starter puts --systemd=no first; the later --systemd=yes wins */
@@ -1078,50 +1079,6 @@ static void test_systemd_fallback(void)
 }
 
 /* ---------------------------------------------------------------- with procd */
-
-static pid_t procd_start(const char *sock, procd_client **c)
-{
-        char bin[PATH_MAX], log[PATH_MAX];
-        snprintf(bin, sizeof bin, "%s/procd/procd", ts_build_dir());
-        if (access(bin, X_OK) != 0) {
-                printf("SKIP procd not built (%s)\n", bin);
-                return -1;
-        }
-        tmp_path(log, sizeof log, "procd", ".log");
-        unlink(sock);
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid == 0) {
-                int in = open("/dev/null", O_RDONLY), o = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-                if (in < 0 || o < 0)
-                        _exit(99);
-                dup2(in, 0);
-                dup2(o, 1);
-                dup2(o, 2);
-                execl(bin, "procd", "--socket", sock, "--foreground", (char *) NULL);
-                _exit(98);
-        }
-        if (pid < 0)
-                return -1;
-        for (int i = 0; i < 500; i++) {
-                if (procd_connect(sock, c, NULL) == PROCD_OK)
-                        return pid;
-                if (ts_wait(pid, 10) != -ETIMEDOUT)
-                        return -1;
-        }
-        ts_kill_reap(pid);
-        return -1;
-}
-
-static void procd_stop(pid_t pid, procd_client *c)
-{
-        if (c) {
-                procd_quit(c, NULL);
-                procd_disconnect(c);
-        }
-        if (pid > 1 && ts_wait(pid, 5000) == -ETIMEDOUT)
-                ts_kill_reap(pid);
-}
 
 /* the family procd has for root, or NULL */
 static bool procd_family(procd_client *c, pid_t root, procd_family_info *out)
@@ -1146,32 +1103,27 @@ static void test_with_procd(void)
 {
         NEED_ROOT();
         char sock[PATH_MAX], ready[PATH_MAX], report[PATH_MAX];
-        tmp_path(sock, sizeof sock, "procd", ".sock");
+        sr_path(sock, sizeof sock, "procd", ".sock");
         procd_client *c = NULL;
-        pid_t pd = procd_start(sock, &c);
-        if (pd < 0) {
+        pid_t pd = sr_procd_start(sock, "procd");
+        if (pd < 0 || procd_connect(sock, &c, NULL) != PROCD_OK) {
                 CU_FAIL("procd did not start");
+                sr_procd_stop(pd, sock);
                 return;
         }
-        tmp_path(ready, sizeof ready, "pdreg", ".ready");
-        tmp_path(report, sizeof report, "pdreg", ".json");
+        sr_path(ready, sizeof ready, "pdreg", ".ready");
+        sr_path(report, sizeof report, "pdreg", ".json");
         unlink(ready);
         const char *args[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "pdreg",
-                               "--report", report, "--kill-grace", "2", "--", self_exe, "helper", "spin", ready, NULL };
+                               "--report", report, "--kill-grace", "2", "--", sr_self_exe(), "helper", "spin", ready, NULL };
         uint64_t t0 = tr_now_usec();
-        pid_t sp = spawn("pdreg", args);
+        pid_t sp = sr_spawn("pdreg", args);
         CU_ASSERT_FATAL(sp > 1);
         CU_ASSERT_TRUE(wait_file(ready, 10000));
         /* the job's root pid: the only process of <base>/pdreg/job */
-        char cg[PATH_MAX], job[PATH_MAX], dir[PATH_MAX], procs[256] = "";
+        char cg[PATH_MAX], job[PATH_MAX];
         snprintf(job, sizeof job, "%s/job", ts_cgroup_path(cg, sizeof cg, "pdreg"));
-        const tr_hierarchies *hs = ts_hierarchies();
-        int hi = hs->v2 >= 0 ? hs->v2 : 0;
-        tr_hierarchy_fs_path(&hs->h[hi], job, dir, sizeof dir, NULL);
-        char f[PATH_MAX + 16];
-        snprintf(f, sizeof f, "%s/cgroup.procs", dir);
-        tr_read_file_at(AT_FDCWD, f, procs, sizeof procs, NULL);
-        pid_t root = (pid_t) atoi(procs);
+        pid_t root = sr_job_root("pdreg");
         CU_ASSERT_TRUE(root > 1);
         procd_family_info fi;
         bool found = false;
@@ -1197,15 +1149,16 @@ static void test_with_procd(void)
         CU_ASSERT_TRUE(report_has("pdreg", "\"tracker\": \"procd\""));
         CU_ASSERT_FALSE(procd_family(c, root, &fi)); /* unregistered at the end */
         CU_ASSERT_TRUE(cg_gone("pdreg"));
-        procd_stop(pd, c);
+        procd_disconnect(c);
+        sr_procd_stop(pd, sock);
 
         /* no procd at --socket: a warning, the embedded tracker */
         char rep2[PATH_MAX];
-        tmp_path(rep2, sizeof rep2, "pdnone", ".json");
+        sr_path(rep2, sizeof rep2, "pdnone", ".json");
         const char *a2[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "pdnone",
                              "--report", rep2, "--", "/bin/true", NULL };
         t0 = tr_now_usec();
-        sp = spawn("pdnone", a2);
+        sp = sr_spawn("pdnone", a2);
         finish(sp, "pdnone", &r, 30000, t0);
         CU_ASSERT_EQUAL(r.code, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "no procd at"));
@@ -1215,13 +1168,13 @@ static void test_with_procd(void)
 
         /* --require-procd and no procd: the job never runs, exit 125, the report says why */
         char rep3[PATH_MAX], marker[PATH_MAX];
-        tmp_path(rep3, sizeof rep3, "pdreq", ".json");
-        tmp_path(marker, sizeof marker, "pdreq", ".ran");
+        sr_path(rep3, sizeof rep3, "pdreq", ".json");
+        sr_path(marker, sizeof marker, "pdreq", ".ran");
         unlink(marker);
         const char *a3[] = { "--require-procd", "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(),
                              "--name", "pdreq", "--report", rep3, "--", "/usr/bin/touch", marker, NULL };
         t0 = tr_now_usec();
-        sp = spawn("pdreq", a3);
+        sp = sr_spawn("pdreq", a3);
         finish(sp, "pdreq", &r, 30000, t0);
         CU_ASSERT_EQUAL(r.code, 125);
         CU_ASSERT_NOT_EQUAL(access(marker, F_OK), 0);
@@ -1232,25 +1185,6 @@ static void test_with_procd(void)
 
 int main(int argc, char **argv)
 {
-        if (argc > 2 && strcmp(argv[1], "helper") == 0) {
-                /* _exit: no atexit work in a job (LeakSanitizer's exit check needs a thread,
-                 * which --pids-max may refuse; the alloc helper keeps its memory on purpose) */
-                int rc = helper(argc, argv);
-                fflush(NULL);
-                _exit(rc);
-        }
-        ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-        if (n <= 0)
-                return 2;
-        self_exe[n] = '\0';
-        snprintf(tmpdir, sizeof tmpdir, "/tmp/procd-starter-test.XXXXXX");
-        if (!mkdtemp(tmpdir))
-                return 2;
-        chmod(tmpdir, 0755);
-        if (access(starter_bin(), X_OK) != 0) {
-                fprintf(stderr, "procd-starter not built at %s\n", starter_bin());
-                return 2;
-        }
         CU_TestInfo cgroupfs_tests[] = {
                 { "launch atomicity (clone3)", test_atomicity_clone3 },
                 { "launch atomicity (fork fallback)", test_atomicity_fork },
@@ -1282,10 +1216,5 @@ int main(int argc, char **argv)
                 { "starter with procd", NULL, NULL, NULL, NULL, procd_tests },
                 CU_SUITE_INFO_NULL,
         };
-        int rc = ts_run(suites);
-        char cmd[PATH_MAX + 32];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (rc == 0 && system(cmd) != 0)
-                fprintf(stderr, "could not remove %s\n", tmpdir);
-        return rc;
+        return sr_main(argc, argv, "procd-starter-test", helper, suites);
 }

@@ -21,92 +21,18 @@
 #include <unistd.h>
 
 #include "procd/client.h"
+#include "starter-run.h"
 #include "testsupport.h"
 #include "trackers/util.h"
 
-static char tmpdir[PATH_MAX];
-
-static void tmp_path(char *buf, size_t size, const char *tag, const char *ext)
-{
-        snprintf(buf, size, "%s/%s%s", tmpdir, tag, ext);
-}
-
-/* procd-starter with args (NULL-terminated, no argv[0]); stdout/stderr to tmp/tag.{out,err}. */
-static pid_t spawn_starter(const char *tag, const char *const *args)
-{
-        char bin[PATH_MAX], out[PATH_MAX], err[PATH_MAX];
-        snprintf(bin, sizeof bin, "%s/starter/procd-starter", ts_build_dir());
-        tmp_path(out, sizeof out, tag, ".out");
-        tmp_path(err, sizeof err, tag, ".err");
-        const char *argv[64];
-        int n = 0;
-        argv[n++] = bin;
-        for (int i = 0; args[i] && n < 63; i++)
-                argv[n++] = args[i];
-        argv[n] = NULL;
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid == 0) {
-                int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-                int in = open("/dev/null", O_RDONLY);
-                if (o < 0 || e < 0 || in < 0)
-                        _exit(99);
-                dup2(in, 0);
-                dup2(o, 1);
-                dup2(e, 2);
-                execv(argv[0], (char **) argv);
-                _exit(98);
-        }
-        return pid;
-}
-
 static bool file_has(const char *tag, const char *ext, const char *needle)
 {
-        char p[PATH_MAX], buf[16384] = "";
-        tmp_path(p, sizeof p, tag, ext);
-        tr_read_file_at(AT_FDCWD, p, buf, sizeof buf, NULL);
+        char buf[16384];
+        sr_read(tag, ext, buf, sizeof buf);
         bool has = strstr(buf, needle) != NULL;
         if (!has)
                 printf("\n[%s%s] has no \"%s\":\n%s\n", tag, ext, needle, buf);
         return has;
-}
-
-/* Directory of <base>/<tag>[/sub] in the v2 tree (else the first hierarchy). */
-static void cg_dir(const char *tag, const char *sub, char *buf, size_t size)
-{
-        const tr_hierarchies *hs = ts_hierarchies();
-        char cg[PATH_MAX], path[PATH_MAX + 64];
-        ts_cgroup_path(cg, sizeof cg, tag);
-        snprintf(path, sizeof path, "%s%s%s", cg, sub ? "/" : "", sub ? sub : "");
-        int hi = hs->v2 >= 0 ? hs->v2 : 0;
-        tr_hierarchy_fs_path(&hs->h[hi], path, buf, size, NULL);
-}
-
-static bool cg_exists_anywhere(const char *tag, const char *sub)
-{
-        const tr_hierarchies *hs = ts_hierarchies();
-        char cg[PATH_MAX], path[PATH_MAX + 64], dir[PATH_MAX];
-        ts_cgroup_path(cg, sizeof cg, tag);
-        snprintf(path, sizeof path, "%s%s%s", cg, sub ? "/" : "", sub ? sub : "");
-        for (int i = 0; i < hs->n; i++)
-                if (tr_hierarchy_fs_path(&hs->h[i], path, dir, sizeof dir, NULL) >= 0 && access(dir, F_OK) == 0)
-                        return true;
-        return false;
-}
-
-/* The job's root: the first pid of <base>/<tag>/job, waiting until it shows. */
-static pid_t job_root(const char *tag)
-{
-        char dir[PATH_MAX], f[PATH_MAX + 16], procs[256];
-        cg_dir(tag, "job", dir, sizeof dir);
-        snprintf(f, sizeof f, "%s/cgroup.procs", dir);
-        for (int i = 0; i < 1000; i++) {
-                procs[0] = '\0';
-                if (tr_read_file_at(AT_FDCWD, f, procs, sizeof procs, NULL) > 0 && atoi(procs) > 1)
-                        return (pid_t) atoi(procs);
-                usleep(10000);
-        }
-        return -1;
 }
 
 static bool wait_until(bool (*cond)(const void *), const void *arg, int timeout_ms)
@@ -120,51 +46,8 @@ static bool wait_until(bool (*cond)(const void *), const void *arg, int timeout_
 }
 
 static bool pid_gone(const void *p) { return !ts_alive(*(const pid_t *) p); }
-static bool job_cg_gone(const void *tag) { return !cg_exists_anywhere(tag, "job"); }
-static bool top_cg_gone(const void *tag) { return !cg_exists_anywhere(tag, NULL); }
-
-static pid_t procd_start(const char *sock, const char *tag)
-{
-        char bin[PATH_MAX], log[PATH_MAX];
-        snprintf(bin, sizeof bin, "%s/procd/procd", ts_build_dir());
-        tmp_path(log, sizeof log, tag, ".log");
-        unlink(sock);
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid == 0) {
-                int in = open("/dev/null", O_RDONLY), o = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-                if (in < 0 || o < 0)
-                        _exit(99);
-                dup2(in, 0);
-                dup2(o, 1);
-                dup2(o, 2);
-                execl(bin, "procd", "--socket", sock, "--foreground", (char *) NULL);
-                _exit(98);
-        }
-        procd_client *c = NULL;
-        for (int i = 0; pid > 0 && i < 500; i++) {
-                if (procd_connect(sock, &c, NULL) == PROCD_OK) {
-                        procd_disconnect(c);
-                        return pid;
-                }
-                if (ts_wait(pid, 10) != -ETIMEDOUT)
-                        return -1;
-        }
-        if (pid > 0)
-                ts_kill_reap(pid);
-        return -1;
-}
-
-static void procd_stop(pid_t pid, const char *sock)
-{
-        procd_client *c = NULL;
-        if (procd_connect(sock, &c, NULL) == PROCD_OK) {
-                procd_quit(c, NULL);
-                procd_disconnect(c);
-        }
-        if (pid > 1 && ts_wait(pid, 5000) == -ETIMEDOUT)
-                ts_kill_reap(pid);
-}
+static bool job_cg_gone(const void *tag) { return !sr_cgroup_exists(tag, "job", false); }
+static bool top_cg_gone(const void *tag) { return !sr_cgroup_exists(tag, NULL, false); }
 
 /* One more starter on the same base: it sweeps what dead starters left. */
 static void sweep_with_starter(const char *tag, const char *const *mode)
@@ -178,7 +61,7 @@ static void sweep_with_starter(const char *tag, const char *const *mode)
         for (int i = 0; rest[i]; i++)
                 args[n++] = rest[i];
         args[n] = NULL;
-        pid_t p = spawn_starter(tag, args);
+        pid_t p = sr_spawn(tag, args);
         int st = ts_wait(p, 30000);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
@@ -191,8 +74,8 @@ static void test_embedded_sigkill(void)
                             "--", "/bin/sleep", "1000", NULL };
         const char *b[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "emb-live",
                             "--", "/bin/sleep", "1000", NULL };
-        pid_t sa = spawn_starter("emb-dead", a), sb = spawn_starter("emb-live", b);
-        pid_t ja = job_root("emb-dead"), jb = job_root("emb-live");
+        pid_t sa = sr_spawn("emb-dead", a), sb = sr_spawn("emb-live", b);
+        pid_t ja = sr_job_root("emb-dead"), jb = sr_job_root("emb-live");
         CU_ASSERT_FATAL(ja > 1 && jb > 1);
         ts_kill_reap(sa); /* SIGKILL: no cleanup of its own */
         usleep(100000);
@@ -204,7 +87,7 @@ static void test_embedded_sigkill(void)
         CU_ASSERT(top_cg_gone("emb-dead"));
         /* the live starter's job is untouched, and it ends normally */
         CU_ASSERT(ts_alive(jb) && ts_alive(sb));
-        CU_ASSERT(cg_exists_anywhere("emb-live", "job"));
+        CU_ASSERT(sr_cgroup_exists("emb-live", "job", false));
         kill(sb, SIGTERM);
         int st = ts_wait(sb, 30000);
         CU_ASSERT(st >= 0 && WIFEXITED(st));
@@ -219,15 +102,15 @@ static void test_procd_sigkill(void)
         if (!ts_need_root("starter crash tests") || !ts_cgroup_base())
                 return;
         char sock[PATH_MAX];
-        tmp_path(sock, sizeof sock, "pd1", "");
+        sr_path(sock, sizeof sock, "pd1", "");
         mkdir(sock, 0755);
         strcat(sock, "/procd.sock");
-        pid_t pd = procd_start(sock, "pd1");
+        pid_t pd = sr_procd_start(sock, "pd1");
         CU_ASSERT_FATAL(pd > 1);
         const char *a[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "pd-dead",
                             "--", "/bin/sleep", "1000", NULL };
-        pid_t sa = spawn_starter("pd-dead", a);
-        pid_t ja = job_root("pd-dead");
+        pid_t sa = sr_spawn("pd-dead", a);
+        pid_t ja = sr_job_root("pd-dead");
         CU_ASSERT_FATAL(ja > 1);
         procd_client *c = NULL;
         CU_ASSERT_EQUAL_FATAL(procd_connect(sock, &c, NULL), PROCD_OK);
@@ -250,7 +133,7 @@ static void test_procd_sigkill(void)
         const char *with_procd[] = { "--socket", sock, NULL };
         sweep_with_starter("pd-next", with_procd);
         CU_ASSERT(top_cg_gone("pd-dead"));
-        procd_stop(pd, sock);
+        sr_procd_stop(pd, sock);
 }
 
 static void test_procd_restart_mid_job(void)
@@ -258,21 +141,21 @@ static void test_procd_restart_mid_job(void)
         if (!ts_need_root("starter crash tests") || !ts_cgroup_base())
                 return;
         char sock[PATH_MAX], state[PATH_MAX], rep[PATH_MAX], rep2[PATH_MAX];
-        tmp_path(sock, sizeof sock, "pd2", "");
+        sr_path(sock, sizeof sock, "pd2", "");
         mkdir(sock, 0755);
         snprintf(state, sizeof state, "%s/procd.state", sock);
         strcat(sock, "/procd.sock");
-        tmp_path(rep, sizeof rep, "pd-restart", ".json");
-        tmp_path(rep2, sizeof rep2, "pd-forgot", ".json");
-        pid_t pd = procd_start(sock, "pd2");
+        sr_path(rep, sizeof rep, "pd-restart", ".json");
+        sr_path(rep2, sizeof rep2, "pd-forgot", ".json");
+        pid_t pd = sr_procd_start(sock, "pd2");
         CU_ASSERT_FATAL(pd > 1);
         const char *a[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name",
                             "pd-restart", "--report", rep, "--", "/bin/sleep", "3", NULL };
-        pid_t sa = spawn_starter("pd-restart", a);
-        CU_ASSERT_FATAL(job_root("pd-restart") > 1);
+        pid_t sa = sr_spawn("pd-restart", a);
+        CU_ASSERT_FATAL(sr_job_root("pd-restart") > 1);
         usleep(300000); /* registered by now (the job sleeps 3 s) */
         ts_kill_reap(pd);
-        pd = procd_start(sock, "pd2");
+        pd = sr_procd_start(sock, "pd2");
         CU_ASSERT_FATAL(pd > 1);
         int st = ts_wait(sa, 30000);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -282,27 +165,23 @@ static void test_procd_restart_mid_job(void)
         /* started again without its state: the job is forgotten, the report says so */
         const char *b[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "pd-forgot",
                             "--report", rep2, "--", "/bin/sleep", "3", NULL };
-        pid_t sb = spawn_starter("pd-forgot", b);
-        CU_ASSERT_FATAL(job_root("pd-forgot") > 1);
+        pid_t sb = sr_spawn("pd-forgot", b);
+        CU_ASSERT_FATAL(sr_job_root("pd-forgot") > 1);
         usleep(300000);
         ts_kill_reap(pd);
         unlink(state);
-        pd = procd_start(sock, "pd2");
+        pd = sr_procd_start(sock, "pd2");
         CU_ASSERT_FATAL(pd > 1);
         st = ts_wait(sb, 30000);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         CU_ASSERT(file_has("pd-forgot", ".json", "\"tracker\": \"embedded\""));
         CU_ASSERT(file_has("pd-forgot", ".err", "using the embedded tracker"));
         CU_ASSERT(top_cg_gone("pd-forgot"));
-        procd_stop(pd, sock);
+        sr_procd_stop(pd, sock);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-        snprintf(tmpdir, sizeof tmpdir, "/tmp/procd-starter-crash.XXXXXX");
-        if (!mkdtemp(tmpdir))
-                return 2;
-        chmod(tmpdir, 0755);
         CU_TestInfo tests[] = {
                 { "embedded: a SIGKILLed starter's job is swept by the next", test_embedded_sigkill },
                 { "procd: a SIGKILLed starter's job is killed by procd", test_procd_sigkill },
@@ -310,10 +189,5 @@ int main(void)
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = { { "starter crash", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
-        int rc = ts_run(suites);
-        char cmd[PATH_MAX + 32];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0)
-                fprintf(stderr, "could not remove %s\n", tmpdir);
-        return rc;
+        return sr_main(argc, argv, "procd-starter-crash", NULL, suites);
 }

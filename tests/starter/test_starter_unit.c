@@ -179,10 +179,35 @@ static void test_v2_mapping(void)
                          "--cpu-weight", "300", "--cpuset-cpus", "0-3", "--cpuset-mems", "0", "--pids-max", "100",
                          "--io-max", "8:0 rbps=1M wiops=max", "--", "true", NULL };
         CU_ASSERT_EQUAL_FATAL(parse(&o, &err, argv), 0);
-        int r = st_limits_apply(cg, &hs, &o.limits, false, &err);
+        st_limits_record rec = { 0 };
+        int r = st_limits_apply(cg, &hs, &o.limits, false, &rec, &err);
         if (r < 0)
                 printf("\n%s\n", err.msg);
         CU_ASSERT_EQUAL(r, 0);
+        /* the record: each option, its value, the v2 file written (full path) */
+        const char *want[][3] = { { "memory-max", "1073741824", "memory.max=1073741824" },
+                                  { "memory-swap-max", "0", "memory.swap.max=0" },
+                                  { "memory-high", "805306368", "memory.high=805306368" },
+                                  { "memory-oom-group", "1", "memory.oom.group=1" },
+                                  { "cpus", "2.5", "cpu.max=250000 100000" },
+                                  { "cpu-weight", "300", "cpu.weight=300" },
+                                  { "cpuset-cpus", "0-3", "cpuset.cpus=0-3" },
+                                  { "cpuset-mems", "0", "cpuset.mems=0" },
+                                  { "pids-max", "100", "pids.max=100" },
+                                  { "io-max", "8:0 rbps=1M wiops=max", "io.max=8:0 rbps=1048576 wiops=max" } };
+        CU_ASSERT_EQUAL_FATAL(rec.n, sizeof want / sizeof want[0]);
+        for (size_t i = 0; i < rec.n; i++) {
+                const st_limit_applied *a = &rec.a[i];
+                char got[PATH_MAX + 600], w[PATH_MAX + 600];
+                snprintf(got, sizeof got, "%s %s %d %d %s=%s", a->option, a->value, a->applied, a->v2,
+                         a->n_writes ? a->w[0].path : "", a->n_writes ? a->w[0].value : "");
+                snprintf(w, sizeof w, "%s %s 1 1 %s/j/job/%s", want[i][0], want[i][1], root, want[i][2]);
+                if (strcmp(got, w) != 0)
+                        printf("\nrecord %zu: '%s', want '%s'\n", i, got, w);
+                CU_ASSERT_STRING_EQUAL(got, w);
+                CU_ASSERT_EQUAL(a->n_writes, 1);
+        }
+        st_limits_record_free(&rec);
         expect_file(root, "memory.max", "1073741824");
         expect_file(root, "memory.high", "805306368");
         expect_file(root, "memory.swap.max", "0");
@@ -209,11 +234,21 @@ static void test_v2_missing_file(void)
         tr_error err = { 0 };
         char *argv[] = { "s", "--memory-swap-max", "1G", "--pids-max", "max", "--no-oom-group", "--", "true", NULL };
         CU_ASSERT_EQUAL_FATAL(parse(&o, &err, argv), 0);
-        CU_ASSERT_EQUAL(st_limits_apply(cg, &hs, &o.limits, false, &err), -EOPNOTSUPP);
+        CU_ASSERT_EQUAL(st_limits_apply(cg, &hs, &o.limits, false, NULL, &err), -EOPNOTSUPP);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--memory-swap-max"));
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "memory.swap.max is missing"));
         tr_error_clear(&err);
-        CU_ASSERT_EQUAL(st_limits_apply(cg, &hs, &o.limits, true, &err), 0);
+        st_limits_record rec = { 0 };
+        CU_ASSERT_EQUAL(st_limits_apply(cg, &hs, &o.limits, true, &rec, &err), 0);
+        /* the record: the option left out with why, the one written; --no-oom-group: none */
+        CU_ASSERT_EQUAL_FATAL(rec.n, 2);
+        CU_ASSERT_STRING_EQUAL(rec.a[0].option, "memory-swap-max");
+        CU_ASSERT_FALSE(rec.a[0].applied);
+        CU_ASSERT_PTR_NOT_NULL(strstr(rec.a[0].why, "memory.swap.max is missing"));
+        CU_ASSERT_STRING_EQUAL(rec.a[1].option, "pids-max");
+        CU_ASSERT_STRING_EQUAL(rec.a[1].value, "max");
+        CU_ASSERT_TRUE(rec.a[1].applied);
+        st_limits_record_free(&rec);
         expect_file(root, "pids.max", "max");
         expect_file(root, "memory.oom.group", "");
         /* bad --io-max lines are errors whatever the hierarchy */
@@ -223,7 +258,7 @@ static void test_v2_missing_file(void)
                 memset(&l, 0, sizeof l);
                 l.io_max[0] = bad_io[i];
                 l.n_io_max = 1;
-                CU_ASSERT_EQUAL(st_limits_apply(cg, &hs, &l, false, &err), -EINVAL);
+                CU_ASSERT_EQUAL(st_limits_apply(cg, &hs, &l, false, NULL, &err), -EINVAL);
         }
         st_options_free(&o);
         tr_cgroup_free(cg);

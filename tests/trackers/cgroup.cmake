@@ -2,7 +2,7 @@
 # (one test program per source file of the handle; cgtest.c holds what they share).
 procd_add_test(NAME test_hierarchy SOURCES test_hierarchy.c LIBS trackers LABELS unit)
 procd_add_test(NAME test_cgparse SOURCES test_cgparse.c LIBS trackers LABELS unit)
-procd_add_test(NAME test_cglimits SOURCES test_cglimits.c LIBS trackers LABELS unit)
+procd_add_test(NAME test_cglimits SOURCES test_cglimits.c cgtest.c LIBS trackers LABELS unit)
 procd_add_test(NAME test_backoff SOURCES test_backoff.c LIBS trackers LABELS unit)
 procd_add_test(NAME test_cgroup_walk SOURCES test_cgroup_walk.c cgtest.c LIBS trackers LABELS unit)
 procd_add_test(NAME test_cgroup SOURCES test_cgroup.c cgtest.c LIBS trackers LABELS integration TIMEOUT 300)

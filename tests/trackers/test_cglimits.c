@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cgtest.h"
 #include "testsupport.h"
 #include "trackers/cglimits.h"
+#include "trackers/util.h"
 
 #define MAXV UINT64_MAX
 
@@ -128,6 +130,113 @@ static void test_hierarchy(void)
         check_hierarchy(hybrid, TR_CTRL_IO, "/sys/fs/cgroup/blkio"); /* the v2 tree there has no io */
 }
 
+/* ---- what the limits did: the counters, read from fixture trees ---- */
+
+/* one line per counter: "name=value" for the available ones, in table order */
+static void check_events(tr_cgroup *cg, const char *want)
+{
+        tr_limit_events ev;
+        tr_cgroup_limit_events(cg, &ev);
+        char got[512] = "";
+        size_t off = 0;
+        for (int k = 0; k < TR_EVENT_COUNT; k++)
+                if (ev.v[k].available)
+                        off += (size_t) snprintf(got + off, sizeof got - off, "%s%s=%llu", off ? " " : "",
+                                                 tr_limit_event_get((tr_limit_event_id) k)->name,
+                                                 (unsigned long long) ev.v[k].value);
+        if (strcmp(got, want) != 0)
+                printf("\n    events '%s', want '%s'\n", got, want);
+        CU_ASSERT_STRING_EQUAL(got, want);
+}
+
+static void test_events_v2(void)
+{
+        char tmp[] = "/tmp/procd-cglim.XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
+        char job[PATH_MAX], sub[PATH_MAX], mi[PATH_MAX + 128];
+        mkdirs(tmp, "job/sub");
+        snprintf(job, sizeof job, "%s/job", tmp);
+        snprintf(sub, sizeof sub, "%s/job/sub", tmp);
+        put_fixture(job, "memory.events", "v2/memory.events"); /* oom 3, oom_kill 2 */
+        put_fixture(job, "cpu.stat", "v2/cpu.stat");           /* nothing throttled */
+        put_file(job, "pids.events", "max 4\n");
+        put_file(sub, "pids.events", "max 9\n"); /* v2 counters are hierarchical: not added */
+        snprintf(mi, sizeof mi, "26 22 0:23 / %s rw - cgroup2 cgroup2 rw,nsdelegate\n", tmp);
+        tr_hierarchies hs;
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, mi, NULL), 0);
+        tr_hierarchies_set_v2_controllers(&hs, "cpuset cpu io memory pids\n");
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg, NULL), 0);
+        check_events(cg, "oom=3 oom_kill=2 pids_max=4 cpu_nr_periods=0 cpu_nr_throttled=0 cpu_throttled_usec=0");
+        tr_limit_events ev;
+        tr_cgroup_limit_events(cg, &ev);
+        CU_ASSERT_EQUAL(tr_limit_events_hits(&ev), TR_HIT_OOM | TR_HIT_PIDS_MAX);
+        /* throttled; no pids.events (no pids controller): unknown, not 0 */
+        put_file(job, "cpu.stat", "usage_usec 100\nnr_periods 12\nnr_throttled 10\nthrottled_usec 808402\n");
+        snprintf(job, sizeof job, "%s/job/pids.events", tmp);
+        unlink(job);
+        check_events(cg, "oom=3 oom_kill=2 cpu_nr_periods=12 cpu_nr_throttled=10 cpu_throttled_usec=808402");
+        tr_cgroup_limit_events(cg, &ev);
+        CU_ASSERT_EQUAL(tr_limit_events_hits(&ev), TR_HIT_OOM | TR_HIT_CPU_THROTTLED);
+        /* cpu.stat without the cpu controller (core accounting only, as in a hybrid host's v2
+         * tree): no bandwidth keys, unknown */
+        snprintf(job, sizeof job, "%s/job", tmp);
+        put_fixture(job, "cpu.stat", "hybrid/cpu.stat");
+        check_events(cg, "oom=3 oom_kill=2");
+        rm_tree(tmp);
+}
+
+static void test_events_v1(void)
+{
+        char tmp[] = "/tmp/procd-cglim.XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
+        char d[PATH_MAX], mi[4 * PATH_MAX];
+        mkdirs(tmp, "cpu/job");
+        mkdirs(tmp, "memory/job/sub");
+        mkdirs(tmp, "pids/job/sub");
+        snprintf(d, sizeof d, "%s/cpu/job", tmp);
+        /* captured on the hybrid host: a busy loop for 0.5 s under a 1 ms quota per 100 ms */
+        put_file(d, "cpu.stat", "nr_periods 12\nnr_throttled 10\nthrottled_time 808402917\nnr_bursts 0\nburst_time 0\n");
+        snprintf(d, sizeof d, "%s/memory/job", tmp);
+        put_fixture(d, "memory.oom_control", "v1/memory.oom_control"); /* oom_kill 1 */
+        snprintf(d, sizeof d, "%s/memory/job/sub", tmp);
+        put_file(d, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+        snprintf(d, sizeof d, "%s/pids/job", tmp);
+        put_fixture(d, "pids.events", "hybrid/pids.events"); /* max 0 */
+        snprintf(d, sizeof d, "%s/pids/job/sub", tmp);
+        put_file(d, "pids.events", "max 7\n"); /* v1: counted where the fork failed */
+        snprintf(mi, sizeof mi,
+                 "29 24 0:25 / %s/cpu rw - cgroup cgroup rw,cpu\n"
+                 "30 24 0:26 / %s/memory rw - cgroup cgroup rw,memory\n"
+                 "31 24 0:27 / %s/pids rw - cgroup cgroup rw,pids\n",
+                 tmp, tmp, tmp);
+        tr_hierarchies hs;
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, mi, NULL), 0);
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg, NULL), 0);
+        /* v1 has no "oom" counter; oom_kill and pids max summed over the subtree; ns -> usec */
+        check_events(cg, "oom_kill=3 pids_max=7 cpu_nr_periods=12 cpu_nr_throttled=10 cpu_throttled_usec=808402");
+        tr_limit_events ev;
+        tr_cgroup_limit_events(cg, &ev);
+        CU_ASSERT_EQUAL(tr_limit_events_hits(&ev), TR_HIT_OOM | TR_HIT_PIDS_MAX | TR_HIT_CPU_THROTTLED);
+        rm_tree(tmp);
+}
+
+static void test_event_rows(void)
+{
+        for (int id = 0; id < TR_EVENT_COUNT; id++) {
+                const tr_limit_event_row *e = tr_limit_event_get((tr_limit_event_id) id);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+                CU_ASSERT_PTR_NOT_NULL(e->name);
+                CU_ASSERT_PTR_NOT_NULL(e->v2_file); /* pure v2 is the main path */
+                CU_ASSERT_PTR_NOT_NULL(e->v2_key);
+                CU_ASSERT_EQUAL(e->v1_file != NULL, e->v1_key != NULL);
+                CU_ASSERT(e->v1_divisor >= 1);
+        }
+        CU_ASSERT_PTR_NULL(tr_limit_event_get(TR_EVENT_COUNT));
+        CU_ASSERT_STRING_EQUAL(tr_limit_hit_name(TR_HIT_PIDS_MAX), "pids-max");
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -135,6 +244,9 @@ int main(void)
                 { "rows", test_rows },
                 { "shares", test_shares },
                 { "hierarchy", test_hierarchy },
+                { "event rows", test_event_rows },
+                { "events: pure v2 tree", test_events_v2 },
+                { "events: pure v1 tree", test_events_v1 },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = {
