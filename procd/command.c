@@ -28,11 +28,22 @@ static procd_status need_root(const pd_caller *who, const char *op, procd_error 
 bool pd_holds_procd(pid_t pid)
 {
         pid_t p = getpid();
+        if (pid == p)
+                return true;
+        uint64_t theirs = 0;
+        if (pid <= 0 || tr_pid_start_ticks(pid, &theirs) < 0)
+                return false; /* gone: no ancestor of a live procd */
         for (int depth = 0; depth < 4096 && p > 1; depth++) {
                 if (p == pid)
                         return true;
-                if (pd_proc_ppid(p, &p) < 0)
+                tr_proc st;
+                if (tr_proc_stat_read(p, &st) < 0)
                         break;
+                /* p and every ancestor of it started no later than p: when p is older than
+                 * pid, pid is none of them (the walk stops at once for a younger root) */
+                if (st.start_ticks < theirs)
+                        break;
+                p = st.ppid;
         }
         return false;
 }
@@ -162,7 +173,7 @@ procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *w
         if (old && (!old->parent || tr_pid_start_ticks(root_pid, &now) < 0 || now == old->root_start_ticks))
                 return pd_error_set(err, PROCD_E_ALREADY_REGISTERED, "pid %d already roots a family", (int) root_pid);
         pid_t tgid = 0;
-        if (pd_proc_tgid(root_pid, &tgid) == 0 && tgid != root_pid)
+        if (pd_proc_is_thread(root_pid) && pd_proc_tgid(root_pid, &tgid) == 0 && tgid != root_pid)
                 return pd_error_set(err, PROCD_E_BAD_ROOT_PID, "pid %d is a thread of process %d, not a process",
                                     (int) root_pid, (int) tgid);
         if (pd_holds_procd(root_pid))

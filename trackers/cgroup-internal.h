@@ -76,6 +76,11 @@ bool tr_cg_hot_u64(tr_cgroup *cg, enum tr_cg_hot h, uint64_t *v);
 int tr_cg_psi_read(tr_cgroup *cg, enum tr_cg_hot h, char *buf, size_t size);
 void tr_cg_hot_close_all(tr_cgroup *cg);
 
+/* An empty handle (no hierarchy yet) and a child dirfd put into it: slot i gets
+ * parent_path + "/" + name and owns fd.  -ENOMEM. */
+tr_cgroup *tr_cg_new(const tr_hierarchies *hs, unsigned flags);
+int tr_cg_adopt(tr_cgroup *cg, int i, const char *parent_path, const char *name, int fd);
+
 /* Absolute, without "..". */
 bool tr_cg_path_ok(const char *path);
 

@@ -288,6 +288,12 @@ static int cg_finish_open(tr_cgroup **cgp, tr_cgroup **out, const char *what, tr
 
 int tr_cgroup_open(const tr_hierarchies *hs, const char *path, unsigned flags, tr_cgroup **out, tr_error *err)
 {
+        return tr_cgroup_open_in(hs, path, TR_HIER_ALL, flags, out, err);
+}
+
+int tr_cgroup_open_in(const tr_hierarchies *hs, const char *path, uint32_t hier_mask, unsigned flags, tr_cgroup **out,
+                      tr_error *err)
+{
         if (!tr_cg_path_ok(path))
                 return tr_error_set(err, EINVAL, "bad cgroup path '%s' (must be absolute, without '..')",
                                     path ? path : "");
@@ -295,11 +301,29 @@ int tr_cgroup_open(const tr_hierarchies *hs, const char *path, unsigned flags, t
         if (!cg)
                 return tr_error_set(err, ENOMEM, "out of memory");
         for (int i = 0; i < hs->n; i++) {
+                if (!(hier_mask & (1u << i)))
+                        continue;
                 int r = open_one(cg, i, path, err);
                 if (r < 0)
                         return r;
         }
         return cg_finish_open(&cg, out, path, err);
+}
+
+tr_cgroup *tr_cg_new(const tr_hierarchies *hs, unsigned flags) { return cg_new(hs, flags); }
+
+int tr_cg_adopt(tr_cgroup *cg, int i, const char *parent_path, const char *name, int fd)
+{
+        size_t n = strlen(parent_path);
+        while (n > 1 && parent_path[n - 1] == '/')
+                n--;
+        char *p = malloc(n + strlen(name) + 2);
+        if (!p)
+                return -ENOMEM;
+        sprintf(p, "%.*s%s%s", (int) n, parent_path, n == 1 ? "" : "/", name);
+        cg->path[i] = p;
+        cg->dirfd[i] = fd;
+        return 0;
 }
 
 int tr_cgroup_open_pid(const tr_hierarchies *hs, pid_t pid, unsigned flags, tr_cgroup **out, tr_error *err)
