@@ -570,6 +570,7 @@ procd_status pd_cmd_kill_family(pd_commands *cm, const pd_caller *who, pid_t pid
         procd_status s = find_actionable(cm, who, pid, "KillFamily", &f, err);
         if (s != PROCD_OK)
                 return s;
+        pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLED, true);
         return kill_round(cm, f, pid, cm->kill_timeout_usec, err);
 }
 
@@ -731,7 +732,7 @@ void pd_cmd_family_async(pd_commands *cm, const pd_caller *who, pd_job_kind kind
         }
         supersede(cm, f, who);
         if (kind == PD_JOB_KILL) {
-                pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLING, true);
+                pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLING | PD_FAMILY_KILLED, true);
         } else {
                 mark_frozen(cm, f, kind == PD_JOB_SUSPEND);
                 pd_registry_set_flag(cm->reg, f, PD_FAMILY_SUSPENDING, kind == PD_JOB_SUSPEND);
@@ -801,6 +802,7 @@ static int fill_info(pd_commands *cm, pd_family *f, procd_family_info *fi)
         snprintf(fi->source, sizeof fi->source, "%s", pd_family_source(f));
         snprintf(fi->state, sizeof fi->state, "%s", f->flags & PD_FAMILY_KILLING  ? "killing"
                                                    : f->flags & PD_FAMILY_FROZEN ? "frozen"
+                                                   : f->flags & PD_FAMILY_KILLED ? "killed"
                                                                                  : "running");
         _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
         pd_registry_members(cm->reg, f, &m, NULL);

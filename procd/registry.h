@@ -98,6 +98,8 @@ enum {
         PD_FAMILY_FROZEN = 1u << 1,               /* SuspendFamily asked, no ContinueFamily since */
         PD_FAMILY_KILLING = 1u << 2,              /* a KillFamily is in progress */
         PD_FAMILY_SUSPENDING = 1u << 3,           /* a SuspendFamily is in progress */
+        PD_FAMILY_KILLED = 1u << 4,               /* a KillFamily was asked (Dump: "killed" once
+                                                     done; not kept across a restart) */
 };
 
 typedef void (*pd_registry_log_fn)(void *userdata, const char *message);

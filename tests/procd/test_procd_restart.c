@@ -391,7 +391,7 @@ static void test_crash_mid_kill_and_suspend(void)
         /* the restarted procd finishes the kill once the member can die */
         v1frozen_thaw(&vk);
         CU_ASSERT(ph_wait_gone(vk.pid, 10000));
-        CU_ASSERT(wait_state(c, vk.pid, "running", 10000));
+        CU_ASSERT(wait_state(c, vk.pid, "killed", 10000));
         /* and the suspend: once thawed elsewhere the member ends up stopped, then continued */
         v1frozen_thaw(&vs);
         bool stopped = false;
