@@ -129,14 +129,14 @@ procd_status pd_cmd_adopt_process(pd_commands *cm, const pd_caller *who, pid_t p
                 return pd_error_set(err, PROCD_E_BAD_CGROUP,
                                     "AdoptProcess: family %d has no cgroup (tracked by /proc: %s)", (int) family_root,
                                     f->no_cgroup_reason ? f->no_cgroup_reason : "no cgroup");
-        char target[PD_MAX_CGROUP_LEN + 16];
-        snprintf(target, sizeof target, "%s%s", f->cgroup_path,
-                 f->cgroup_origin == PD_CG_FAMILY ? "/" PD_FAMCG_LEAF : "");
+        const char *target = f->cgroup_path;
         tr_error terr = { 0 };
         _cleanup_cgroup_ tr_cgroup *cg = NULL;
-        if (tr_cgroup_open(pd_registry_hierarchies(cm->reg), target, TR_CG_MAY_ACT, &cg, &terr) < 0)
+        /* a family cgroup procd made: its leaf in v2, itself in v1 (family-cgroup.h) */
+        unsigned how = f->cgroup_origin == PD_CG_FAMILY ? TR_CG_MAY_ACT | TR_CG_OWNED : TR_CG_MAY_ACT;
+        if (tr_cgroup_open(pd_registry_hierarchies(cm->reg), target, how, &cg, &terr) < 0)
                 return pd_error_set(err, PROCD_E_BAD_CGROUP, "AdoptProcess: family %d: %s", (int) family_root, terr.msg);
-        int r = tr_cgroup_attach(cg, pid, &terr);
+        int r = f->cgroup_origin == PD_CG_FAMILY ? pd_famcg_attach(cg, pid, &terr) : tr_cgroup_attach(cg, pid, &terr);
         if (r == -ESRCH)
                 return pd_error_set(err, PROCD_E_PROCESS_NOT_FOUND, "AdoptProcess: %s", terr.msg);
         if (r < 0)

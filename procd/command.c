@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "procd/command-query.h"
+#include "procd/family-usage.h"
 #include "procd/status.h"
 #include "trackers/util.h"
 
@@ -28,11 +29,22 @@ static procd_status need_root(const pd_caller *who, const char *op, procd_error 
 bool pd_holds_procd(pid_t pid)
 {
         pid_t p = getpid();
+        if (pid == p)
+                return true;
+        uint64_t theirs = 0;
+        if (pid <= 0 || tr_pid_start_ticks(pid, &theirs) < 0)
+                return false; /* gone: no ancestor of a live procd */
         for (int depth = 0; depth < 4096 && p > 1; depth++) {
                 if (p == pid)
                         return true;
-                if (pd_proc_ppid(p, &p) < 0)
+                tr_proc st;
+                if (tr_proc_stat_read(p, &st) < 0)
                         break;
+                /* p and every ancestor of it started no later than p: when p is older than
+                 * pid, pid is none of them (the walk stops at once for a younger root) */
+                if (st.start_ticks < theirs)
+                        break;
+                p = st.ppid;
         }
         return false;
 }
@@ -162,7 +174,7 @@ procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *w
         if (old && (!old->parent || tr_pid_start_ticks(root_pid, &now) < 0 || now == old->root_start_ticks))
                 return pd_error_set(err, PROCD_E_ALREADY_REGISTERED, "pid %d already roots a family", (int) root_pid);
         pid_t tgid = 0;
-        if (pd_proc_tgid(root_pid, &tgid) == 0 && tgid != root_pid)
+        if (pd_proc_is_thread(root_pid) && pd_proc_tgid(root_pid, &tgid) == 0 && tgid != root_pid)
                 return pd_error_set(err, PROCD_E_BAD_ROOT_PID, "pid %d is a thread of process %d, not a process",
                                     (int) root_pid, (int) tgid);
         if (pd_holds_procd(root_pid))
@@ -335,22 +347,21 @@ procd_status pd_cmd_track_associated_group(pd_commands *cm, const pd_caller *who
 
 procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, tr_usage *out, procd_error *err)
 {
+        return pd_cmd_get_usage_want(cm, who, pid, TR_WANT_ALL, out, err);
+}
+
+procd_status pd_cmd_get_usage_want(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
+                                   procd_error *err)
+{
+        (void) who;
         pd_family *f = NULL;
+        tr_usage_init(out);
         procd_status s = find_family(cm, pid, &f, err);
         if (s != PROCD_OK)
                 return s;
         tr_error terr = { 0 };
-        if (pd_registry_ensure_fresh(cm->reg, f, &terr) < 0)
-                return pd_error_set(err, PROCD_E_INTERNAL, "snapshot: %s", terr.msg);
-        tr_usage_init(out);
-        if (tr_family_usage(f->tf, out, &terr) < 0)
+        if (pd_family_usage(cm->reg, f, want, out, &terr) < 0)
                 return pd_error_set(err, PROCD_E_INTERNAL, "usage of family %d: %s", (int) f->root_pid, terr.msg);
-        if (f->proc_tracked && f->no_cgroup_reason && !out->fallback) {
-                /* the /proc tracker answers because the family could not get a cgroup */
-                out->fallback = true;
-                snprintf(out->fallback_reason, sizeof out->fallback_reason, "no family cgroup: %s",
-                         f->no_cgroup_reason);
-        }
         return PROCD_OK;
 }
 
@@ -559,6 +570,7 @@ procd_status pd_cmd_kill_family(pd_commands *cm, const pd_caller *who, pid_t pid
         procd_status s = find_actionable(cm, who, pid, "KillFamily", &f, err);
         if (s != PROCD_OK)
                 return s;
+        pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLED, true);
         return kill_round(cm, f, pid, cm->kill_timeout_usec, err);
 }
 
@@ -720,7 +732,7 @@ void pd_cmd_family_async(pd_commands *cm, const pd_caller *who, pd_job_kind kind
         }
         supersede(cm, f, who);
         if (kind == PD_JOB_KILL) {
-                pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLING, true);
+                pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLING | PD_FAMILY_KILLED, true);
         } else {
                 mark_frozen(cm, f, kind == PD_JOB_SUSPEND);
                 pd_registry_set_flag(cm->reg, f, PD_FAMILY_SUSPENDING, kind == PD_JOB_SUSPEND);
@@ -790,6 +802,7 @@ static int fill_info(pd_commands *cm, pd_family *f, procd_family_info *fi)
         snprintf(fi->source, sizeof fi->source, "%s", pd_family_source(f));
         snprintf(fi->state, sizeof fi->state, "%s", f->flags & PD_FAMILY_KILLING  ? "killing"
                                                    : f->flags & PD_FAMILY_FROZEN ? "frozen"
+                                                   : f->flags & PD_FAMILY_KILLED ? "killed"
                                                                                  : "running");
         _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
         pd_registry_members(cm->reg, f, &m, NULL);

@@ -2,6 +2,7 @@
 #include "family-cgroup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,22 +13,27 @@
 #include "trackers/util.h"
 
 #define PENDING_SWEEP_SEC 2
+#define PENDING_PER_TICK 32 /* rmdir attempts per sweep tick: bounded work with many pending */
 
 typedef struct pending_cg {
         char *path;
         bool has_leaf;
+        uint32_t mask; /* hierarchies it was made in */
 } pending_cg;
 
 struct pd_famcg {
         const tr_hierarchies *hs;
         char *base;             /* NULL: off or unavailable */
         char off_reason[256];
+        uint32_t mask;          /* hierarchies family cgroups are made in (pd_famcg_mask) */
+        tr_cgroup *base_cg;     /* the base, open in those hierarchies */
+        bool base_enabled;      /* v2 controllers enabled in the base's subtree_control once */
         GPtrArray *pending;     /* pending_cg *, owned */
+        guint cursor;           /* where the next sweep tick starts in pending */
         guint timer;
 };
 
-/* The hierarchy families are matched by: v2 when mounted, else name=systemd, else the first. */
-static int primary_index(const tr_hierarchies *hs)
+int pd_famcg_primary(const tr_hierarchies *hs)
 {
         if (hs->v2 >= 0)
                 return hs->v2;
@@ -39,7 +45,7 @@ static int primary_index(const tr_hierarchies *hs)
 
 int pd_famcg_pid_cgroup(const tr_hierarchies *hs, pid_t pid, char **out)
 {
-        int idx = primary_index(hs);
+        int idx = pd_famcg_primary(hs);
         if (idx < 0)
                 return -ENOENT;
         tr_pid_cgroups pc = { { 0 } };
@@ -62,6 +68,53 @@ static void pending_free(gpointer p)
         free(c);
 }
 
+/* The hierarchies a family cgroup is made in: those procd reads or acts through, nothing
+ * else (see the header).  The v2 tree when mounted (membership, cgroup.kill, the freezer,
+ * cpu.stat, and each controller it offers at the base); a v1 hierarchy only for what the
+ * v2 tree cannot give there: memory, blkio (io bytes), pids, cpuacct (CPU) and the freezer.
+ * Without v2, also the hierarchy families are matched by (name=systemd).  Never cpu,
+ * cpuset, devices, net_cls, net_prio, perf_event, hugetlb, rdma, misc: procd reads nothing
+ * there, so the root keeps the cgroup its launcher gave it in those (limits, pinning,
+ * device rules stay in force).  The base is made in v2 first so that what it offers is known. */
+static int choose_hierarchies(pd_famcg *fc, const char *base, tr_error *err)
+{
+        const tr_hierarchies *hs = fc->hs;
+        uint32_t mask = 1u << pd_famcg_primary(hs);
+        bool v2_cpu = false, v2_freeze = false, v2_ctrl[TR_CTRL_COUNT] = { false };
+        if (hs->v2 >= 0) {
+                _cleanup_cgroup_ tr_cgroup *cg = NULL;
+                int k = tr_cgroup_create_in(hs, base, 1u << hs->v2, &cg, err);
+                if (k < 0)
+                        return k;
+                char buf[512];
+                if (tr_cgroup_read(cg, hs->v2, "cgroup.controllers", buf, sizeof buf, NULL) >= 0)
+                        for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+                                int c = tr_controller_from_name(t);
+                                if (c >= 0)
+                                        v2_ctrl[c] = true;
+                        }
+                v2_cpu = tr_cgroup_has_file(cg, hs->v2, "cpu.stat");
+                v2_freeze = tr_cgroup_has_file(cg, hs->v2, "cgroup.freeze");
+        }
+        const struct {
+                tr_controller c;
+                bool in_v2;
+        } v1[] = {
+                { TR_CTRL_MEMORY, v2_ctrl[TR_CTRL_MEMORY] },
+                { TR_CTRL_BLKIO, v2_ctrl[TR_CTRL_IO] },
+                { TR_CTRL_PIDS, v2_ctrl[TR_CTRL_PIDS] },
+                { TR_CTRL_CPUACCT, v2_cpu },
+                { TR_CTRL_FREEZER, v2_freeze },
+        };
+        for (size_t k = 0; k < TR_ARRAY_SIZE(v1); k++)
+                if (!v1[k].in_v2 && hs->v1_of[v1[k].c] >= 0)
+                        mask |= 1u << hs->v1_of[v1[k].c];
+        fc->mask = mask;
+        return 0;
+}
+
+uint32_t pd_famcg_mask(const pd_famcg *fc) { return fc && fc->base ? fc->mask : 0; }
+
 int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg **out)
 {
         pd_famcg *fc = calloc(1, sizeof *fc);
@@ -74,7 +127,7 @@ int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg *
                 snprintf(fc->off_reason, sizeof fc->off_reason, "family cgroups are off (--no-family-cgroups)");
                 return 0;
         }
-        int idx = primary_index(hs);
+        int idx = pd_famcg_primary(hs);
         if (hs->mode == TR_MODE_NONE || idx < 0) {
                 snprintf(fc->off_reason, sizeof fc->off_reason, "no cgroup hierarchy is mounted");
                 return 0;
@@ -104,8 +157,8 @@ int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg *
         if (!base)
                 return -ENOMEM;
         tr_error err = { 0 };
-        _cleanup_cgroup_ tr_cgroup *cg = NULL;
-        if (tr_cgroup_create(hs, base, &cg, &err) < 0) {
+        if (choose_hierarchies(fc, base, &err) < 0 ||
+            tr_cgroup_create_in(hs, base, fc->mask, &fc->base_cg, &err) < 0) {
                 snprintf(fc->off_reason, sizeof fc->off_reason, "cannot make the family cgroup base %s: %s", base,
                          err.msg);
                 return 0;
@@ -121,6 +174,7 @@ void pd_famcg_free(pd_famcg *fc)
         if (fc->timer)
                 g_source_remove(fc->timer);
         g_ptr_array_free(fc->pending, TRUE);
+        tr_cgroup_free(fc->base_cg);
         free(fc->base);
         free(fc);
 }
@@ -136,9 +190,9 @@ const char *pd_famcg_off_reason(const pd_famcg *fc)
 
 size_t pd_famcg_pending(const pd_famcg *fc) { return fc ? fc->pending->len : 0; }
 
-/* rmdir path (its leaf first) in every hierarchy.  0 when gone everywhere, -EBUSY when
- * something is still there (processes, a subfamily's cgroup). */
-static int remove_now(const tr_hierarchies *hs, const char *path, bool has_leaf)
+/* rmdir path (its leaf first) in the hierarchies of mask.  0 when gone everywhere, -EBUSY
+ * when something is still there (processes, a subfamily's cgroup). */
+static int remove_now(const tr_hierarchies *hs, const char *path, bool has_leaf, uint32_t mask)
 {
         bool busy = false;
         for (int pass = has_leaf ? 0 : 1; pass < 2; pass++) {
@@ -148,7 +202,7 @@ static int remove_now(const tr_hierarchies *hs, const char *path, bool has_leaf)
                         return -ENAMETOOLONG;
                 for (int i = 0; i < hs->n; i++) {
                         char fs[PATH_MAX];
-                        if (tr_hierarchy_fs_path(&hs->h[i], cg, fs, sizeof fs, NULL) < 0)
+                        if (!(mask & (1u << i)) || tr_hierarchy_fs_path(&hs->h[i], cg, fs, sizeof fs, NULL) < 0)
                                 continue;
                         if (rmdir(fs) == 0 || errno == ENOENT)
                                 continue;
@@ -160,13 +214,21 @@ static int remove_now(const tr_hierarchies *hs, const char *path, bool has_leaf)
         return busy ? -EBUSY : 0;
 }
 
+/* One tick of the 2 s timer: at most PENDING_PER_TICK rmdir attempts, going round the
+ * pending list from where the last tick stopped (a list of 1,000 cgroups whose processes
+ * live on costs 32 attempts per tick, not 1,000). */
 static void sweep(pd_famcg *fc)
 {
-        for (guint i = fc->pending->len; i-- > 0;) {
-                pending_cg *c = fc->pending->pdata[i];
-                if (remove_now(fc->hs, c->path, c->has_leaf) == 0) {
+        guint n = fc->pending->len < PENDING_PER_TICK ? fc->pending->len : PENDING_PER_TICK;
+        for (guint done = 0; done < n && fc->pending->len; done++) {
+                if (fc->cursor >= fc->pending->len)
+                        fc->cursor = 0;
+                pending_cg *c = fc->pending->pdata[fc->cursor];
+                if (remove_now(fc->hs, c->path, c->has_leaf, c->mask) == 0) {
                         g_info("removed family cgroup %s (empty now)", c->path);
-                        g_ptr_array_remove_index(fc->pending, i);
+                        g_ptr_array_remove_index_fast(fc->pending, fc->cursor); /* the last one moves here */
+                } else {
+                        fc->cursor++;
                 }
         }
 }
@@ -185,73 +247,127 @@ void pd_famcg_release(pd_famcg *fc, const char *path, bool has_leaf)
 {
         if (!fc || !path)
                 return;
-        if (remove_now(fc->hs, path, has_leaf) < 0) {
-                pending_cg *c = calloc(1, sizeof *c);
-                if (c)
-                        c->path = strdup(path);
-                if (!c || !c->path) {
-                        free(c);
-                        g_message("cgroup %s left behind (out of memory)", path);
-                        return;
-                }
-                c->has_leaf = has_leaf;
-                g_ptr_array_add(fc->pending, c);
-                g_info("family cgroup %s is not empty: removed once it is", path);
+        /* a family cgroup was made in fc's hierarchies; one TrackFamilyViaCgroup made
+         * (tr_cgroup_create) in every hierarchy */
+        uint32_t mask = has_leaf ? fc->mask : TR_HIER_ALL;
+        if (remove_now(fc->hs, path, has_leaf, mask) == 0)
+                return;
+        pending_cg *c = calloc(1, sizeof *c);
+        if (c)
+                c->path = strdup(path);
+        if (!c || !c->path) {
+                free(c);
+                g_message("cgroup %s left behind (out of memory)", path);
+                return;
         }
-        sweep(fc); /* an earlier one may have waited for this one (a subfamily's cgroup) */
-        if (fc->pending->len && !fc->timer)
+        c->has_leaf = has_leaf;
+        c->mask = mask;
+        g_ptr_array_add(fc->pending, c);
+        g_info("family cgroup %s is not empty: removed once it is", path);
+        /* retried only by the timer (bounded work per tick), never by later releases */
+        if (!fc->timer)
                 fc->timer = g_timeout_add_seconds(PENDING_SWEEP_SEC, sweep_cb, fc);
 }
 
-int pd_famcg_create(pd_famcg *fc, pid_t root, uint64_t root_start, const char *parent_path, char **path_out,
-                    tr_error *err)
+int pd_famcg_attach(tr_cgroup *fam, pid_t pid, tr_error *err)
+{
+        if (pid <= 1)
+                return tr_error_set(err, EINVAL, "bad pid %d", (int) pid);
+        const tr_hierarchies *hs = tr_cgroup_hierarchies(fam);
+        char v[32];
+        snprintf(v, sizeof v, "%d", (int) pid);
+        for (int i = 0; i < hs->n; i++) {
+                int dfd = tr_cgroup_dirfd(fam, i);
+                if (dfd < 0)
+                        continue;
+                _cleanup_close_ int leaf = -1;
+                if (hs->h[i].is_v2) {
+                        leaf = openat(dfd, PD_FAMCG_LEAF, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (leaf < 0)
+                                return tr_error_setx(err, errno, "open %s/%s", tr_cgroup_path(fam, i), PD_FAMCG_LEAF);
+                }
+                int k = tr_write_file_at(leaf >= 0 ? leaf : dfd, "cgroup.procs", v, err);
+                if (k < 0)
+                        return tr_error_prefix(err, "moving pid %d into %s:%s", (int) pid, hs->h[i].mount_point,
+                                               tr_cgroup_path(fam, i));
+        }
+        return 0;
+}
+
+int pd_famcg_create(pd_famcg *fc, const pd_famcg_root *rt, tr_cgroup *parent_cg, const char *parent_path,
+                    char **path_out, tr_cgroup **cg_out, tr_error *err)
 {
         if (!fc || !fc->base)
                 return tr_error_set(err, EOPNOTSUPP, "%s", pd_famcg_off_reason(fc));
+        pid_t root = rt->pid;
+        uint64_t root_start = rt->start_ticks;
         /* a root some manager placed in a cgroup of its own (a job cgroup made with
          * clone3(CLONE_INTO_CGROUP) or a cgroup.procs write) stays where it was put */
-        _cleanup_free_ char *cur = NULL, *pcur = NULL;
-        int k = pd_famcg_pid_cgroup(fc->hs, root, &cur);
+        _cleanup_free_ char *read_cur = NULL, *pcur = NULL;
+        const char *cur = rt->cgroup;
+        int k = cur ? 0 : pd_famcg_pid_cgroup(fc->hs, root, &read_cur);
         if (k < 0)
                 return tr_error_set(err, -k, "cgroup of root pid %d: %s", (int) root, strerror(-k));
+        if (!cur)
+                cur = read_cur;
+        pid_t ppid = rt->ppid;
         tr_proc p;
-        if (tr_proc_stat_read(root, &p) < 0 || p.start_ticks != root_start)
+        if (ppid == 0 && (tr_proc_stat_read(root, &p) < 0 || p.start_ticks != root_start))
                 return tr_error_set(err, ESRCH, "root pid %d is gone", (int) root);
-        if (p.ppid > 0 && pd_famcg_pid_cgroup(fc->hs, p.ppid, &pcur) == 0 && strcmp(cur, pcur) != 0)
+        if (ppid == 0)
+                ppid = p.ppid;
+        if (ppid > 0 && pd_famcg_pid_cgroup(fc->hs, ppid, &pcur) == 0 && strcmp(cur, pcur) != 0)
                 return tr_error_set(err, EBUSY, "root was placed in cgroup %s, its parent is in %s: left there", cur,
                                     pcur);
-        char path[PATH_MAX], leaf[PATH_MAX];
-        int n = snprintf(path, sizeof path, "%s/fam.%d.%llu", parent_path ? parent_path : fc->base, (int) root,
-                         (unsigned long long) root_start);
+        const char *under = parent_path ? parent_path : fc->base;
+        char name[64], path[PATH_MAX];
+        snprintf(name, sizeof name, "fam.%d.%llu", (int) root, (unsigned long long) root_start);
+        int n = snprintf(path, sizeof path, "%s/%s", under, name);
         if (n < 0 || (size_t) n + sizeof "/" PD_FAMCG_LEAF > sizeof path)
-                return tr_error_set(err, ENAMETOOLONG, "family cgroup path too long under %s",
-                                    parent_path ? parent_path : fc->base);
-        snprintf(leaf, sizeof leaf, "%s/%s", path, PD_FAMCG_LEAF);
-        _cleanup_cgroup_ tr_cgroup *cg = NULL;
-        k = tr_cgroup_create(fc->hs, leaf, &cg, err);
+                return tr_error_set(err, ENAMETOOLONG, "family cgroup path too long under %s", under);
+        /* made relative to the parent's open directories: the base, or the parent family's
+         * cgroup; a cgroup the parent was handed is opened (made where missing) by path */
+        _cleanup_cgroup_ tr_cgroup *handed = NULL, *cg = NULL, *leaf = NULL;
+        tr_cgroup *parent = parent_cg;
+        if (!parent && parent_path) {
+                k = tr_cgroup_create_in(fc->hs, parent_path, fc->mask, &handed, err);
+                parent = handed;
+        }
+        bool under_base = !parent;
+        if (under_base)
+                parent = fc->base_cg;
         if (k >= 0)
-                k = tr_cgroup_attach(cg, root, err);
+                k = tr_cgroup_create_child(parent, name, fc->mask, !(under_base && fc->base_enabled), &cg, err);
+        if (k >= 0 && under_base)
+                fc->base_enabled = true;
+        /* the leaf, in the v2 tree only (v1 has no no-internal-processes rule: there the
+         * root sits in the family's cgroup itself), gets no controllers of its own (usage
+         * is read from the family's cgroup): they are enabled in the family's cgroup only
+         * when a subfamily is made inside it */
+        int v2 = fc->hs->v2;
+        if (k >= 0 && v2 >= 0)
+                k = tr_cgroup_create_child(cg, PD_FAMCG_LEAF, 1u << v2, false, &leaf, err);
+        tr_cgroup_free(TR_TAKE_PTR(leaf));
+        if (k >= 0)
+                k = pd_famcg_attach(cg, root, err);
         uint64_t now = 0;
         if (k >= 0 && (tr_pid_start_ticks(root, &now) < 0 || now != root_start))
                 k = tr_error_set(err, ESRCH, "root pid %d exited while being moved", (int) root);
+        if (k >= 0 && !(*path_out = strdup(path)))
+                k = tr_error_set(err, ENOMEM, "out of memory");
         if (k < 0) {
                 tr_cgroup_free(TR_TAKE_PTR(cg));
-                if (remove_now(fc->hs, path, true) < 0)
-                        pd_famcg_release(fc, path, true);
+                pd_famcg_release(fc, path, true); /* the root went back or is gone: empty */
                 return k;
         }
-        *path_out = strdup(path);
-        if (!*path_out) {
-                pd_famcg_release(fc, path, true);
-                return tr_error_set(err, ENOMEM, "out of memory");
-        }
+        *cg_out = TR_TAKE_PTR(cg);
         return 0;
 }
 
 int pd_famcg_move(tr_cgroup *cg, const tr_pidset *pids, GArray *failed, size_t *moved, tr_error *err)
 {
         const tr_hierarchies *hs = tr_cgroup_hierarchies(cg);
-        int idx = primary_index(hs);
+        int idx = pd_famcg_primary(hs);
         const char *target = idx >= 0 ? tr_cgroup_path(cg, idx) : NULL;
         int first = 0;
         *moved = 0;

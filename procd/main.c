@@ -422,11 +422,10 @@ int main(int argc, char **argv)
         state_path_init(&d);
         if (d.state_path[0]) {
                 pd_restore_stats rs;
-                uint64_t t0 = tr_now_usec();
                 pd_restore(&d.cm, d.state_path, &rs);
                 if (rs.in_file)
-                        g_message("restored %zu of %zu families in %.1f ms", rs.restored, rs.in_file,
-                                  (double) (tr_now_usec() - t0) / 1000.0);
+                        g_message("restored %zu of %zu families in %.1f ms (CPU %.1f ms)", rs.restored, rs.in_file,
+                                  (double) rs.wall_usec / 1000.0, (double) rs.cpu_usec / 1000.0);
                 pd_registry_set_changed_hook(d.reg, save_state, &d);
                 save_state(&d);
         }

@@ -1,6 +1,7 @@
 /* registry.c - the daemon's tree of families, watcher pidfds and the snapshot timer. */
 #include "registry.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -19,6 +20,10 @@ struct pd_registry {
         pd_pid_watch *pid_watch;  /* the watchers' pidfds, made at the first watcher */
         pd_family *root;
         GHashTable *by_root;      /* GINT_TO_POINTER(root pid) -> pd_family */
+        GHashTable *by_cgroup;    /* cgroup key (cg_key) -> cgroup-tracked pd_family */
+        size_t by_cgroup_dups;    /* families whose key another one holds: then a full scan */
+        uint64_t min_root_start;  /* no subfamily root started earlier (a bound, never raised
+                                     while families exist): find_parent's walk stops there */
         size_t n_sub;
         size_t n_cgroup;          /* cgroup-tracked subfamilies */
         GHashTable *proc_intervals; /* interval -> number of /proc-tracked subfamilies */
@@ -137,6 +142,22 @@ int pd_proc_tgid(pid_t pid, pid_t *tgid)
         return 0;
 }
 
+bool pd_proc_is_thread(pid_t pid)
+{
+        /* pidfd_open refuses a thread that leads no thread group (EINVAL): one cheap call
+         * instead of generating /proc/PID/status */
+        int fd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (fd >= 0) {
+                close(fd);
+                return false;
+        }
+        if (errno == ESRCH)
+                return false; /* gone */
+        /* EINVAL or ENOENT (kernels differ) for a thread; ENOSYS: no pidfds */
+        pid_t tgid = 0;
+        return pd_proc_tgid(pid, &tgid) == 0 && tgid != pid;
+}
+
 int pd_proc_uid_checked(pid_t pid, uint64_t start_ticks, uid_t *uid)
 {
         uid_t u;
@@ -179,12 +200,11 @@ static void account(pd_registry *r, pd_family *f, bool add)
         f->counted = add;
 }
 
-/* Build (or rebuild) f's tr_family from its tracking methods. */
-static int build_tracker(pd_registry *r, pd_family *f, tr_error *err)
+static int install_tracker(pd_registry *r, pd_family *f, const tr_procfam_spec *spec, tr_cgroup *cg, tr_error *err);
+
+static tr_procfam_spec family_spec(const pd_family *f)
 {
-        if (f->root_pid <= 1)
-                return 0; /* a root family rooted at init: nothing to track */
-        tr_procfam_spec spec = {
+        return (tr_procfam_spec) {
                 .root_pid = f->root_pid,
                 .root_start_ticks = f->root_start_ticks,
                 .env_marker = f->env_marker,
@@ -193,11 +213,59 @@ static int build_tracker(pd_registry *r, pd_family *f, tr_error *err)
                 .by_gid = f->by_gid,
                 .gid = f->gid,
         };
-        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+}
+
+/* The hierarchy a cgroup family's membership is matched in: v2 when its cgroup is there,
+ * else its first hierarchy; -1 when in none. */
+static int holds_index(tr_cgroup *cg)
+{
+        const tr_hierarchies *hs = tr_cgroup_hierarchies(cg);
+        if (hs->v2 >= 0 && tr_cgroup_path(cg, hs->v2))
+                return hs->v2;
+        for (int i = 0; i < hs->n; i++)
+                if (tr_cgroup_path(cg, i))
+                        return i;
+        return -1;
+}
+
+/* Add f to (or drop it from) the index of cgroup families, keyed "<hierarchy>:<path>" by
+ * the cgroup its membership is matched by. */
+static void cg_index(pd_registry *r, pd_family *f, bool add)
+{
+        if (!add) {
+                if (f->cg_key && f->cg_key_dup)
+                        r->by_cgroup_dups--;
+                else if (f->cg_key)
+                        g_hash_table_remove(r->by_cgroup, f->cg_key);
+                g_free(f->cg_key);
+                f->cg_key = NULL;
+                f->cg_key_dup = false;
+                return;
+        }
+        tr_cgroup *cg = f->tf && !f->proc_tracked ? tr_family_cgroup(f->tf) : NULL;
+        int idx = cg ? holds_index(cg) : -1;
+        if (idx < 0 || f->cg_key)
+                return;
+        f->cg_key = g_strdup_printf("%d:%s", idx, tr_cgroup_path(cg, idx));
+        f->cg_key_dup = g_hash_table_contains(r->by_cgroup, f->cg_key);
+        if (f->cg_key_dup)
+                r->by_cgroup_dups++;
+        else
+                g_hash_table_insert(r->by_cgroup, f->cg_key, f);
+}
+
+/* Build (or rebuild) f's tr_family from its tracking methods.  made: the handle of the
+ * cgroup procd just made for f (consumed), NULL to open f->cgroup_path. */
+static int build_tracker_with(pd_registry *r, pd_family *f, tr_cgroup *made, tr_error *err)
+{
+        _cleanup_cgroup_ tr_cgroup *cg = made;
+        if (f->root_pid <= 1)
+                return 0; /* a root family rooted at init: nothing to track */
+        tr_procfam_spec spec = family_spec(f);
         if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED) {
                 /* procd made it: the family is that directory (its root sits in the leaf,
                  * subfamilies in child cgroups: all counted) */
-                int k = tr_cgroup_open(r->hs, f->cgroup_path, TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
+                int k = cg ? 0 : tr_cgroup_open(r->hs, f->cgroup_path, TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
                 if (k < 0)
                         return k;
                 spec.max_age_usec = (uint64_t) f->interval_sec * 1000000u;
@@ -222,20 +290,32 @@ static int build_tracker(pd_registry *r, pd_family *f, tr_error *err)
                 /* /proc families are kept fresh by the registry's shared snapshots */
                 spec.max_age_usec = UINT64_MAX;
         }
+        return install_tracker(r, f, &spec, TR_TAKE_PTR(cg), err);
+}
+
+/* Give f the tracker of spec and cg (taken, may be NULL: /proc). */
+static int install_tracker(pd_registry *r, pd_family *f, const tr_procfam_spec *spec, tr_cgroup *cg, tr_error *err)
+{
         tr_family *tf = NULL;
-        int k = tr_family_new(&spec, TR_TAKE_PTR(cg), &tf, err);
+        int k = tr_family_new(spec, cg, &tf, err);
         if (k < 0)
                 return k;
         tr_family_set_log(tf, tracker_log, f);
         account(r, f, false);
+        cg_index(r, f, false);
         if (f->tf)
                 tr_family_free(f->tf);
         f->tf = tf;
         f->proc_tracked = f->cgroup_path == NULL;
         f->updated_usec = 0;
         account(r, f, true);
+        if (f->parent) /* a family being registered is indexed when it is linked */
+                cg_index(r, f, true);
         return 0;
 }
+
+static int build_tracker(pd_registry *r, pd_family *f, tr_error *err) { return build_tracker_with(r, f, NULL, err); }
+
 
 static void family_free(pd_family *f)
 {
@@ -251,7 +331,9 @@ static void family_free(pd_family *f)
         tr_pidset_free(&f->last_members);
         g_ptr_array_free(f->children, TRUE);
         g_array_free(f->strays, TRUE);
+        g_array_free(f->kept, TRUE);
         free(f->cgroup_path);
+        g_free(f->cg_key);
         free(f->no_cgroup_reason);
         free(f->env_marker);
         free(f->login_name);
@@ -266,6 +348,7 @@ static pd_family *family_alloc(void)
         f->watcher_pidfd = -1;
         f->children = g_ptr_array_new();
         f->strays = g_array_new(FALSE, FALSE, sizeof(pd_ident));
+        f->kept = g_array_new(FALSE, FALSE, sizeof(pd_ident));
         return f;
 }
 
@@ -315,6 +398,8 @@ int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_inte
                 return tr_error_set(err, ENOMEM, "out of memory");
         r->hs = hs;
         r->by_root = g_hash_table_new(g_direct_hash, g_direct_equal);
+        r->by_cgroup = g_hash_table_new(g_str_hash, g_str_equal);
+        r->min_root_start = UINT64_MAX;
         r->proc_intervals = g_hash_table_new(g_direct_hash, g_direct_equal);
         r->root = family_alloc();
         if (!r->root) {
@@ -360,6 +445,7 @@ void pd_registry_free(pd_registry *r)
                 free_tree(r->root);
         pd_pid_watch_free(r->pid_watch);
         g_hash_table_destroy(r->by_root);
+        g_hash_table_destroy(r->by_cgroup);
         g_hash_table_destroy(r->proc_intervals);
         tr_scan_free(&r->scan);
         free(r);
@@ -422,7 +508,7 @@ static gboolean watcher_poll_cb(gpointer data)
         return watcher_cb(-1, 0, data);
 }
 
-static pd_family *cgroup_family_of(pd_registry *r, pid_t pid);
+static pd_family *cgroup_family_of(pd_registry *r, const tr_pid_cgroups *pc);
 
 static bool is_ancestor(const pd_family *a, const pd_family *f)
 {
@@ -432,15 +518,14 @@ static bool is_ancestor(const pd_family *a, const pd_family *f)
         return false;
 }
 
-/* The nearest family whose root is an ancestor of pid; a cgroup family holding pid wins
- * when it lies below that one (a root placed into a job's cgroup by clone3 or a write to
- * cgroup.procs belongs to that job even when its parent is not the job's root). */
-static pd_family *find_parent(pd_registry *r, pid_t pid)
+/* The nearest family whose root is an ancestor of pid (its parent is ppid); a cgroup
+ * family holding pid (pc: its cgroups, NULL: read them) wins when it lies below that one
+ * (a root placed into a job's cgroup by clone3 or a write to cgroup.procs belongs to that
+ * job even when its parent is not the job's root). */
+static pd_family *find_parent(pd_registry *r, pid_t pid, pid_t ppid, const tr_pid_cgroups *pc)
 {
         pd_family *by_tree = NULL;
-        tr_proc p;
-        if (tr_proc_stat_read(pid, &p) < 0)
-                p.ppid = 0;
+        tr_proc p = { .ppid = ppid };
         /* a family counts only while its root is the same process (pid + start time): a
          * dead root's pid reused by an ancestor must not adopt the new family */
         for (int depth = 0; depth < 4096 && !by_tree && p.ppid > 0; depth++) {
@@ -450,13 +535,28 @@ static pd_family *find_parent(pd_registry *r, pid_t pid)
                 pd_family *f = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(pp));
                 if (f && f->root_start_ticks == p.start_ticks)
                         by_tree = f;
-                if (pp == 1)
+                /* pp's ancestors started no later than pp: none roots a family when pp is
+                 * older than every root */
+                if (pp == 1 || p.start_ticks < r->min_root_start)
                         break;
         }
         if (!by_tree)
                 by_tree = r->root;
-        pd_family *by_cg = cgroup_family_of(r, pid);
+        if (r->n_cgroup == 0)
+                return by_tree;
+        tr_pid_cgroups own = { { 0 } };
+        if (!pc && tr_pid_cgroups_read(r->hs, pid, &own, NULL) >= 0)
+                pc = &own;
+        pd_family *by_cg = pc ? cgroup_family_of(r, pc) : NULL;
+        tr_pid_cgroups_clear(&own);
         return by_cg && is_ancestor(by_tree, by_cg) ? by_cg : by_tree;
+}
+
+/* The parent pid of pid (0 when gone), for find_parent's callers that have not read it. */
+static pid_t ppid_of(pid_t pid)
+{
+        tr_proc p;
+        return tr_proc_stat_read(pid, &p) < 0 ? 0 : p.ppid;
 }
 
 /* Open the watcher: a pidfd checked against its start time (0: read it now), else (no
@@ -509,9 +609,12 @@ static void arm_watcher(pd_registry *r, pd_family *f)
 static void link_family(pd_registry *r, pd_family *f, pd_family *parent)
 {
         arm_watcher(r, f);
-        f->parent = parent ? parent : find_parent(r, f->root_pid);
+        f->parent = parent ? parent : find_parent(r, f->root_pid, ppid_of(f->root_pid), NULL);
         g_ptr_array_add(f->parent->children, f);
         g_hash_table_insert(r->by_root, GINT_TO_POINTER(f->root_pid), f);
+        cg_index(r, f, true);
+        if (f->root_start_ticks < r->min_root_start)
+                r->min_root_start = f->root_start_ticks;
         r->n_sub++;
         account(r, f, true);
         /* the parent loses the new family's members at the next snapshot */
@@ -520,20 +623,25 @@ static void link_family(pd_registry *r, pd_family *f, pd_family *parent)
 }
 
 /* A cgroup of its own for a new family (family-cgroup.h): inside the parent's cgroup when
- * the parent has one, else under the base.  When none can be made the family stays on
- * the /proc tracker and keeps the reason for its usage record. */
-static void give_cgroup(pd_registry *r, pd_family *f, pd_family *parent)
+ * the parent has one, else under the base.  Returns its handle (for the tracker), or NULL
+ * when none can be made: then the family stays on the /proc tracker and keeps the reason
+ * for its usage record. */
+static tr_cgroup *give_cgroup(pd_registry *r, pd_family *f, pd_family *parent, const pd_famcg_root *rt)
 {
-        const char *parent_cg = parent->cgroup_path && parent->tf && !parent->proc_tracked ? parent->cgroup_path : NULL;
+        bool has_cg = parent->cgroup_path && parent->tf && !parent->proc_tracked;
+        const char *parent_path = has_cg ? parent->cgroup_path : NULL;
+        tr_cgroup *parent_cg = has_cg && parent->cgroup_origin == PD_CG_FAMILY ? tr_family_cgroup(parent->tf) : NULL;
         tr_error err = { 0 };
         char *path = NULL;
-        if (pd_famcg_create(r->fc, f->root_pid, f->root_start_ticks, parent_cg, &path, &err) < 0) {
+        tr_cgroup *cg = NULL;
+        if (pd_famcg_create(r->fc, rt, parent_cg, parent_path, &path, &cg, &err) < 0) {
                 f->no_cgroup_reason = strdup(err.msg);
                 g_info("family %d: no cgroup of its own: %s", (int) f->root_pid, err.msg);
-                return;
+                return NULL;
         }
         f->cgroup_path = path;
         f->cgroup_origin = PD_CG_FAMILY;
+        return cg;
 }
 
 /* Remove the cgroup procd made for f (now, or once empty). */
@@ -541,6 +649,35 @@ static void release_cgroup(pd_registry *r, pd_family *f)
 {
         if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED)
                 pd_famcg_release(r->fc, f->cgroup_path, f->cgroup_origin == PD_CG_FAMILY);
+}
+
+/* The children of pid (of each of its threads: /proc/PID/task/TID/children), with their
+ * start times, appended to out (pd_ident).  Nothing when the kernel lacks the files. */
+static void read_children(pid_t pid, GArray *out)
+{
+        char dir[64];
+        snprintf(dir, sizeof dir, "/proc/%d/task", (int) pid);
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!d)
+                return;
+        dfd = -1; /* owned by d now */
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                if (e->d_name[0] == '.')
+                        continue;
+                char name[300];
+                snprintf(name, sizeof name, "%s/children", e->d_name);
+                _cleanup_free_ char *text = NULL;
+                if (tr_read_file_alloc_at(dirfd(d), name, &text, NULL, NULL) < 0)
+                        continue;
+                for (char *save = NULL, *t = strtok_r(text, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+                        pd_ident id = { 0, 0 };
+                        if (tr_parse_pid(t, &id.pid) == 0 && tr_pid_start_ticks(id.pid, &id.start_ticks) == 0)
+                                g_array_append_val(out, id);
+                }
+        }
+        closedir(d);
 }
 
 int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint32_t interval_sec,
@@ -552,20 +689,31 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
                 return tr_error_set(err, ENOMEM, "out of memory");
         f->root_pid = root_pid;
         f->interval_sec = interval_sec;
-        int k = tr_pid_start_ticks(root_pid, &f->root_start_ticks);
+        /* what the root is, read once: start time and parent (stat), uid (status, checked
+         * by start time), cgroups (for the parent's lookup and its own cgroup) */
+        tr_proc p;
+        int k = tr_proc_stat_read(root_pid, &p);
         if (k < 0) {
                 family_free(f);
                 return tr_error_setx(err, -k, "root pid %d", (int) root_pid);
         }
+        f->root_start_ticks = p.start_ticks;
         pd_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
+        /* condor_procd's rule: what the root forked before now stays in the parent family */
+        read_children(root_pid, f->kept);
         if (watcher_pid > 0 && (k = open_watcher(f, watcher_pid, 0)) < 0) {
                 family_free(f);
                 *bad_watcher = true;
                 return tr_error_setx(err, -k, "watcher pid %d", (int) watcher_pid);
         }
-        pd_family *parent = find_parent(r, root_pid);
-        give_cgroup(r, f, parent);
-        k = build_tracker(r, f, err);
+        tr_pid_cgroups pc = { { 0 } };
+        bool have_pc = tr_pid_cgroups_read(r->hs, root_pid, &pc, NULL) >= 0;
+        pd_family *parent = find_parent(r, root_pid, p.ppid, have_pc ? &pc : NULL);
+        int idx = pd_famcg_primary(r->hs);
+        pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid, have_pc && idx >= 0 ? pc.paths[idx] : NULL };
+        tr_cgroup *made = give_cgroup(r, f, parent, &rt);
+        tr_pid_cgroups_clear(&pc);
+        k = build_tracker_with(r, f, made, err);
         if (k < 0) {
                 release_cgroup(r, f);
                 family_free(f);
@@ -584,17 +732,29 @@ static int dup_opt(char **dst, const char *src)
         return 0;
 }
 
-int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **out, bool *watcher_gone,
-                        tr_error *err)
+/* f's watcher through like's pidfd when like watches the same process (pid + start time,
+ * checked when like was restored), else a fresh pidfd.  -ESRCH when gone or reused. */
+static int restore_watcher(pd_family *f, const pd_state_family *sf, const pd_family *like)
 {
+        if (like && like->watcher_pidfd >= 0 && like->watcher_pid == sf->watcher_pid &&
+            like->watcher_start_ticks == sf->watcher_start_ticks) {
+                f->watcher_pidfd = fcntl(like->watcher_pidfd, F_DUPFD_CLOEXEC, 0);
+                if (f->watcher_pidfd >= 0) {
+                        f->watcher_pid = like->watcher_pid;
+                        f->watcher_start_ticks = like->watcher_start_ticks;
+                        return 0;
+                }
+        }
+        return open_watcher(f, sf->watcher_pid, sf->watcher_start_ticks);
+}
+
+int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg, const pd_family *like,
+                        pd_family **out, bool *watcher_gone, tr_error *err)
+{
+        _cleanup_cgroup_ tr_cgroup *handle = cg;
         *watcher_gone = false;
-        uint64_t now = 0;
-        if (sf->root_pid <= 1 || tr_pid_start_ticks(sf->root_pid, &now) < 0)
-                return tr_error_set(err, ESRCH, "root %d is gone", (int) sf->root_pid);
-        if (now != sf->root_start_ticks)
-                return tr_error_set(err, ESRCH, "pid %d now names another process (start %llu, saved %llu)",
-                                    (int) sf->root_pid, (unsigned long long) now,
-                                    (unsigned long long) sf->root_start_ticks);
+        if (sf->root_pid <= 1 || (sf->cgroup != NULL) != (cg != NULL))
+                return tr_error_set(err, EINVAL, "family %d: bad restore record", (int) sf->root_pid);
         if (g_hash_table_lookup(r->by_root, GINT_TO_POINTER(sf->root_pid)))
                 return tr_error_set(err, EEXIST, "pid %d already roots a family", (int) sf->root_pid);
         pd_family *f = family_alloc();
@@ -602,7 +762,7 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **o
                 return tr_error_set(err, ENOMEM, "out of memory");
         f->root_pid = sf->root_pid;
         f->root_start_ticks = sf->root_start_ticks;
-        f->root_uid = sf->root_uid;
+        f->root_uid = sf->root_uid; /* read at registration, as before the restart */
         f->interval_sec = sf->interval_sec;
         f->by_login = sf->login != NULL;
         f->login_uid = sf->login_uid;
@@ -618,33 +778,40 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **o
                 family_free(f);
                 return tr_error_set(err, ENOMEM, "out of memory");
         }
-        pd_proc_uid_checked(f->root_pid, f->root_start_ticks, &f->root_uid);
-        if (sf->watcher_pid > 0 && open_watcher(f, sf->watcher_pid, sf->watcher_start_ticks) < 0) {
+        if (sf->watcher_pid > 0 && restore_watcher(f, sf, like) < 0) {
                 *watcher_gone = true; /* the family is restored; the caller applies the exit rule */
                 f->watcher_pid = 0;   /* not armed */
         }
-        int k = build_tracker(r, f, err);
+        tr_procfam_spec spec = family_spec(f);
+        /* cgroup families: the /proc side is only a fallback with its own scans; /proc
+         * families are kept fresh by the registry's shared snapshots */
+        spec.max_age_usec = handle ? (uint64_t) f->interval_sec * 1000000u : UINT64_MAX;
+        int k = install_tracker(r, f, &spec, TR_TAKE_PTR(handle), err);
         if (k < 0) {
                 family_free(f);
                 return k;
         }
         if (f->proc_tracked && sf->n_members) {
                 /* members found earlier (orphans that left the parent tree included), only
-                 * those whose pid still names the same process */
+                 * those whose pid still names the same process (the root: checked by the
+                 * caller) */
                 _cleanup_pidset_ tr_pidset seeds = TR_PIDSET_INIT;
                 for (size_t i = 0; i < sf->n_members; i++) {
+                        const pd_state_member *m = &sf->members[i];
                         uint64_t st = 0;
-                        if (tr_pid_start_ticks(sf->members[i].pid, &st) == 0 && st == sf->members[i].start_ticks)
-                                tr_pidset_add(&seeds, sf->members[i].pid);
+                        if ((m->pid == f->root_pid && m->start_ticks == f->root_start_ticks) ||
+                            (m->pid != f->root_pid && tr_pid_start_ticks(m->pid, &st) == 0 && st == m->start_ticks))
+                                tr_pidset_add(&seeds, m->pid);
                 }
                 if (seeds.n)
                         tr_procfam_set_seeds(tr_family_procfam(f->tf), &seeds);
         }
-        pd_family *parent = NULL;
+        /* the tree as saved: under the root family, or under the saved parent when it was
+         * restored (else the usual placement) */
+        pd_family *parent = r->root;
         if (sf->parent_root_pid > 0) {
                 pd_family *p = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(sf->parent_root_pid));
-                if (p && p->parent)
-                        parent = p;
+                parent = p && p->parent ? p : NULL;
         }
         link_family(r, f, parent);
         if (*watcher_gone) {
@@ -653,6 +820,17 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, pd_family **o
         }
         *out = f;
         return 0;
+}
+
+/* f folds into its parent p: f's root and members are p's from now on, even those that
+ * p had left to its own parent at registration (p->kept). */
+static void unkeep(pd_family *p, const pd_family *f)
+{
+        for (guint i = p->kept->len; i-- > 0;) {
+                pid_t pid = g_array_index(p->kept, pd_ident, i).pid;
+                if (pid == f->root_pid || tr_pidset_contains(&f->last_members, pid))
+                        g_array_remove_index_fast(p->kept, i);
+        }
 }
 
 int pd_registry_unregister(pd_registry *r, pd_family *f)
@@ -667,8 +845,11 @@ int pd_registry_unregister(pd_registry *r, pd_family *f)
         }
         g_ptr_array_set_size(f->children, 0);
         g_ptr_array_remove(p->children, f);
+        unkeep(p, f);
         g_hash_table_remove(r->by_root, GINT_TO_POINTER(f->root_pid));
-        r->n_sub--;
+        cg_index(r, f, false);
+        if (--r->n_sub == 0)
+                r->min_root_start = UINT64_MAX;
         account(r, f, false);
         p->updated_usec = 0; /* members fold into the parent at its next refresh */
         release_cgroup(r, f);
@@ -965,6 +1146,25 @@ static void left_behind(const tr_scan *scan, const tr_pidset *excl, tr_pidset *o
         }
 }
 
+/* Drop from kept the processes gone from scan (or whose pid names another one now); when
+ * some are left, out = excl + their pids (normalized) and true. */
+static bool kept_alive(const tr_scan *scan, GArray *kept, const tr_pidset *excl, tr_pidset *out)
+{
+        for (guint i = kept->len; i-- > 0;) {
+                const pd_ident *id = &g_array_index(kept, pd_ident, i);
+                const tr_proc *p = tr_scan_find(scan, id->pid);
+                if (!p || p->start_ticks != id->start_ticks)
+                        g_array_remove_index_fast(kept, i);
+        }
+        if (!kept->len)
+                return false;
+        pidset_append(out, excl);
+        for (guint i = 0; i < kept->len; i++)
+                tr_pidset_add(out, g_array_index(kept, pd_ident, i).pid);
+        tr_pidset_normalize(out);
+        return true;
+}
+
 /* Post-order: subfamilies first, so that each family excludes its subfamilies' members.
  * subtree receives the members of f and of its subfamilies. */
 static void update_subtree(pd_registry *r, pd_family *f, const scan_markers *sm, bool need_members,
@@ -982,7 +1182,12 @@ static void update_subtree(pd_registry *r, pd_family *f, const scan_markers *sm,
                 if (seeds.n || f->seeded)
                         tr_procfam_set_seeds_at(pf, &r->scan, &seeds);
                 f->seeded = seeds.n > 0;
-                int k = tr_procfam_update(pf, &r->scan, marker_index(sm, tr_procfam_env_marker(pf)), &excl);
+                /* the root's children at registration are the parent's: not walked into */
+                _cleanup_pidset_ tr_pidset excl_kept = TR_PIDSET_INIT;
+                const tr_pidset *ex = &excl;
+                if (f->kept->len && kept_alive(&r->scan, f->kept, &excl, &excl_kept))
+                        ex = &excl_kept;
+                int k = tr_procfam_update(pf, &r->scan, marker_index(sm, tr_procfam_env_marker(pf)), ex);
                 if (k < 0)
                         reg_log(r, "family %d: update from snapshot: %s", (int) f->root_pid, strerror(-k));
                 _cleanup_pidset_ tr_pidset now_members = TR_PIDSET_INIT;
@@ -1065,19 +1270,11 @@ void pd_registry_subtree(pd_family *f, GPtrArray *out) { post_order(f, out); }
 void pd_registry_all(pd_registry *r, GPtrArray *out) { pre_order(r->root, out); }
 
 /* Whether pid's cgroup (as /proc/PID/cgroup names it) is f's cgroup or below it, in the
- * v2 hierarchy when the family has one there, else in its first hierarchy. */
+ * hierarchy holds_index names. */
 static bool cgroup_holds(pd_family *f, const tr_pid_cgroups *pc)
 {
         tr_cgroup *cg = tr_family_cgroup(f->tf);
-        if (!cg)
-                return false;
-        const tr_hierarchies *hs = tr_cgroup_hierarchies(cg);
-        int idx = -1;
-        if (hs->v2 >= 0 && tr_cgroup_path(cg, hs->v2))
-                idx = hs->v2;
-        for (int i = 0; idx < 0 && i < hs->n; i++)
-                if (tr_cgroup_path(cg, i))
-                        idx = i;
+        int idx = cg ? holds_index(cg) : -1;
         if (idx < 0 || !pc->paths[idx])
                 return false;
         const char *fp = tr_cgroup_path(cg, idx), *pp = pc->paths[idx];
@@ -1085,23 +1282,54 @@ static bool cgroup_holds(pd_family *f, const tr_pid_cgroups *pc)
         return strncmp(fp, pp, n) == 0 && (pp[n] == '\0' || pp[n] == '/');
 }
 
-/* The deepest cgroup family whose cgroup holds pid, or NULL. */
-static pd_family *cgroup_family_of(pd_registry *r, pid_t pid)
+/* The deepest cgroup family whose cgroup holds a process with cgroups pc, or NULL.  By the
+ * index: each ancestor path of the process's cgroup looked up (no walk over the families);
+ * a full scan only while two families share a key. */
+static pd_family *cgroup_family_of(pd_registry *r, const tr_pid_cgroups *pc)
 {
         if (r->n_cgroup == 0)
                 return NULL;
-        tr_pid_cgroups pc = { { 0 } };
-        if (tr_pid_cgroups_read(r->hs, pid, &pc, NULL) < 0)
-                return NULL;
+        pd_family *found = NULL;
+        if (r->by_cgroup_dups == 0) {
+                size_t found_depth = 0;
+                for (int i = 0; i < r->hs->n; i++) {
+                        if (!pc->paths[i])
+                                continue;
+                        char key[PATH_MAX + 16];
+                        int n = snprintf(key, sizeof key, "%d:%s", i, pc->paths[i]);
+                        if (n < 0 || (size_t) n >= sizeof key)
+                                continue;
+                        size_t stop = (size_t) (strchr(key, ':') - key) + 1; /* the path's leading '/' */
+                        for (size_t len = (size_t) n;;) {
+                                key[len] = '\0';
+                                pd_family *c = g_hash_table_lookup(r->by_cgroup, key);
+                                if (c && cgroup_holds(c, pc)) {
+                                        size_t depth = 0;
+                                        for (pd_family *a = c; a; a = a->parent)
+                                                depth++;
+                                        if (!found || depth > found_depth) {
+                                                found = c;
+                                                found_depth = depth;
+                                        }
+                                        break;
+                                }
+                                if (len <= stop + 1)
+                                        break; /* "/" was the last */
+                                size_t slash = len - 1; /* "/a/b" -> "/a", "/a" -> "/" */
+                                while (slash > stop && key[slash] != '/')
+                                        slash--;
+                                len = slash > stop ? slash : stop + 1;
+                        }
+                }
+                return found;
+        }
         g_autoptr(GPtrArray) all = g_ptr_array_new();
         post_order(r->root, all);
-        pd_family *found = NULL;
         for (guint i = 0; i < all->len && !found; i++) {
                 pd_family *c = all->pdata[i];
-                if (c->tf && !c->proc_tracked && cgroup_holds(c, &pc))
+                if (c->tf && !c->proc_tracked && cgroup_holds(c, pc))
                         found = c;
         }
-        tr_pid_cgroups_clear(&pc);
         return found;
 }
 

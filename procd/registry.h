@@ -14,12 +14,16 @@
  * on demand before it answers.
  *
  * Placement: a new subfamily's parent is the nearest registered family whose root is an
- * ancestor of the new root (parent tree), else the root family.  With family cgroups
- * (family-cgroup.h) the new family gets a cgroup of its own inside its parent's and only
- * the root moves into it: descendants it had before stay in the parent family, as
- * condor_procd keeps them.  A /proc-tracked family (no cgroup) still takes the root's
- * descendants along at the next snapshot.  Unregistering folds members and subfamilies
- * into the parent and removes the cgroup procd made once it is empty.
+ * ancestor of the new root (parent tree), else the root family.
+ *
+ * One rule for both kinds of family (condor_procd's): REGISTER takes only the root; the
+ * descendants it had then stay in the parent family (the root's children are recorded at
+ * registration, f->kept), and what the root forks afterwards is the new family's.  With
+ * family cgroups (family-cgroup.h) the new family gets a cgroup of its own inside its
+ * parent's and only the root moves into it.  A /proc-tracked family excludes the recorded
+ * children (and so their subtrees) from its walk, and a /proc parent gets them back as
+ * seeds.  Unregistering folds members and subfamilies into the parent and removes the
+ * cgroup procd made once it is empty.
  *
  * Single-threaded: everything runs in the GLib main loop.
  */
@@ -65,6 +69,8 @@ struct pd_family {
         pd_cgroup_origin cgroup_origin; /* who made cgroup_path */
         char *no_cgroup_reason;   /* why RegisterSubfamily gave it no cgroup (NULL: it has one) */
         GArray *strays;           /* pd_ident: members TrackFamilyViaCgroup could not move */
+        GArray *kept;             /* pd_ident: the root's children at registration; they and
+                                     their descendants stay in the parent family */
         char *env_marker;         /* "NAME=VALUE" or NULL */
         bool by_login;
         uid_t login_uid;
@@ -79,6 +85,8 @@ struct pd_family {
         tr_pidset last_members;   /* from the last snapshot (normalized) */
         bool counted, counted_proc; /* registry bookkeeping for the timer rule */
         bool seeded;              /* its /proc side holds seeds left behind by subfamilies */
+        char *cg_key;             /* its key in the registry's cgroup index, NULL: not in it */
+        bool cg_key_dup;          /* another family holds that key */
         uint32_t counted_interval;
 
         /* kept across restarts (procd/state.h) */
@@ -90,6 +98,8 @@ enum {
         PD_FAMILY_FROZEN = 1u << 1,               /* SuspendFamily asked, no ContinueFamily since */
         PD_FAMILY_KILLING = 1u << 2,              /* a KillFamily is in progress */
         PD_FAMILY_SUSPENDING = 1u << 3,           /* a SuspendFamily is in progress */
+        PD_FAMILY_KILLED = 1u << 4,               /* a KillFamily was asked (Dump: "killed" once
+                                                     done; not kept across a restart) */
 };
 
 typedef void (*pd_registry_log_fn)(void *userdata, const char *message);
@@ -165,15 +175,18 @@ void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, voi
 /* Set or clear PD_FAMILY_* flags (they survive a restart); a change calls the changed hook. */
 void pd_registry_set_flag(pd_registry *r, pd_family *f, unsigned flag, bool on);
 
-/* Re-create a family from a state-file record (procd/restore.c): root identity checked by
- * start time (-ESRCH: gone or reused), the watcher re-armed through a pidfd (*watcher_gone
- * when it exited meanwhile or its pid names another process: the caller applies the
- * watcher-exit rule), tracking rebuilt (cgroup: -ENOENT when it is gone), seeds for a /proc
- * family from members still alive with the same start time.  The parent is the registered
- * family rooted at parent_root_pid, else the usual placement. */
+/* Re-create a family from a state-file record (procd/restore.c).  The caller has checked
+ * the root's identity (pid + start time, read after anything else it read about the root)
+ * and, for a cgroup family, opened and checked its cgroup: cg (taken; NULL for a /proc
+ * family).  The watcher is re-armed through a pidfd (a duplicate of like's when like, a
+ * family restored before, watches the same process; *watcher_gone when it exited meanwhile
+ * or its pid names another process: the caller applies the watcher-exit rule);
+ * seeds for a /proc family from members still alive with the same start time; the uid is
+ * the saved one (read at registration).  The parent is the root family when the record
+ * says so, the restored family rooted at parent_root_pid, else the usual placement. */
 struct pd_state_family;
-int pd_registry_restore(pd_registry *r, const struct pd_state_family *sf, pd_family **out, bool *watcher_gone,
-                        tr_error *err);
+int pd_registry_restore(pd_registry *r, const struct pd_state_family *sf, tr_cgroup *cg, const pd_family *like,
+                        pd_family **out, bool *watcher_gone, tr_error *err);
 
 /* Start time of pid in the last shared snapshot (0: not in it). */
 uint64_t pd_registry_snapshot_start_ticks(const pd_registry *r, pid_t pid);
@@ -190,5 +203,8 @@ int pd_proc_uid(pid_t pid, uid_t *uid);
 /* Thread group of pid (/proc/PID/status Tgid): pid itself for a process, another for a
  * thread id (/proc/TID exists too, hidden from readdir). */
 int pd_proc_tgid(pid_t pid, pid_t *tgid);
+/* Whether pid is a thread id that leads no thread group (a pidfd_open probe, /proc/PID/status
+ * where pidfds are missing); false when gone. */
+bool pd_proc_is_thread(pid_t pid);
 /* Real uid of pid, only while pid is still the process started at start_ticks (-ESRCH). */
 int pd_proc_uid_checked(pid_t pid, uint64_t start_ticks, uid_t *uid);

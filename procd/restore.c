@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "trackers/util.h"
 
@@ -75,38 +76,109 @@ int pd_persist_save(pd_registry *r, const char *path, tr_error *err)
         return k;
 }
 
-/* The cgroup must still exist and (while the root lives) hold the root. */
-static int check_cgroup(pd_registry *r, const pd_state_family *sf, tr_error *err)
+/* The root is still the process saved (pid + start time).  Read after everything else
+ * read about the root, so that those reads were of the same process. */
+static int check_root(const pd_state_family *sf, tr_error *err)
 {
-        if (!sf->cgroup)
-                return 0;
-        const tr_hierarchies *hs = pd_registry_hierarchies(r);
-        _cleanup_cgroup_ tr_cgroup *cg = NULL;
-        int k = tr_cgroup_open(hs, sf->cgroup, 0, &cg, err);
-        if (k < 0)
-                return tr_error_set(err, -k, "cgroup %s is gone", sf->cgroup);
+        uint64_t now = 0;
+        if (sf->root_pid <= 1 || tr_pid_start_ticks(sf->root_pid, &now) < 0)
+                return tr_error_set(err, ESRCH, "root %d is gone", (int) sf->root_pid);
+        if (now != sf->root_start_ticks)
+                return tr_error_set(err, ESRCH, "pid %d now names another process (start %llu, saved %llu)",
+                                    (int) sf->root_pid, (unsigned long long) now,
+                                    (unsigned long long) sf->root_start_ticks);
+        return 0;
+}
+
+/* A cgroup family's cgroup, opened once (the handle goes to the tracker): it must still
+ * exist, and hold the root (its own cgroup is the saved one or below it in every hierarchy
+ * that has the saved one).  The root's identity is checked after its cgroups are read. */
+static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state_family *sf, tr_cgroup **out,
+                       tr_error *err)
+{
         tr_pid_cgroups pc = { { 0 } };
-        k = tr_pid_cgroups_read(hs, sf->root_pid, &pc, NULL);
-        if (k < 0)
-                return 0; /* the root exited just now: the family may still have members */
+        if (tr_pid_cgroups_read(hs, sf->root_pid, &pc, NULL) < 0)
+                return tr_error_set(err, ESRCH, "root %d is gone", (int) sf->root_pid);
+        int k = check_root(sf, err);
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        if (k >= 0) {
+                /* as the tracker opens them: a handed cgroup at the root's own (deeper) cgroup,
+                 * one procd made as named */
+                bool handed = sf->cgroup_origin == PD_CG_HANDED;
+                k = tr_cgroup_open_for_cgroups(hs, o, sf->cgroup, handed ? &pc : NULL, NULL,
+                                               handed ? TR_CG_MAY_ACT : TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
+                if (k < 0)
+                        tr_error_set(err, -k, "cgroup %s is gone", sf->cgroup);
+        }
         bool inside = false, compared = false;
-        for (int i = 0; i < hs->n && !inside; i++) {
-                const char *fp = tr_cgroup_path(cg, i), *pp = pc.paths[i];
-                if (!fp || !pp)
+        for (int i = 0; k >= 0 && i < hs->n && !inside; i++) {
+                if (!tr_cgroup_path(cg, i) || !pc.paths[i])
                         continue;
                 compared = true;
-                size_t n = strlen(fp);
-                inside = strncmp(fp, pp, n) == 0 && (pp[n] == '\0' || pp[n] == '/');
+                inside = tr_cgroup_path_under(pc.paths[i], sf->cgroup);
         }
         tr_pid_cgroups_clear(&pc);
+        if (k < 0)
+                return k;
         if (compared && !inside)
                 return tr_error_set(err, ESRCH, "root %d is no longer in cgroup %s", (int) sf->root_pid, sf->cgroup);
+        *out = TR_TAKE_PTR(cg);
         return 0;
+}
+
+/* One record into the registry (the checks, then the family). */
+static int restore_one(pd_registry *r, tr_cg_opener *o, GHashTable *watchers, const pd_state_family *sf, pd_family **f,
+                       bool *watcher_gone, tr_error *err)
+{
+        tr_cgroup *cg = NULL;
+        int k = sf->cgroup ? open_cgroup(pd_registry_hierarchies(r), o, sf, &cg, err) : check_root(sf, err);
+        if (k < 0)
+                return k;
+        /* families of one watcher (a starter's) share its checked pidfd */
+        const pd_family *like = sf->watcher_pid > 0 ? g_hash_table_lookup(watchers, GINT_TO_POINTER(sf->watcher_pid)) : NULL;
+        k = pd_registry_restore(r, sf, cg, like, f, watcher_gone, err);
+        if (k >= 0 && !*watcher_gone && (*f)->watcher_pidfd >= 0)
+                g_hash_table_insert(watchers, GINT_TO_POINTER(sf->watcher_pid), *f);
+        return k;
+}
+
+static uint64_t cpu_usec(void)
+{
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) < 0)
+                return 0;
+        return (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+               (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+static void restore_families(pd_commands *cm, const char *path, pd_restore_stats *st);
+
+/* The fam.* cgroups no family owns now (left by a crash): the empty ones go. */
+static void sweep_orphans(pd_registry *r, pd_famcg_sweep_stats *st)
+{
+        g_autoptr(GPtrArray) all = g_ptr_array_new();
+        g_autoptr(GHashTable) owned = g_hash_table_new(g_str_hash, g_str_equal);
+        pd_registry_all(r, all);
+        for (guint i = 0; i < all->len; i++) {
+                const pd_family *f = all->pdata[i];
+                if (f->cgroup_path)
+                        g_hash_table_add(owned, f->cgroup_path);
+        }
+        pd_famcg_sweep(pd_registry_family_cgroups(r), pd_registry_hierarchies(r), owned, st);
 }
 
 void pd_restore(pd_commands *cm, const char *path, pd_restore_stats *st)
 {
         memset(st, 0, sizeof *st);
+        uint64_t t0 = tr_now_usec(), c0 = cpu_usec();
+        restore_families(cm, path, st);
+        st->wall_usec = tr_now_usec() - t0;
+        st->cpu_usec = cpu_usec() - c0;
+        sweep_orphans(cm->reg, &st->sweep);
+}
+
+static void restore_families(pd_commands *cm, const char *path, pd_restore_stats *st)
+{
         pd_state s;
         tr_error err = { 0 };
         int k = pd_state_read(path, &s, &err);
@@ -132,14 +204,15 @@ void pd_restore(pd_commands *cm, const char *path, pd_restore_stats *st)
         st->in_file = s.n;
         g_autoptr(GPtrArray) gone = g_ptr_array_new();
         g_autoptr(GPtrArray) restored = g_ptr_array_new();
+        /* families' cgroups are mostly siblings: one name looked up each */
+        tr_cg_opener *opener = tr_cg_opener_new(pd_registry_hierarchies(cm->reg));
+        g_autoptr(GHashTable) watchers = g_hash_table_new(g_direct_hash, g_direct_equal);
         for (size_t i = 0; i < s.n; i++) {
                 const pd_state_family *sf = &s.fams[i];
                 pd_family *f = NULL;
                 bool watcher_gone = false;
                 tr_error_clear(&err);
-                k = check_cgroup(cm->reg, sf, &err);
-                if (k >= 0)
-                        k = pd_registry_restore(cm->reg, sf, &f, &watcher_gone, &err);
+                k = restore_one(cm->reg, opener, watchers, sf, &f, &watcher_gone, &err);
                 if (k < 0) {
                         g_warning("family %d not restored: %s", (int) sf->root_pid, err.msg);
                         st->dropped++;
@@ -150,6 +223,7 @@ void pd_restore(pd_commands *cm, const char *path, pd_restore_stats *st)
                 if (watcher_gone)
                         g_ptr_array_add(gone, GINT_TO_POINTER(f->root_pid));
         }
+        tr_cg_opener_free(opener);
         pd_state_clear(&s);
         /* the flags first (a family may go away below) */
         for (guint i = 0; i < restored->len; i++)

@@ -8,13 +8,16 @@
  * the root still in it); a watcher that exited meanwhile gets the watcher-exit rule now; a
  * KillFamily cut short by the crash is finished, a suspend re-applied.  What cannot be
  * restored is logged by root pid and reason and dropped; the rest goes on.  An untrusted
- * file (foreign, later version, corrupt) is set aside and procd starts empty.
+ * file (foreign, later version, corrupt) is set aside and procd starts empty.  Then the
+ * empty fam.* cgroups no family owns are removed (family-cgroup-sweep.h).
  */
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "procd/command.h"
+#include "procd/family-cgroup-sweep.h"
 #include "procd/registry.h"
 #include "procd/state.h"
 
@@ -29,6 +32,9 @@ typedef struct pd_restore_stats {
         size_t dropped;       /* logged by name */
         size_t watcher_gone;  /* restored, then the watcher-exit rule applied */
         bool set_aside;       /* the file was not trusted */
+        uint64_t wall_usec;   /* the whole restore, read to the last family */
+        uint64_t cpu_usec;    /* procd's CPU time (user + system) meanwhile */
+        pd_famcg_sweep_stats sweep; /* then: family cgroups no family owns (family-cgroup-sweep.h) */
 } pd_restore_stats;
 
 /* Restore the families of path into cm->reg.  Never fails: a missing file is a first

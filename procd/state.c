@@ -266,6 +266,7 @@ int pd_state_parse(const char *buf, size_t len, pd_state *out, tr_error *err)
                                     version, PD_STATE_VERSION);
         size_t cap = 0, lineno = 1;
         bool ended = false;
+        g_autoptr(GHashTable) roots = g_hash_table_new(g_direct_hash, g_direct_equal);
         int r = 0;
         while ((line = strtok_r(NULL, "\n", &save))) {
                 lineno++;
@@ -308,14 +309,11 @@ int pd_state_parse(const char *buf, size_t len, pd_state *out, tr_error *err)
                         r = tr_error_set(err, EBADMSG, "state file line %zu: bad family record", lineno);
                         break;
                 }
-                for (size_t i = 0; i + 1 < out->n; i++)
-                        if (out->fams[i].root_pid == f->root_pid) {
-                                r = tr_error_set(err, EBADMSG, "state file line %zu: family %d twice", lineno,
-                                                 (int) f->root_pid);
-                                break;
-                        }
-                if (r < 0)
+                if (!g_hash_table_add(roots, GINT_TO_POINTER(f->root_pid))) {
+                        r = tr_error_set(err, EBADMSG, "state file line %zu: family %d twice", lineno,
+                                         (int) f->root_pid);
                         break;
+                }
         }
         if (r == 0 && !ended)
                 r = tr_error_set(err, EBADMSG, "state file truncated (no end line after %zu families)", out->n);

@@ -44,7 +44,8 @@ typedef struct procd_family_info {
         char tracking[128];      /* "cgroup:/jobs/job_42", "environment:K=V", "login:alice",
                                     "gid:5012", "parent" (the /proc parent tree) */
         char source[32];         /* tracker answering now: "cgroup", "proc" */
-        char state[16];          /* "running", "frozen" (suspended), "killing" */
+        char state[16];          /* "running", "frozen" (suspended), "killing", "killed" (a
+                                    KillFamily was done) */
         pid_t *members;
         size_t n_members;
 } procd_family_info;

@@ -225,6 +225,23 @@ static int wait_loop(st_track *t, const st_options *o, int pidfd, int sfd, sigin
         }
 }
 
+/* Who ended the job (st_result.terminated_by): the starter on a signal to it; when the root
+ * died of a signal, procd if it was asked to kill the family (Dump, read before the
+ * starter's own end-of-job KillFamily), the OOM killer if it killed in the job and the root
+ * died of SIGKILL, else an unknown sender; NULL when the job exited by itself. */
+static const char *job_ender(const st_result *res, const loop_state *ls, bool procd_killed)
+{
+        if (ls->terminating)
+                return "starter";
+        if (!res->exit_signal)
+                return NULL;
+        if (procd_killed)
+                return "procd";
+        if (res->oom_killed && res->exit_signal == SIGKILL)
+                return "oom-killer";
+        return "signal";
+}
+
 int main(int argc, char **argv)
 {
         st_options o;
@@ -371,7 +388,6 @@ int main(int argc, char **argv)
         memset(&res, 0, sizeof res);
         res.pid = pid;
         res.wall_usec = wall;
-        res.terminated = ls.terminating;
         res.mode = jc.ops->name;
         res.start_usec = start_real_usec;
         char user[64], host[256] = "";
@@ -417,6 +433,8 @@ int main(int argc, char **argv)
         if (st_track_usage(&t, &u, &uerr) < 0)
                 fprintf(stderr, "procd-starter: warning: final usage: %s\n", uerr.msg);
         res.oom_killed = u.oom_kills.available && u.oom_kills.value > 0;
+        res.terminated_by = job_ender(&res, &ls, t.procd_killed);
+        res.terminated = res.terminated_by != NULL;
         res.limits = &limits;
         tr_cgroup_limit_events(jc.job, &res.events); /* before the job cgroup goes */
         res.tracker = t.ops->name; /* after the last procd call: "procd" only if it still tracked the job */

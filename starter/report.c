@@ -109,6 +109,8 @@ void st_report_print(FILE *f, const st_result *r, const tr_usage *u)
                 fprintf(f, "exited with status %d", r->exit_status);
         if (r->oom_killed)
                 fprintf(f, "; OOM killer fired");
+        if (r->terminated_by)
+                fprintf(f, "; terminated by %s", r->terminated_by);
         fprintf(f, "; wall %.3f s; exit code %d\n", (double) r->wall_usec / 1e6, r->exit_code);
         fprintf(f, "procd-starter:");
         field(f, "cpu user", &u->cpu_user_usec, 1e6, " s,");
@@ -119,11 +121,10 @@ void st_report_print(FILE *f, const st_result *r, const tr_usage *u)
         field(f, "pids peak", &u->pids_peak, 1, ";");
         bytes_field(f, "io read", &u->io_read_bytes, ",");
         bytes_field(f, "write", &u->io_write_bytes, "");
-        fprintf(f, "\nprocd-starter: cgroup %s (%s), tracker %s%s%s%s, source %s%s%s%s\n", r->cgroup ? r->cgroup : "?",
+        fprintf(f, "\nprocd-starter: cgroup %s (%s), tracker %s%s%s%s, source %s%s%s\n", r->cgroup ? r->cgroup : "?",
                 r->mode ? r->mode : "?", r->tracker ? r->tracker : "?", r->tracker_reason ? " (" : "",
                 r->tracker_reason ? r->tracker_reason : "", r->tracker_reason ? ")" : "",
                 tr_usage_source_name(u, src, sizeof src), r->strays_killed ? ", stray processes killed" : "",
-                r->terminated ? ", terminated by signal" : "",
                 r->clean ? ", job cgroups removed" : ", JOB CGROUPS LEFT BEHIND");
         if (r->cgroup_base)
                 fprintf(f, "procd-starter: cgroup base %s kept (a parent shared by jobs)\n", r->cgroup_base);
@@ -261,8 +262,13 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
                 return rc;
         fputs("{", f);
         tr_usage_write_json_members(u, f, false);
-        fprintf(f, ", \"exit_status\": %d, \"exit_signal\": %d, \"oom_killed\": %s, \"wall_usec\": %llu",
-                r->exit_status, r->exit_signal, r->oom_killed ? "true" : "false", (unsigned long long) r->wall_usec);
+        /* a job killed by a signal has no exit status */
+        if (r->exit_signal)
+                fputs(", \"exit_status\": null", f);
+        else
+                fprintf(f, ", \"exit_status\": %d", r->exit_status);
+        fprintf(f, ", \"exit_signal\": %d, \"oom_killed\": %s, \"wall_usec\": %llu", r->exit_signal,
+                r->oom_killed ? "true" : "false", (unsigned long long) r->wall_usec);
         fprintf(f, ", \"exit_code\": %d, \"pid\": %d, \"terminated\": %s, \"strays_killed\": %s, \"job_cgroups_removed\": %s",
                 r->exit_code, (int) r->pid, r->terminated ? "true" : "false", r->strays_killed ? "true" : "false",
                 r->clean ? "true" : "false");
@@ -280,9 +286,9 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
                 rfc3339(r->end_usec, t, sizeof t);
                 fprintf(f, ", \"end_time\": \"%s\", \"end_usec\": %llu", t, (unsigned long long) r->end_usec);
         }
-        const char *const keys[] = { "user", "job_name", "host", "tracker_reason" };
-        const char *const vals[] = { r->user, r->name, r->host, r->tracker_reason };
-        for (size_t i = 0; i < 4; i++) {
+        const char *const keys[] = { "user", "job_name", "host", "tracker_reason", "terminated_by" };
+        const char *const vals[] = { r->user, r->name, r->host, r->tracker_reason, r->terminated_by };
+        for (size_t i = 0; i < TR_ARRAY_SIZE(keys); i++) {
                 if (!vals[i])
                         continue;
                 fprintf(f, ", \"%s\": ", keys[i]);

@@ -20,7 +20,7 @@
 #define ST_EXIT_NOTFOUND 127 /* the command was not found */
 
 typedef struct st_result {
-        int exit_status;    /* the root's exit code, -1 when killed by a signal */
+        int exit_status;    /* the root's exit code, -1 when killed by a signal (JSON null) */
         int exit_signal;    /* the signal that killed the root, 0 when it exited */
         bool core_dumped;
         bool oom_killed;    /* oom_kills > 0 */
@@ -36,7 +36,11 @@ typedef struct st_result {
         const char *cgroup_base; /* cgroupfs: the shared parent, kept; NULL in systemd mode */
         const char *cgroup; /* the job leaf */
         pid_t pid;
-        bool terminated;    /* the starter got SIGTERM/SIGINT and ended the job */
+        bool terminated;    /* the job was ended from outside: terminated_by != NULL */
+        const char *terminated_by; /* "starter" (a signal to the starter ended it), else when the
+                                      root died of a signal: "procd" (KillFamily: procctl kill),
+                                      "oom-killer", or "signal" (sender unknown: kill(1), the job
+                                      itself, a crash); NULL when the job exited by itself */
         bool strays_killed; /* processes were left after the root exited */
         bool clean;         /* every cgroup of the job removed (job_cgroups_removed) */
         const tr_dev_rules *devices; /* the device rules enforced, NULL or empty: none */

@@ -217,6 +217,7 @@ void st_track_confirm(st_track *t)
         procd_error perr = { 0 };
         if (procd_dump(t->client, t->root, &fi, &n, &perr) == PROCD_OK && n > 0 &&
             fi[0].root_pid == t->root) {
+                t->procd_killed = strcmp(fi[0].state, "killed") == 0 || strcmp(fi[0].state, "killing") == 0;
                 procd_family_info_free(fi, n);
                 return;
         }

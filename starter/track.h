@@ -32,6 +32,8 @@ struct st_track {
         pid_t root;
         void *client;       /* procd_client * in procd mode */
         char reason[600];   /* embedded: why not procd, or why procd stopped tracking the job */
+        bool procd_killed;  /* st_track_confirm: procd says a KillFamily was asked for the job
+                               (procctl kill): Dump state "killing" or "killed" */
 };
 
 /* Build the embedded family; then, unless o->no_procd, try procd at o->socket_path (a warning
@@ -42,7 +44,8 @@ struct st_track {
 int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, uid_t owner_uid,
                   tr_error *err);
 /* In procd mode: check that procd still knows the family (after a procd restart it may
- * not); if not, switch to the embedded tracker with t->reason set. */
+ * not); if not, switch to the embedded tracker with t->reason set.  Sets t->procd_killed.
+ * Call it before the starter's own end-of-job kill (itself a KillFamily). */
 void st_track_confirm(st_track *t);
 int st_track_usage(st_track *t, tr_usage *u, tr_error *err);
 void st_track_close(st_track *t);

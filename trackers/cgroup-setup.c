@@ -148,6 +148,30 @@ static int cpuset_inherit(int pfd, int cfd, tr_error *err)
         return 0;
 }
 
+/* Make (if missing) and open child `name` of pfd in hierarchy i: v2 controllers enabled
+ * in pfd's subtree_control first when enable (pfd_is_root: pfd is the hierarchy root), v1
+ * cpuset filled from pfd.  The child's O_PATH fd, or -errno (message names `name`). */
+static int make_child(const tr_hierarchies *hs, int i, int pfd, const char *name, bool pfd_is_root, bool enable,
+                      tr_error *err)
+{
+        const tr_hierarchy *h = &hs->h[i];
+        if (h->is_v2 && enable)
+                enable_subtree(hs, pfd, pfd_is_root);
+        if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
+                return tr_error_setx(err, errno, "mkdir %s", name);
+        int cfd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (cfd < 0)
+                return tr_error_setx(err, errno, "open %s", name);
+        if (!h->is_v2 && (h->controllers & (1u << TR_CTRL_CPUSET))) {
+                int r = cpuset_inherit(pfd, cfd, err);
+                if (r < 0) {
+                        close(cfd);
+                        return tr_error_prefix(err, "cpuset of %s", name);
+                }
+        }
+        return cfd;
+}
+
 static int mkdir_p_one(const tr_hierarchies *hs, int i, const char *path, tr_error *err)
 {
         const tr_hierarchy *h = &hs->h[i];
@@ -160,7 +184,6 @@ static int mkdir_p_one(const tr_hierarchies *hs, int i, const char *path, tr_err
         _cleanup_close_ int fd = open(h->mount_point, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return tr_error_setx(err, errno, "open %s", h->mount_point);
-        bool is_cpuset = !h->is_v2 && (h->controllers & (1u << TR_CTRL_CPUSET));
         bool at_root = true;
         for (const char *p = rel; *p;) {
                 p += strspn(p, "/");
@@ -173,21 +196,9 @@ static int mkdir_p_one(const tr_hierarchies *hs, int i, const char *path, tr_err
                 memcpy(comp, p, len);
                 comp[len] = '\0';
                 p += len;
-                if (h->is_v2)
-                        enable_subtree(hs, fd, at_root);
-                bool created = mkdirat(fd, comp, 0755) == 0;
-                if (!created && errno != EEXIST)
-                        return tr_error_setx(err, errno, "mkdir %s (component %s)", fs, comp);
-                int cfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int cfd = make_child(hs, i, fd, comp, at_root, true, err);
                 if (cfd < 0)
-                        return tr_error_setx(err, errno, "open %s (component %s)", fs, comp);
-                if (is_cpuset) {
-                        int r = cpuset_inherit(fd, cfd, err);
-                        if (r < 0) {
-                                close(cfd);
-                                return tr_error_prefix(err, "cpuset of %s", fs);
-                        }
-                }
+                        return tr_error_prefix(err, "%s", fs);
                 close(fd);
                 fd = cfd;
                 at_root = false;
@@ -197,17 +208,58 @@ static int mkdir_p_one(const tr_hierarchies *hs, int i, const char *path, tr_err
 
 int tr_cgroup_create(const tr_hierarchies *hs, const char *path, tr_cgroup **out, tr_error *err)
 {
+        return tr_cgroup_create_in(hs, path, TR_HIER_ALL, out, err);
+}
+
+int tr_cgroup_create_in(const tr_hierarchies *hs, const char *path, uint32_t hier_mask, tr_cgroup **out,
+                        tr_error *err)
+{
         if (!tr_cg_path_ok(path))
                 return tr_error_set(err, EINVAL, "bad cgroup path '%s' (must be absolute, without '..')",
                                     path ? path : "");
         if (path[strspn(path, "/")] == '\0')
                 return tr_error_set(err, EINVAL, "cannot create the root cgroup");
         for (int i = 0; i < hs->n; i++) {
+                if (!(hier_mask & (1u << i)))
+                        continue;
                 int r = mkdir_p_one(hs, i, path, err);
                 if (r < 0)
                         return r;
         }
-        return tr_cgroup_open(hs, path, TR_CG_MAY_ACT | TR_CG_OWNED, out, err);
+        return tr_cgroup_open_in(hs, path, hier_mask, TR_CG_MAY_ACT | TR_CG_OWNED, out, err);
+}
+
+int tr_cgroup_create_child(tr_cgroup *parent, const char *name, uint32_t hier_mask, bool enable_in_parent,
+                           tr_cgroup **out, tr_error *err)
+{
+        int r = tr_cg_check_may_change(parent, "create a child", err);
+        if (r < 0)
+                return r;
+        if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+            strlen(name) > NAME_MAX)
+                return tr_error_set(err, EINVAL, "bad cgroup name '%s'", name ? name : "");
+        const tr_hierarchies *hs = parent->hs;
+        _cleanup_cgroup_ tr_cgroup *cg = tr_cg_new(hs, TR_CG_MAY_ACT | TR_CG_OWNED);
+        if (!cg)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        bool any = false;
+        for (int i = 0; i < hs->n; i++) {
+                if (!(hier_mask & (1u << i)) || parent->dirfd[i] < 0)
+                        continue;
+                bool pfd_is_root = tr_cgroup_is_root(&hs->h[i], parent->path[i]);
+                int fd = make_child(hs, i, parent->dirfd[i], name, pfd_is_root, enable_in_parent, err);
+                if (fd < 0)
+                        return tr_error_prefix(err, "in %s:%s", hs->h[i].mount_point, parent->path[i]);
+                if (tr_cg_adopt(cg, i, parent->path[i], name, fd) < 0) {
+                        close(fd);
+                        return tr_error_set(err, ENOMEM, "out of memory");
+                }
+                any = true;
+        }
+        if (!any)
+                return tr_error_set(err, ENOENT, "parent cgroup is in none of the hierarchies asked for");
+        *out = TR_TAKE_PTR(cg);
+        return 0;
 }
 
 /* ---- attach ------------------------------------------------------------------------ */

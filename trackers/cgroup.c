@@ -140,6 +140,12 @@ void tr_cg_hot_close_all(tr_cgroup *cg)
                         close(cg->hot[h]);
                 cg->hot[h] = TR_CG_HOT_UNTRIED;
         }
+        for (int i = 0; i < TR_MAX_HIER; i++) {
+                tr_cg_subtree_free(cg->procs_tree[i]);
+                cg->procs_tree[i] = NULL;
+        }
+        tr_cg_subtree_free(cg->oom_tree);
+        cg->oom_tree = NULL;
 }
 
 bool tr_cg_path_ok(const char *path)
@@ -171,9 +177,74 @@ static tr_cgroup *cg_new(const tr_hierarchies *hs, unsigned flags)
         return cg;
 }
 
-/* Open cgroup `path` of hierarchy i into the handle.  0 when opened, 1 when it does not
- * exist there (or lies outside that mount), -errno on other failures. */
-static int open_one(tr_cgroup *cg, int i, const char *path, tr_error *err)
+struct tr_cg_opener {
+        const tr_hierarchies *hs;
+        char *parent[TR_MAX_HIER]; /* cgroup path of the kept parent directory, NULL: none */
+        int fd[TR_MAX_HIER];       /* its O_PATH dirfd, -1: it does not exist there */
+};
+
+tr_cg_opener *tr_cg_opener_new(const tr_hierarchies *hs)
+{
+        tr_cg_opener *o = calloc(1, sizeof *o);
+        if (!o)
+                return NULL;
+        o->hs = hs;
+        for (int i = 0; i < TR_MAX_HIER; i++)
+                o->fd[i] = -1;
+        return o;
+}
+
+void tr_cg_opener_free(tr_cg_opener *o)
+{
+        if (!o)
+                return;
+        for (int i = 0; i < TR_MAX_HIER; i++) {
+                free(o->parent[i]);
+                if (o->fd[i] >= 0)
+                        close(o->fd[i]);
+        }
+        free(o);
+}
+
+/* fd of cgroup `path` in hierarchy i through o's kept parent directory: -2 when o cannot
+ * serve it (no parent to keep, out of memory, a failed lookup: the caller opens the full
+ * path), -1 with errno ENOENT when the parent did not exist there when it was looked up
+ * (remembered for the opener's life: hierarchies a cgroup is not made in cost nothing). */
+static int opener_open(tr_cg_opener *o, int i, const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        if (!slash || slash == path || !slash[1] || slash[-1] == '/')
+                return -2;
+        size_t plen = (size_t) (slash - path);
+        if (!o->parent[i] || strlen(o->parent[i]) != plen || memcmp(o->parent[i], path, plen) != 0) {
+                char *parent = strndup(path, plen), fs[PATH_MAX];
+                if (!parent || tr_hierarchy_fs_path(&o->hs->h[i], parent, fs, sizeof fs, NULL) < 0) {
+                        free(parent);
+                        return -2;
+                }
+                free(o->parent[i]);
+                if (o->fd[i] >= 0)
+                        close(o->fd[i]);
+                o->parent[i] = parent;
+                o->fd[i] = open(fs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (o->fd[i] < 0 && errno != ENOENT && errno != ENOTDIR) {
+                        free(TR_TAKE_PTR(o->parent[i]));
+                        return -2;
+                }
+        }
+        if (o->fd[i] < 0) {
+                errno = ENOENT;
+                return -1;
+        }
+        int fd = openat(o->fd[i], slash + 1, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        /* a parent removed (and made again) since it was kept: the full path decides */
+        return fd < 0 && errno == ENOENT ? -2 : fd;
+}
+
+/* Open cgroup `path` of hierarchy i into the handle (through o's kept parent when o is not
+ * NULL).  0 when opened, 1 when it does not exist there (or lies outside that mount),
+ * -errno on other failures. */
+static int open_one_with(tr_cgroup *cg, tr_cg_opener *o, int i, const char *path, tr_error *err)
 {
         char fs[PATH_MAX];
         int r = tr_hierarchy_fs_path(&cg->hs->h[i], path, fs, sizeof fs, NULL);
@@ -181,7 +252,9 @@ static int open_one(tr_cgroup *cg, int i, const char *path, tr_error *err)
                 return 1;
         if (r < 0)
                 return tr_error_set(err, -r, "cgroup path %s: %s", path, strerror(-r));
-        int fd = open(fs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = o ? opener_open(o, i, path) : -2;
+        if (fd == -2)
+                fd = open(fs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
                 if (errno == ENOENT || errno == ENOTDIR)
                         return 1;
@@ -201,6 +274,11 @@ static int open_one(tr_cgroup *cg, int i, const char *path, tr_error *err)
         return 0;
 }
 
+static int open_one(tr_cgroup *cg, int i, const char *path, tr_error *err)
+{
+        return open_one_with(cg, NULL, i, path, err);
+}
+
 static int cg_finish_open(tr_cgroup **cgp, tr_cgroup **out, const char *what, tr_error *err)
 {
         tr_cgroup *cg = *cgp;
@@ -216,6 +294,12 @@ static int cg_finish_open(tr_cgroup **cgp, tr_cgroup **out, const char *what, tr
 
 int tr_cgroup_open(const tr_hierarchies *hs, const char *path, unsigned flags, tr_cgroup **out, tr_error *err)
 {
+        return tr_cgroup_open_in(hs, path, TR_HIER_ALL, flags, out, err);
+}
+
+int tr_cgroup_open_in(const tr_hierarchies *hs, const char *path, uint32_t hier_mask, unsigned flags, tr_cgroup **out,
+                      tr_error *err)
+{
         if (!tr_cg_path_ok(path))
                 return tr_error_set(err, EINVAL, "bad cgroup path '%s' (must be absolute, without '..')",
                                     path ? path : "");
@@ -223,11 +307,29 @@ int tr_cgroup_open(const tr_hierarchies *hs, const char *path, unsigned flags, t
         if (!cg)
                 return tr_error_set(err, ENOMEM, "out of memory");
         for (int i = 0; i < hs->n; i++) {
+                if (!(hier_mask & (1u << i)))
+                        continue;
                 int r = open_one(cg, i, path, err);
                 if (r < 0)
                         return r;
         }
         return cg_finish_open(&cg, out, path, err);
+}
+
+tr_cgroup *tr_cg_new(const tr_hierarchies *hs, unsigned flags) { return cg_new(hs, flags); }
+
+int tr_cg_adopt(tr_cgroup *cg, int i, const char *parent_path, const char *name, int fd)
+{
+        size_t n = strlen(parent_path);
+        while (n > 1 && parent_path[n - 1] == '/')
+                n--;
+        char *p = malloc(n + strlen(name) + 2);
+        if (!p)
+                return -ENOMEM;
+        sprintf(p, "%.*s%s%s", (int) n, parent_path, n == 1 ? "" : "/", name);
+        cg->path[i] = p;
+        cg->dirfd[i] = fd;
+        return 0;
 }
 
 int tr_cgroup_open_pid(const tr_hierarchies *hs, pid_t pid, unsigned flags, tr_cgroup **out, tr_error *err)
@@ -246,26 +348,35 @@ int tr_cgroup_open_for_pid(const tr_hierarchies *hs, const char *path, pid_t pid
         int r = tr_pid_cgroups_read(hs, pid, &pc, err);
         if (r < 0)
                 return r;
+        char what[PATH_MAX + 32];
+        snprintf(what, sizeof what, "%s (pid %d)", path ? path : "", (int) pid);
+        r = tr_cgroup_open_for_cgroups(hs, NULL, path, &pc, what, flags, out, err);
+        tr_pid_cgroups_clear(&pc);
+        return r;
+}
+
+int tr_cgroup_open_for_cgroups(const tr_hierarchies *hs, tr_cg_opener *o, const char *path, const tr_pid_cgroups *pc,
+                               const char *what, unsigned flags, tr_cgroup **out, tr_error *err)
+{
+        if ((path || !pc) && !tr_cg_path_ok(path))
+                return tr_error_set(err, EINVAL, "bad cgroup path '%s' (must be absolute, without '..')",
+                                    path ? path : "");
         _cleanup_cgroup_ tr_cgroup *cg = cg_new(hs, flags);
-        if (!cg) {
-                tr_pid_cgroups_clear(&pc);
+        if (!cg)
                 return tr_error_set(err, ENOMEM, "out of memory");
-        }
+        int r = 0;
         for (int i = 0; i < hs->n && r >= 0; i++) {
                 /* pid's own cgroup wins where it is `path` or below it: the family is tied
                  * to its most-specific cgroup (without path: always pid's cgroup); elsewhere
                  * `path` as named, when this hierarchy has it. */
-                if (pc.paths[i] && (!path || tr_cgroup_path_under(pc.paths[i], path)))
-                        r = open_one(cg, i, pc.paths[i], err);
+                if (pc && pc->paths[i] && (!path || tr_cgroup_path_under(pc->paths[i], path)))
+                        r = open_one_with(cg, o, i, pc->paths[i], err);
                 else
-                        r = path ? open_one(cg, i, path, err) : 1;
+                        r = path ? open_one_with(cg, o, i, path, err) : 1;
         }
-        tr_pid_cgroups_clear(&pc);
         if (r < 0)
                 return r;
-        char what[PATH_MAX + 32];
-        snprintf(what, sizeof what, "%s (pid %d)", path ? path : "", (int) pid);
-        return cg_finish_open(&cg, out, what, err);
+        return cg_finish_open(&cg, out, what ? what : path ? path : "", err);
 }
 
 void tr_cgroup_free(tr_cgroup *cg)

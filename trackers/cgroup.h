@@ -33,6 +33,13 @@ enum {
 int tr_cgroup_open(const tr_hierarchies *hs, const char *path, unsigned flags, tr_cgroup **out,
                    tr_error *err);
 
+/* Hierarchy masks: bit i stands for hs->h[i]. */
+#define TR_HIER_ALL UINT32_MAX
+
+/* tr_cgroup_open limited to the hierarchies of hier_mask. */
+int tr_cgroup_open_in(const tr_hierarchies *hs, const char *path, uint32_t hier_mask, unsigned flags,
+                      tr_cgroup **out, tr_error *err);
+
 /* Open pid's most-specific cgroup in every hierarchy (paths may differ per hierarchy). */
 int tr_cgroup_open_pid(const tr_hierarchies *hs, pid_t pid, unsigned flags, tr_cgroup **out,
                        tr_error *err);
@@ -42,6 +49,18 @@ int tr_cgroup_open_pid(const tr_hierarchies *hs, pid_t pid, unsigned flags, tr_c
  * neither, leave it out.  (TrackFamilyViaCgroup's lookup rule.) */
 int tr_cgroup_open_for_pid(const tr_hierarchies *hs, const char *path, pid_t pid, unsigned flags,
                            tr_cgroup **out, tr_error *err);
+/* Many cgroups opened one after another, most of them siblings (a restarted daemon reopens
+ * its families): an opener keeps the last parent directory of each hierarchy open, so that
+ * each open is a lookup of one name.  Not thread-safe; free it when done. */
+typedef struct tr_cg_opener tr_cg_opener;
+tr_cg_opener *tr_cg_opener_new(const tr_hierarchies *hs);
+void tr_cg_opener_free(tr_cg_opener *o);
+
+/* tr_cgroup_open_for_pid with pid's cgroups already read (pc, from tr_pid_cgroups_read;
+ * NULL: tr_cgroup_open of path), through opener o when not NULL; what names the cgroup in
+ * the error when it exists in no hierarchy (NULL: path). */
+int tr_cgroup_open_for_cgroups(const tr_hierarchies *hs, tr_cg_opener *o, const char *path, const tr_pid_cgroups *pc,
+                               const char *what, unsigned flags, tr_cgroup **out, tr_error *err);
 
 /* mkdir -p `path` in the v2 hierarchy and in every v1 hierarchy with controllers (and
  * name=systemd), enabling in each v2 parent's cgroup.subtree_control the controllers its
@@ -53,6 +72,20 @@ int tr_cgroup_open_for_pid(const tr_hierarchies *hs, const char *path, pid_t pid
  * its processes moved into its child TR_CG_LEAF. */
 #define TR_CG_LEAF "leaf"
 int tr_cgroup_create(const tr_hierarchies *hs, const char *path, tr_cgroup **out, tr_error *err);
+/* tr_cgroup_create limited to the hierarchies of hier_mask (the handle holds only those). */
+int tr_cgroup_create_in(const tr_hierarchies *hs, const char *path, uint32_t hier_mask, tr_cgroup **out,
+                        tr_error *err);
+
+/* Make the child cgroup `name` (one path component) of an open handle, relative to its
+ * dirfds (no walk from the mount point), in each hierarchy of hier_mask the parent is in.
+ * v2: when enable_in_parent, the controllers the parent's cgroup.controllers offers are
+ * enabled in its subtree_control first, as tr_cgroup_create does (its processes moved into
+ * its TR_CG_LEAF first); without it the child gets no controllers of its own (a leaf that
+ * only holds processes: usage is read from the parent).  v1 cpuset: filled.  Existing is
+ * fine.  Needs TR_CG_MAY_ACT on parent; the handle gets TR_CG_MAY_ACT|TR_CG_OWNED.  On
+ * failure directories made in other hierarchies stay (the caller removes them). */
+int tr_cgroup_create_child(tr_cgroup *parent, const char *name, uint32_t hier_mask, bool enable_in_parent,
+                           tr_cgroup **out, tr_error *err);
 
 void tr_cgroup_free(tr_cgroup *cg);
 static inline void tr_cgroup_freep(tr_cgroup **cg)
@@ -94,6 +127,8 @@ int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err);
 /* Usage from cgroup files; fields it cannot give stay unavailable.  Fails (-ENOENT/-ENODEV)
  * only when the cgroup itself is gone in every hierarchy it had. */
 int tr_cgroup_usage(tr_cgroup *cg, tr_usage *out, tr_error *err);
+/* The same for the groups of fields in want (enum tr_usage_want) only. */
+int tr_cgroup_usage_want(tr_cgroup *cg, unsigned want, tr_usage *out, tr_error *err);
 
 typedef enum tr_freeze_state {
         TR_THAWED = 0,

@@ -1,7 +1,7 @@
 /* bench-classic.c - the classic (condor_procd FIFO) transport against the D-Bus one
  * (run by hand as root; not a test).
  *
- *   bench-classic [--families N] [--background N] [--calls N] [--daemon PATH]
+ *   bench-classic [--families N] [--background N] [--calls N] [--daemon PATH] [--no-state]
  *
  * Starts build/procd/procd (or --daemon, e.g. HTCondor's condor_procd, FIFO only) with
  * -A <tmp>/procd_pipe --socket <tmp>/procd.sock inside a cgroup of its own under
@@ -10,7 +10,11 @@
  * transport), then reports, per transport, the daemon's CPU per call (all its threads'
  * schedstat run time, and utime+stime from /proc/PID/stat in clock ticks) and the client's
  * wall time per call, for REGISTER_SUBFAMILY (cgroup creation included), GET_USAGE and
- * KILL_FAMILY.  Everything it started is killed by pid and every cgroup it made is removed.
+ * KILL_FAMILY; then UNREGISTER_FAMILY of half the families while their processes live (the
+ * cgroups wait for removal, the others still registered) and of the rest once their
+ * processes are gone (the cgroup removed at once).  --no-state runs procd without its state
+ * file (--state-file ""), to tell the state write's share.  Everything it started is killed
+ * by pid and every cgroup it made is removed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -116,6 +120,7 @@ static void kill_all(pid_t *pids, int n)
 int main(int argc, char **argv)
 {
         int families = 1000, background = 5000, calls = 5000;
+        bool no_state = false;
         for (int i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "--families") && i + 1 < argc)
                         families = atoi(argv[++i]);
@@ -125,8 +130,11 @@ int main(int argc, char **argv)
                         calls = atoi(argv[++i]);
                 else if (!strcmp(argv[i], "--daemon") && i + 1 < argc)
                         setenv("PROCD_CLASSIC_DAEMON", argv[++i], 1);
+                else if (!strcmp(argv[i], "--no-state"))
+                        no_state = true;
                 else {
-                        fprintf(stderr, "usage: bench-classic [--families N] [--background N] [--calls N] [--daemon PATH]\n");
+                        fprintf(stderr, "usage: bench-classic [--families N] [--background N] [--calls N] [--daemon PATH] "
+                                        "[--no-state]\n");
                         return 2;
                 }
         }
@@ -154,7 +162,7 @@ int main(int argc, char **argv)
                 return 1;
         }
         snprintf(sock, sizeof sock, "/tmp/procd-bench-classic.%d.sock", (int) getpid());
-        const char *const ours[] = { "-S", "60", "--socket", sock, NULL };
+        const char *const ours[] = { "-S", "60", "--socket", sock, no_state ? "--state-file" : NULL, "", NULL };
         const char *const theirs[] = { "-S", "60", NULL };
         pid_t *bg = calloc((size_t) background, sizeof *bg);
         pid_t *roots = calloc((size_t) families, sizeof *roots);
@@ -165,6 +173,9 @@ int main(int argc, char **argv)
         for (; n_roots < families; n_roots++)
                 if ((roots[n_roots] = ph_sleeper()) < 0)
                         break;
+        pid_t *roots_copy = calloc((size_t) families, sizeof *roots_copy); /* kill_all clears roots */
+        if (roots_copy)
+                memcpy(roots_copy, roots, (size_t) n_roots * sizeof *roots);
         printf("bench-classic: %s, %d background processes, %d families, %d GET_USAGE calls per transport\n",
                cc_daemon_exe(), n_bg, n_roots, calls);
         cc_daemon d;
@@ -226,13 +237,28 @@ int main(int argc, char **argv)
                 b = mark(d.pid);
                 report("KillFamily", "dbus", kills, a, b);
         }
+        /* UNREGISTER_FAMILY while the processes live (the first half but the killed ones):
+         * each cgroup waits for removal; its cost must not grow with the number waiting */
+        a = mark(d.pid);
+        for (int i = kills; i < half; i++)
+                failed += cc_simple(&cc, CC_UNREGISTER_FAMILY, roots[i]) != 0;
+        b = mark(d.pid);
+        if (half > kills)
+                report("UNREGISTER (live)", "fifo", half - kills, a, b);
+        /* the rest as HTCondor ends a job (its processes gone, then UNREGISTER; the daemon
+         * removes the family's cgroup at once) */
+        kill_all(roots, n_roots);
+        a = mark(d.pid);
+        int unreg = 0;
+        for (int i = 0; i < n_roots; i++)
+                if (i < kills || i >= half) {
+                        failed += !roots_copy || cc_simple(&cc, CC_UNREGISTER_FAMILY, roots_copy[i]) != 0;
+                        unreg++;
+                }
+        b = mark(d.pid);
+        report("UNREGISTER (empty)", "fifo", unreg, a, b);
         if (failed)
                 printf("bench-classic: %d calls failed\n", failed);
-        /* end every family as HTCondor does (its processes gone, then UNREGISTER; the
-         * daemon removes the families' cgroups) */
-        kill_all(roots, n_roots);
-        for (int i = 0; i < n_roots; i++)
-                cc_simple(&cc, CC_UNREGISTER_FAMILY, roots[i]);
         rc = failed ? 1 : 0;
 stop:
         if (dc)
@@ -253,5 +279,6 @@ out:
         }
         free(bg);
         free(roots);
+        free(roots_copy);
         return rc;
 }

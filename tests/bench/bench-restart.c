@@ -1,16 +1,20 @@
 /* bench-restart.c - time for procd to restore its families after a SIGKILL (run by hand
  * as root; not a test).
  *
- *   bench-restart [--families N]      (default 1,000)
+ *   bench-restart [--families N] [--kind cgroup|family|proc] [--hold]
  *
- * For each kind (cgroup families: one sleeping root each in a cgroup of its own under
- * /procd-bench-restart.<pid>; /proc families: a sleeping root each), starts
- * build/procd/procd on a temporary socket, registers N families, SIGKILLs procd and starts
- * it again on the same state file.  Prints procd's own figure ("restored N of M families
+ * For each kind (cgroup: one sleeping root each in a cgroup of its own under
+ * /procd-bench-restart.<pid>, handed to procd by TrackFamilyViaCgroup; family: procd makes
+ * each family's fam.* cgroup under /procd-bench-restart.<pid>/fams (--family-cgroup-base);
+ * proc: /proc families, --no-family-cgroups), starts build/procd/procd on a temporary
+ * socket, registers N families, SIGKILLs procd and starts it again on the same state file.
+ * --hold: after the restart, print the state file and wait for a line on stdin before
+ * cleaning up (to profile further restarts of a copy of the state file by hand).  Prints procd's own figure ("restored N of M families
  * in X ms", from its log), the wall time from exec to listening, the same wall time for a
  * start with no state file, and the state file's size.  Everything it started is killed by
  * pid and every cgroup it made is removed at the end.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -29,8 +33,12 @@
 #include "trackers/util.h"
 #include "benchutil.h"
 
+enum kind { K_CGROUP, K_FAMILY, K_PROC };
+static const char *const kind_names[] = { "cgroup", "family", "proc" };
+
 typedef struct run {
-        char dir[64], socket[128], log[128], exe[PATH_MAX];
+        char dir[64], socket[128], log[128], exe[PATH_MAX], fambase[128];
+        enum kind kind;
         pid_t procd;
 } run;
 
@@ -49,7 +57,12 @@ static double start_procd(run *r)
                 int lf = open(r->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
                 if (lf >= 0)
                         dup2(lf, 2);
-                execl(r->exe, "procd", "--foreground", "--socket", r->socket, "--ready-fd", fd, (char *) NULL);
+                if (r->kind == K_FAMILY)
+                        execl(r->exe, "procd", "--foreground", "--socket", r->socket, "--ready-fd", fd,
+                              "--family-cgroup-base", r->fambase, (char *) NULL);
+                else
+                        execl(r->exe, "procd", "--foreground", "--socket", r->socket, "--ready-fd", fd,
+                              "--no-family-cgroups", (char *) NULL);
                 _exit(127);
         }
         close(p[1]);
@@ -64,8 +77,42 @@ static double start_procd(run *r)
         return (double) (tr_now_usec() - t0) / 1000.0;
 }
 
-/* procd's own "restored N of M families in X ms" (the last one in the log). */
-static double restored_ms(const run *r, size_t *restored)
+/* rmdir cgroup path in every hierarchy (gone or busy is fine: the base's destroy follows). */
+static void remove_everywhere(const tr_hierarchies *hs, const char *path)
+{
+        for (int i = 0; i < hs->n; i++) {
+                char fs[PATH_MAX];
+                if (tr_hierarchy_fs_path(&hs->h[i], path, fs, sizeof fs, NULL) == 0)
+                        rmdir(fs);
+        }
+}
+
+/* The fam.<pid>.<start> cgroup procd made for root (its self leaf first); the root is
+ * reaped already, so its start time is read from the directory name. */
+static void remove_family_cgroup(const tr_hierarchies *hs, const char *fambase, pid_t root)
+{
+        int idx = hs->v2 >= 0 ? hs->v2 : 0;
+        char dir[PATH_MAX], prefix[32];
+        if (tr_hierarchy_fs_path(&hs->h[idx], fambase, dir, sizeof dir, NULL) < 0)
+                return;
+        snprintf(prefix, sizeof prefix, "fam.%d.", (int) root);
+        DIR *d = opendir(dir);
+        if (!d)
+                return;
+        for (struct dirent *e; (e = readdir(d));) {
+                if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+                        continue;
+                char cg[PATH_MAX];
+                snprintf(cg, sizeof cg, "%s/%s/self", fambase, e->d_name);
+                remove_everywhere(hs, cg);
+                snprintf(cg, sizeof cg, "%s/%s", fambase, e->d_name);
+                remove_everywhere(hs, cg);
+        }
+        closedir(d);
+}
+
+/* procd's own "restored N of M families in X ms (CPU Y ms)" (the last one in the log). */
+static double restored_ms(const run *r, size_t *restored, double *cpu_ms)
 {
         char *text = NULL;
         size_t len = 0;
@@ -75,8 +122,10 @@ static double restored_ms(const run *r, size_t *restored)
         for (char *p = text; (p = strstr(p, "restored ")); p++) {
                 size_t a, b;
                 double x;
-                if (sscanf(p, "restored %zu of %zu families in %lf ms", &a, &b, &x) == 3) {
+                double c = -1;
+                if (sscanf(p, "restored %zu of %zu families in %lf ms (CPU %lf ms)", &a, &b, &x, &c) >= 3) {
                         ms = x;
+                        *cpu_ms = c;
                         *restored = a;
                 }
         }
@@ -84,10 +133,12 @@ static double restored_ms(const run *r, size_t *restored)
         return ms;
 }
 
-static int bench_kind(const char *exe, int n, bool cgroup, const tr_hierarchies *hs, const char *base)
+static int bench_kind(const char *exe, int n, enum kind kind, bool hold, const tr_hierarchies *hs, const char *base)
 {
-        run r = { 0 };
+        run r = { .kind = kind };
+        bool cgroup = kind == K_CGROUP;
         snprintf(r.exe, sizeof r.exe, "%s", exe);
+        snprintf(r.fambase, sizeof r.fambase, "%s/fams", base);
         snprintf(r.dir, sizeof r.dir, "/tmp/procd-bench-restart.XXXXXX");
         if (!mkdtemp(r.dir))
                 return -1;
@@ -124,11 +175,18 @@ static int bench_kind(const char *exe, int n, bool cgroup, const tr_hierarchies 
         bench_kill_reap(r.procd);
         double wall_ms = start_procd(&r);
         size_t restored = 0;
-        double ms = restored_ms(&r, &restored);
-        printf("| %-6s | %5d | %6zu | %10.1f ms | %10.1f ms | %10.1f ms | %8lld B |\n", cgroup ? "cgroup" : "/proc", n,
-               restored, ms, wall_ms, empty_ms, (long long) st.st_size);
+        double cpu_ms = -1, ms = restored_ms(&r, &restored, &cpu_ms);
+        printf("| %-6s | %5d | %8zu | %8.1f ms | %8.1f ms | %10.1f ms | %8.1f ms | %8lld B |\n", kind_names[kind], n,
+               restored, ms, cpu_ms, wall_ms, empty_ms, (long long) st.st_size);
         if (failed)
                 printf("(%d registrations failed)\n", failed);
+        if (hold) {
+                printf("holding: state file %s, procd log %s; press Enter to clean up\n", state, r.log);
+                fflush(stdout);
+                char line[16];
+                if (!fgets(line, sizeof line, stdin))
+                        line[0] = '\0';
+        }
         if (procd_connect(r.socket, &c, NULL) == PROCD_OK) {
                 procd_quit(c, NULL);
                 procd_disconnect(c);
@@ -136,6 +194,8 @@ static int bench_kind(const char *exe, int n, bool cgroup, const tr_hierarchies 
         waitpid(r.procd, NULL, 0);
         for (int i = 0; i < n; i++) {
                 bench_kill_reap(roots[i]);
+                if (kind == K_FAMILY)
+                        remove_family_cgroup(hs, r.fambase, roots[i]);
                 if (cgs[i]) {
                         tr_cgroup_destroy(cgs[i], 2000000, NULL);
                         tr_cgroup_free(cgs[i]);
@@ -152,12 +212,24 @@ static int bench_kind(const char *exe, int n, bool cgroup, const tr_hierarchies 
 
 int main(int argc, char **argv)
 {
-        int n = 1000;
+        int n = 1000, only = -1;
+        bool hold = false;
         for (int i = 1; i < argc; i++) {
-                if (strcmp(argv[i], "--families") == 0 && i + 1 < argc)
+                if (strcmp(argv[i], "--families") == 0 && i + 1 < argc) {
                         n = atoi(argv[++i]);
-                else {
-                        fprintf(stderr, "usage: bench-restart [--families N]\n");
+                } else if (strcmp(argv[i], "--kind") == 0 && i + 1 < argc) {
+                        i++;
+                        for (int k = 0; k < 3; k++)
+                                if (strcmp(argv[i], kind_names[k]) == 0)
+                                        only = k;
+                        if (only < 0) {
+                                fprintf(stderr, "bench-restart: unknown kind %s\n", argv[i]);
+                                return 2;
+                        }
+                } else if (strcmp(argv[i], "--hold") == 0) {
+                        hold = true;
+                } else {
+                        fprintf(stderr, "usage: bench-restart [--families N] [--kind cgroup|family|proc] [--hold]\n");
                         return 2;
                 }
         }
@@ -190,11 +262,15 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench-restart: %s\n", err.msg);
                 return 1;
         }
-        printf("| kind   | fams  | restored | procd's restore | exec to ready | empty start | state file |\n");
-        printf("|--------|-------|----------|-----------------|---------------|-------------|------------|\n");
-        int r = bench_kind(exe, n, true, &hs, base);
-        if (r == 0)
-                r = bench_kind(exe, n, false, &hs, base);
+        printf("| kind   | fams  | restored | restore     | its CPU     | exec to ready | empty start | state file |\n");
+        printf("|--------|-------|----------|-------------|-------------|---------------|-------------|------------|\n");
+        int r = 0;
+        for (int k = 0; k < 3 && r == 0; k++)
+                if (only < 0 || only == k)
+                        r = bench_kind(exe, n, (enum kind) k, hold, &hs, base);
+        char fams[160];
+        snprintf(fams, sizeof fams, "%s/fams", base);
+        remove_everywhere(&hs, fams);
         tr_cgroup_destroy(b, 2000000, NULL);
         tr_cgroup_free(b);
         return r == 0 ? 0 : 1;

@@ -160,40 +160,65 @@ static int spin_fn(void *arg)
 pid_t ph_sleeper(void) { return ts_fork(sleep_fn, NULL); }
 pid_t ph_spinner(void) { return ts_fork(spin_fn, NULL); }
 
-int ph_chain(int depth, pid_t *pids)
+int ph_chain_start(int depth, pid_t *pids, int fds[2])
 {
-        int p[2];
-        if (pipe(p) < 0)
+        int go[2], rep[2];
+        if (pipe2(go, O_CLOEXEC) < 0)
                 return -errno;
+        if (pipe2(rep, O_CLOEXEC) < 0) {
+                close(go[0]);
+                close(go[1]);
+                return -errno;
+        }
         fflush(NULL);
         pid_t top = fork();
         if (top < 0)
                 return -errno;
         if (top == 0) {
-                close(p[0]);
+                close(go[1]);
+                close(rep[0]);
+                char c;
+                if (read(go[0], &c, 1) != 1)
+                        _exit(1);
+                close(go[0]);
                 for (int i = 0; i < depth; i++) {
-                        pid_t c = fork();
-                        if (c < 0)
+                        pid_t k = fork();
+                        if (k < 0)
                                 _exit(1);
-                        if (c > 0)
+                        if (k > 0)
                                 break; /* this generation sleeps */
                         pid_t me = getpid();
-                        if (write(p[1], &me, sizeof me) != sizeof me)
+                        if (write(rep[1], &me, sizeof me) != sizeof me)
                                 _exit(1);
                 }
-                close(p[1]);
+                close(rep[1]);
                 for (;;)
                         pause();
         }
-        close(p[1]);
+        close(go[0]);
+        close(rep[1]);
         pids[0] = top;
-        for (int i = 1; i <= depth; i++)
-                if (read(p[0], &pids[i], sizeof pids[i]) != sizeof pids[i]) {
-                        close(p[0]);
-                        return -EIO;
-                }
-        close(p[0]);
+        fds[0] = go[1];
+        fds[1] = rep[0];
         return 0;
+}
+
+int ph_chain_grow(int depth, pid_t *pids, int fds[2])
+{
+        int r = write(fds[0], "g", 1) == 1 ? 0 : -EIO;
+        for (int i = 1; i <= depth && r == 0; i++)
+                if (read(fds[1], &pids[i], sizeof pids[i]) != sizeof pids[i])
+                        r = -EIO;
+        close(fds[0]);
+        close(fds[1]);
+        return r;
+}
+
+int ph_chain(int depth, pid_t *pids)
+{
+        int fds[2];
+        int r = ph_chain_start(depth, pids, fds);
+        return r < 0 ? r : ph_chain_grow(depth, pids, fds);
 }
 
 void ph_chain_kill(int depth, const pid_t *pids)

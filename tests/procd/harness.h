@@ -40,6 +40,12 @@ pid_t ph_spinner(void);
 /* A child that forks `depth` generations below itself, each sleeping; pids[0] is the
  * child, pids[i] the i-th descendant.  0 or -errno. */
 int ph_chain(int depth, pid_t *pids);
+/* ph_chain in two steps: the top (pids[0]) starts, and forks its generations only at
+ * ph_chain_grow, so that a family registered at pids[0] in between holds them all
+ * (REGISTER takes the root alone: what it had forked before stays in the parent family).
+ * fds: kept between the two calls (closed by grow). */
+int ph_chain_start(int depth, pid_t *pids, int fds[2]);
+int ph_chain_grow(int depth, pid_t *pids, int fds[2]);
 /* Kill (SIGKILL, by pid, only pids this test started) a chain's members and reap the top. */
 void ph_chain_kill(int depth, const pid_t *pids);
 

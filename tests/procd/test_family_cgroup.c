@@ -124,6 +124,19 @@ static void forker_stop(forker *fk, const pid_t *kids, int n)
         ts_reap_orphans(500);
 }
 
+/* A forker that forks kids[0], is registered through c (procd having seen kids[0]),
+ * then forks kids[1]. */
+static bool register_between_kids(procd_client *c, forker *fk, pid_t kids[2])
+{
+        if (!forker_start(fk))
+                return false;
+        kids[0] = forker_fork(fk);
+        EXPECT(procd_snapshot(c, &e_), PROCD_OK); /* procd knows the earlier child */
+        EXPECT(procd_register_subfamily(c, fk->pid, 0, 1, &e_), PROCD_OK);
+        kids[1] = forker_fork(fk);
+        return kids[0] > 1 && kids[1] > 1;
+}
+
 /* pid's cgroup (v2 when mounted) into buf; "" when gone. */
 static const char *cg_of(pid_t pid, char *buf, size_t size)
 {
@@ -142,6 +155,15 @@ static const char *fam_path(const char *parent, pid_t root, char *buf, size_t si
         uint64_t start = 0;
         tr_pid_start_ticks(root, &start);
         snprintf(buf, size, "%s/fam.%d.%llu", parent ? parent : BASE, (int) root, (unsigned long long) start);
+        return buf;
+}
+
+/* Where a family's root sits in the hierarchy cg_of reads: the leaf in v2, the family's
+ * cgroup itself in v1 (family-cgroup.h). */
+static const char *own_path(const char *fam, char *buf, size_t size)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        snprintf(buf, size, "%s%s", fam, pd_famcg_primary(hs) == hs->v2 ? "/" PD_FAMCG_LEAF : "");
         return buf;
 }
 
@@ -183,6 +205,45 @@ static bool registered(procd_client *c, pid_t pid)
 
 /* ---- in-process ---------------------------------------------------------------------- */
 
+/* The family cgroup exists exactly in the hierarchies of the mask (the handle too) and
+ * holds the root there; the v2 tree is always one when mounted, a v1 hierarchy only when
+ * it holds memory, blkio, pids, cpuacct or the freezer (and v2 cannot give that), and
+ * cpuset/devices/net_cls/perf_event/hugetlb never. */
+static void check_hierarchies(const pd_famcg *fc, tr_cgroup *cg, const char *path, pid_t root)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        uint32_t mask = pd_famcg_mask(fc);
+        if (hs->v2 >= 0)
+                CU_ASSERT(mask & (1u << hs->v2));
+        const uint32_t never = (1u << TR_CTRL_CPU) | (1u << TR_CTRL_CPUSET) | (1u << TR_CTRL_DEVICES) |
+                               (1u << TR_CTRL_NET_CLS) | (1u << TR_CTRL_NET_PRIO) | (1u << TR_CTRL_PERF_EVENT) |
+                               (1u << TR_CTRL_HUGETLB) | (1u << TR_CTRL_RDMA) | (1u << TR_CTRL_MISC);
+        const uint32_t used = (1u << TR_CTRL_CPUACCT) | (1u << TR_CTRL_MEMORY) | (1u << TR_CTRL_BLKIO) |
+                              (1u << TR_CTRL_PIDS) | (1u << TR_CTRL_FREEZER);
+        tr_pid_cgroups pc = { { 0 } };
+        CU_ASSERT_FATAL(tr_pid_cgroups_read(hs, root, &pc, NULL) == 0);
+        char leaf[600];
+        snprintf(leaf, sizeof leaf, "%s/%s", path, PD_FAMCG_LEAF);
+        for (int i = 0; i < hs->n; i++) {
+                const tr_hierarchy *h = &hs->h[i];
+                bool in = mask & (1u << i);
+                char fs[1024];
+                struct stat st;
+                bool exists = tr_hierarchy_fs_path(h, path, fs, sizeof fs, NULL) == 0 && stat(fs, &st) == 0;
+                if (exists != in || (tr_cgroup_path(cg, i) != NULL) != in)
+                        fprintf(stderr, "hierarchy %s: in mask %d, exists %d\n", h->mount_point, in, exists);
+                CU_ASSERT_EQUAL(exists, in);
+                CU_ASSERT_EQUAL(tr_cgroup_path(cg, i) != NULL, in);
+                /* the root moved only there: into the leaf in v2, the cgroup itself in v1 */
+                CU_ASSERT_EQUAL(pc.paths[i] && strcmp(pc.paths[i], h->is_v2 ? leaf : path) == 0, in);
+                if (!h->is_v2 && (h->controllers & used) == 0 && in)
+                        CU_ASSERT(hs->v2 < 0); /* pure v1: the hierarchy families are matched by */
+                if (!h->is_v2 && (h->controllers & never) && !(h->controllers & used))
+                        CU_ASSERT_FALSE(in);
+        }
+        tr_pid_cgroups_clear(&pc);
+}
+
 static void test_base_rules(void)
 {
         if (!ts_need_root("family cgroup base") || !ts_cgroup_base())
@@ -195,7 +256,8 @@ static void test_base_rules(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(pd_famcg_off_reason(fc), "--no-family-cgroups"));
         tr_error err = { 0 };
         char *path = NULL;
-        CU_ASSERT(pd_famcg_create(fc, getpid(), 1, NULL, &path, &err) < 0);
+        tr_cgroup *fcg = NULL;
+        CU_ASSERT(pd_famcg_create(fc, &(pd_famcg_root){ getpid(), 1, 0, NULL }, NULL, NULL, &path, &fcg, &err) < 0);
         pd_famcg_free(fc);
 
         /* default: <own cgroup>/families, refused when procd sits in a root cgroup */
@@ -219,12 +281,14 @@ static void test_base_rules(void)
         pid_t s = ph_sleeper();
         uint64_t start = 0;
         tr_pid_start_ticks(s, &start);
-        CU_ASSERT_EQUAL(pd_famcg_create(fc, s, start + 1, NULL, &path, &err), -ESRCH); /* not that process */
-        CU_ASSERT_EQUAL_FATAL(pd_famcg_create(fc, s, start, NULL, &path, &err), 0);
+        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start + 1, 0, NULL }, NULL, NULL, &path, &fcg, &err), -ESRCH); /* not that process */
+        CU_ASSERT_EQUAL_FATAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start, 0, NULL }, NULL, NULL, &path, &fcg, &err), 0);
         char want[512], leaf[600], got[512];
         CU_ASSERT_STRING_EQUAL(path, fam_path(base, s, want, sizeof want));
-        snprintf(leaf, sizeof leaf, "%s/%s", path, PD_FAMCG_LEAF);
-        CU_ASSERT_STRING_EQUAL(cg_of(s, got, sizeof got), leaf);
+        CU_ASSERT_STRING_EQUAL(cg_of(s, got, sizeof got), own_path(path, leaf, sizeof leaf));
+        check_hierarchies(fc, fcg, path, s);
+        tr_cgroup_free(fcg);
+        fcg = NULL;
         /* its cgroup holds a process: removal waits until it is empty (the 2 s sweep) */
         pd_famcg_release(fc, path, true);
         CU_ASSERT_EQUAL(pd_famcg_pending(fc), 1);
@@ -245,7 +309,7 @@ static void test_base_rules(void)
         pid_t p = ph_sleeper_in_cgroup("placed", elsewhere, sizeof elsewhere, &cg);
         CU_ASSERT_FATAL(p > 1);
         tr_pid_start_ticks(p, &start);
-        CU_ASSERT_EQUAL(pd_famcg_create(fc, p, start, NULL, &path, &err), -EBUSY);
+        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ p, start, 0, NULL }, NULL, NULL, &path, &fcg, &err), -EBUSY);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "left there"));
         CU_ASSERT_STRING_EQUAL(cg_of(p, got, sizeof got), elsewhere);
         CU_ASSERT_FALSE(cg_exists(fam_path(base, p, want, sizeof want)));
@@ -264,16 +328,11 @@ static void test_register_moves_root_only(void)
 {
         NEED("family cgroups");
         forker fk;
-        CU_ASSERT_FATAL(forker_start(&fk));
-        pid_t kids[2] = { forker_fork(&fk), -1 };
-        CU_ASSERT_FATAL(kids[0] > 1);
-        EXPECT(procd_snapshot(C, &e_), PROCD_OK); /* procd knows the earlier child */
-        EXPECT(procd_register_subfamily(C, fk.pid, 0, 60, &e_), PROCD_OK);
-        kids[1] = forker_fork(&fk);
-        CU_ASSERT_FATAL(kids[1] > 1);
+        pid_t kids[2];
+        CU_ASSERT_FATAL(register_between_kids(C, &fk, kids));
         char fam[512], leaf[600], got[512], mine[512];
         fam_path(NULL, fk.pid, fam, sizeof fam);
-        snprintf(leaf, sizeof leaf, "%s/%s", fam, PD_FAMCG_LEAF);
+        own_path(fam, leaf, sizeof leaf);
         CU_ASSERT_STRING_EQUAL(cg_of(fk.pid, got, sizeof got), leaf);
         CU_ASSERT_STRING_EQUAL(cg_of(kids[1], got, sizeof got), leaf);
         CU_ASSERT_STRING_EQUAL(cg_of(kids[0], got, sizeof got), cg_of(getpid(), mine, sizeof mine));
@@ -408,7 +467,7 @@ static void test_nested(void)
         char pfam[512], cfam[512], leaf[600], got[512];
         fam_path(NULL, fk.pid, pfam, sizeof pfam);
         fam_path(pfam, kids[0], cfam, sizeof cfam);
-        snprintf(leaf, sizeof leaf, "%s/%s", cfam, PD_FAMCG_LEAF);
+        own_path(cfam, leaf, sizeof leaf);
         CU_ASSERT_STRING_EQUAL(cg_of(kids[0], got, sizeof got), leaf);
         procd_family_info fi;
         CU_ASSERT_FATAL(ph_dump_one(C, kids[0], &fi));
@@ -452,6 +511,70 @@ static void test_kill_known_member(void)
         ts_kill_reap(s);
         tr_cgroup_destroy(cg, 2000000, NULL);
         tr_cgroup_free(cg);
+}
+
+/* condor_procd's rule, one scenario for both kinds of family: a child the root forked
+ * before REGISTER stays in the parent family (here the daemon's root family: this test
+ * process), one forked after is the new family's; KILL takes the family's, not the earlier
+ * child; UNREGISTER folds the family into the parent.  source: "cgroup" or "proc". */
+static void check_register_rule(procd_client *c, const char *source)
+{
+        forker fk;
+        pid_t kids[2];
+        CU_ASSERT_FATAL(register_between_kids(c, &fk, kids));
+        procd_family_info fi;
+        CU_ASSERT_FATAL(ph_dump_one(c, fk.pid, &fi));
+        CU_ASSERT_STRING_EQUAL(fi.source, source);
+        EXPECT(procd_snapshot(c, &e_), PROCD_OK);
+        CU_ASSERT(ph_has_member(c, fk.pid, fk.pid));
+        CU_ASSERT(ph_has_member(c, fk.pid, kids[1]));
+        CU_ASSERT_FALSE(ph_has_member(c, fk.pid, kids[0]));
+        CU_ASSERT(ph_has_member(c, getpid(), kids[0]));
+        CU_ASSERT_FALSE(ph_has_member(c, getpid(), kids[1]));
+        tr_usage u;
+        EXPECT(procd_get_usage(c, fk.pid, &u, &e_), PROCD_OK);
+        CU_ASSERT(u.num_procs.available && u.num_procs.value == 2);
+        /* unregister folds the family's processes into the parent; register again takes
+         * the root alone once more (both children existed before) */
+        EXPECT(procd_unregister_family(c, fk.pid, &e_), PROCD_OK);
+        EXPECT(procd_snapshot(c, &e_), PROCD_OK);
+        CU_ASSERT(ph_has_member(c, getpid(), fk.pid));
+        CU_ASSERT(ph_has_member(c, getpid(), kids[1]));
+        EXPECT(procd_register_subfamily(c, fk.pid, 0, 1, &e_), PROCD_OK);
+        EXPECT(procd_snapshot(c, &e_), PROCD_OK);
+        CU_ASSERT(ph_has_member(c, fk.pid, fk.pid));
+        CU_ASSERT_FALSE(ph_has_member(c, fk.pid, kids[0]) || ph_has_member(c, fk.pid, kids[1]));
+        EXPECT(procd_unregister_family(c, fk.pid, &e_), PROCD_OK);
+        EXPECT(procd_register_subfamily(c, fk.pid, 0, 1, &e_), PROCD_OK);
+        pid_t kid2 = forker_fork(&fk);
+        CU_ASSERT_FATAL(kid2 > 1);
+        EXPECT(procd_kill_family(c, fk.pid, &e_), PROCD_OK); /* the root and what it forked since */
+        CU_ASSERT_FALSE(ts_alive(fk.pid) || ts_alive(kid2));
+        CU_ASSERT(ts_alive(kids[0]) && ts_alive(kids[1]));
+        EXPECT(procd_unregister_family(c, fk.pid, &e_), PROCD_OK);
+        pid_t all[3] = { kids[0], kids[1], kid2 };
+        forker_stop(&fk, all, 3);
+}
+
+static void test_rule_cgroup_family(void)
+{
+        NEED("family cgroups");
+        check_register_rule(C, "cgroup");
+}
+
+/* The same rule for a family left on /proc (--no-family-cgroups). */
+static void test_rule_proc_family(void)
+{
+        NEED("family cgroups");
+        ph_daemon d2;
+        const char *extra[] = { "--no-family-cgroups", "--snapshot-interval", "1", NULL };
+        CU_ASSERT_FATAL(ph_start(&d2, extra, NULL, 10000) == 0);
+        procd_client *c2 = ph_connect(&d2);
+        CU_ASSERT_FATAL(c2 != NULL);
+        check_register_rule(c2, "proc");
+        procd_disconnect(c2);
+        int st = ph_stop(&d2, 10000);
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 /* --no-family-cgroups: the family stays on /proc (and takes nothing along on its own), usage
@@ -599,8 +722,8 @@ static void test_register_cost(void)
         procd_family_info fi;
         CU_ASSERT(ph_dump_one(c2, s[0], &fi) && strcmp(fi.source, "proc") == 0);
         printf("\n  RegisterSubfamily, mean of %d over D-Bus: %.0f us with the family cgroup "
-               "(mkdir in %d hierarchies + move), %.0f us without\n",
-               N, (double) with / N, ts_hierarchies()->n, (double) without / N);
+               "(mkdir in the family hierarchies + move), %.0f us without\n",
+               N, (double) with / N, (double) without / N);
         procd_disconnect(c2);
         ph_stop(&d2, 10000);
         for (int i = 0; i < N; i++)
@@ -621,6 +744,8 @@ int main(void)
                 { "nested families", test_nested },
                 { "kill never OK with a known member alive", test_kill_known_member },
                 { "--no-family-cgroups", test_off_switch },
+                { "register takes the root alone: cgroup family", test_rule_cgroup_family },
+                { "register takes the root alone: /proc family", test_rule_proc_family },
                 { "base not writable: /proc with a reason", test_base_not_writable },
                 { "register cost (printed)", test_register_cost },
                 CU_TEST_INFO_NULL,

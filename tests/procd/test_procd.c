@@ -141,12 +141,15 @@ static void test_usage_and_lookup_errors(void)
         EXPECT(procd_snapshot(C, &e_), PROCD_OK);
 }
 
-/* A /proc family: a chain of 3; usage counts every member; CPU grows with a spinner. */
+/* A /proc family: a chain of 3 forked after REGISTER; usage counts every member; CPU
+ * grows with a spinner. */
 static void test_proc_family(void)
 {
         pid_t chain[4];
-        CU_ASSERT_FATAL(ph_chain(3, chain) == 0);
+        int fds[2];
+        CU_ASSERT_FATAL(ph_chain_start(3, chain, fds) == 0);
         EXPECT(procd_register_subfamily(C, chain[0], 0, 1, &e_), PROCD_OK);
+        CU_ASSERT_FATAL(ph_chain_grow(3, chain, fds) == 0);
         EXPECT(procd_snapshot(C, &e_), PROCD_OK);
         tr_usage u;
         EXPECT(procd_get_usage(C, chain[0], &u, &e_), PROCD_OK);
@@ -330,8 +333,10 @@ static void test_signal(void)
 static void test_suspend_continue_kill_proc(void)
 {
         pid_t chain[3];
-        CU_ASSERT_FATAL(ph_chain(2, chain) == 0);
+        int fds[2];
+        CU_ASSERT_FATAL(ph_chain_start(2, chain, fds) == 0);
         EXPECT(procd_register_subfamily(C, chain[0], 0, 1, &e_), PROCD_OK);
+        CU_ASSERT_FATAL(ph_chain_grow(2, chain, fds) == 0);
         EXPECT(procd_suspend_family(C, chain[0], &e_), PROCD_OK);
         for (int i = 0; i < 3; i++)
                 CU_ASSERT_EQUAL(ph_state(chain[i]), 'T');
@@ -349,13 +354,18 @@ static void test_suspend_continue_kill_proc(void)
         EXPECT(procd_unregister_family(C, chain[0], &e_), PROCD_OK);
 }
 
-/* Nested subfamilies: A -> B -> C by parent tree; unregistering B folds its members and
- * its subfamily C into A; KillFamily(A) takes the subfamilies along. */
+/* Nested subfamilies: A -> B -> C by parent tree, B and C registered once the chain
+ * exists: each takes its root alone (what it had forked stays in the parent family);
+ * unregistering B folds its members and its subfamily C into A; A's usage covers its
+ * subfamilies (condor_procd's sum), each process once, before and after the fold;
+ * KillFamily(A) takes the subfamilies along. */
 static void test_nested_and_fold(void)
 {
         pid_t p[5];
-        CU_ASSERT_FATAL(ph_chain(4, p) == 0);
+        int fds[2];
+        CU_ASSERT_FATAL(ph_chain_start(4, p, fds) == 0);
         EXPECT(procd_register_subfamily(C, p[0], 0, 1, &e_), PROCD_OK);
+        CU_ASSERT_FATAL(ph_chain_grow(4, p, fds) == 0);
         EXPECT(procd_register_subfamily(C, p[1], 0, 1, &e_), PROCD_OK);
         EXPECT(procd_register_subfamily(C, p[3], 0, 1, &e_), PROCD_OK);
         procd_family_info fi;
@@ -364,23 +374,25 @@ static void test_nested_and_fold(void)
         CU_ASSERT_FATAL(dump_one(p[3], &fi));
         CU_ASSERT_EQUAL(fi.parent_root_pid, p[1]);
         EXPECT(procd_snapshot(C, &e_), PROCD_OK);
-        /* B took its descendant p[2] along; p[3], p[4] are C's */
-        CU_ASSERT(family_has_member(p[1], p[2]));
-        CU_ASSERT_FALSE(family_has_member(p[0], p[2]));
-        CU_ASSERT(family_has_member(p[3], p[4]));
-        CU_ASSERT_FALSE(family_has_member(p[1], p[4]));
+        /* B took its root alone: p[2] stayed in A; C holds p[3] alone */
+        CU_ASSERT_FALSE(family_has_member(p[1], p[2]));
+        CU_ASSERT(family_has_member(p[0], p[2]));
+        CU_ASSERT(family_has_member(p[1], p[1]));
+        CU_ASSERT(family_has_member(p[3], p[3]));
+        CU_ASSERT_FALSE(family_has_member(p[3], p[4]));
         tr_usage u;
         EXPECT(procd_get_usage(C, p[0], &u, &e_), PROCD_OK);
-        CU_ASSERT_EQUAL(u.num_procs.value, 1);
+        CU_ASSERT_EQUAL(u.num_procs.value, 5); /* A's p0, p2 + B's p1, p4 + C's p3 */
         EXPECT(procd_unregister_family(C, p[1], &e_), PROCD_OK);
         CU_ASSERT_FATAL(dump_one(p[3], &fi));
         CU_ASSERT_EQUAL(fi.parent_root_pid, p[0]);
         EXPECT(procd_snapshot(C, &e_), PROCD_OK);
         CU_ASSERT(family_has_member(p[0], p[1]));
         CU_ASSERT(family_has_member(p[0], p[2]));
-        CU_ASSERT_FALSE(family_has_member(p[0], p[4]));
+        CU_ASSERT(family_has_member(p[0], p[4]));
+        CU_ASSERT_FALSE(family_has_member(p[0], p[3]));
         EXPECT(procd_get_usage(C, p[0], &u, &e_), PROCD_OK);
-        CU_ASSERT_EQUAL(u.num_procs.value, 3);
+        CU_ASSERT_EQUAL(u.num_procs.value, 5); /* A's p0-p2, p4 + C's p3 */
         EXPECT(procd_kill_family(C, p[0], &e_), PROCD_OK);
         CU_ASSERT(ts_wait(p[0], 2000) >= 0);
         for (int i = 1; i <= 4; i++)

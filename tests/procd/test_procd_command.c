@@ -301,8 +301,10 @@ static void test_reused_pid(void)
 
         /* a family with members left stays; the new process's child is not adopted by it */
         pid_t ch[2];
-        CU_ASSERT_FATAL(ph_chain(1, ch) == 0);
+        int fds[2];
+        CU_ASSERT_FATAL(ph_chain_start(1, ch, fds) == 0);
         CU_ASSERT_EQUAL_FATAL(pd_cmd_register_subfamily(&CM, &ROOT, ch[0], 0, 60, &e), PROCD_OK);
+        CU_ASSERT_FATAL(ph_chain_grow(1, ch, fds) == 0);
         CU_ASSERT_EQUAL(pd_cmd_snapshot(&CM, &ROOT, &e), PROCD_OK); /* ch[1] seen as a member */
         ts_kill_reap(ch[0]);
         usleep(30000);
@@ -372,9 +374,11 @@ static void on_done(procd_status s, const procd_error *err, void *data)
 static void test_async_suspend_continue(void)
 {
         pid_t ch[3];
-        CU_ASSERT_FATAL(ph_chain(2, ch) == 0);
+        int fds[2];
+        CU_ASSERT_FATAL(ph_chain_start(2, ch, fds) == 0);
         procd_error e;
         CU_ASSERT_EQUAL_FATAL(pd_cmd_register_subfamily(&CM, &ROOT, ch[0], 0, 60, &e), PROCD_OK);
+        CU_ASSERT_FATAL(ph_chain_grow(2, ch, fds) == 0);
         done_rec d = { 0 };
         pd_cmd_family_async(&CM, &ROOT, PD_JOB_SUSPEND, ch[0], on_done, &d);
         /* rounds run from the main loop until every member is stopped */

@@ -391,7 +391,7 @@ static void test_crash_mid_kill_and_suspend(void)
         /* the restarted procd finishes the kill once the member can die */
         v1frozen_thaw(&vk);
         CU_ASSERT(ph_wait_gone(vk.pid, 10000));
-        CU_ASSERT(wait_state(c, vk.pid, "running", 10000));
+        CU_ASSERT(wait_state(c, vk.pid, "killed", 10000));
         /* and the suspend: once thawed elsewhere the member ends up stopped, then continued */
         v1frozen_thaw(&vs);
         bool stopped = false;
@@ -501,12 +501,141 @@ static void test_dropped_and_untrusted(void)
         tr_cgroup_free(base);
 }
 
+/* Whether cgroup path exists in any hierarchy. */
+static bool cg_exists(const char *path)
+{
+        tr_cgroup *cg = NULL;
+        bool found = tr_cgroup_open(ts_hierarchies(), path, 0, &cg, NULL) == 0;
+        tr_cgroup_free(cg);
+        return found;
+}
+
+/* The fam.* cgroup procd makes for root under parent (read while root lives). */
+static void fam_path(const char *parent, pid_t root, char *buf, size_t size)
+{
+        uint64_t start = 0;
+        tr_pid_start_ticks(root, &start);
+        snprintf(buf, size, "%s/fam.%d.%llu", parent, (int) root, (unsigned long long) start);
+}
+
+/* Move pid (a process of this test) into cgroup path. */
+static void move_into(const char *path, pid_t pid)
+{
+        tr_cgroup *cg = NULL;
+        CU_ASSERT_EQUAL(tr_cgroup_open(ts_hierarchies(), path, TR_CG_MAY_ACT, &cg, NULL), 0);
+        if (cg)
+                CU_ASSERT_EQUAL(tr_cgroup_attach(cg, pid, NULL), 0);
+        tr_cgroup_free(cg);
+}
+
+static bool log_has(const char *log, const char *a, const char *b)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        if (tr_read_file_alloc_at(AT_FDCWD, log, &text, &len, NULL) < 0)
+                return false;
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+                if (strstr(line, a) && strstr(line, b))
+                        return true;
+        return false;
+}
+
+/* fam.* cgroups left by a crash: those of families whose processes exited while procd was
+ * down are removed at the restart (nested ones first), a populated one no family owns is
+ * left with its process alive, the other families answer as before. */
+static void test_orphan_family_cgroups(void)
+{
+        if (!need_setup())
+                return;
+        char base[256], log[128], redirect[200];
+        ts_cgroup_path(base, sizeof base, "rs-fams");
+        snprintf(log, sizeof log, "/tmp/procd-restart-sweep.%d.log", (int) getpid());
+        snprintf(redirect, sizeof redirect, "exec \"$@\" 2>>%s", log);
+        const char *extra[] = { "--family-cgroup-base", base, NULL };
+        const char *wrapper[] = { "sh", "-c", redirect, "sh", NULL };
+        ph_daemon d;
+        CU_ASSERT_EQUAL_FATAL(ph_start(&d, extra, wrapper, 10000), 0);
+        procd_client *c = ph_connect(&d);
+        /* gone: its root exits; chain: a family and its subfamily (nested cgroup), both exit;
+         * busy: its root exits, a process it left behind stays; keep: untouched */
+        pid_t gone = ph_sleeper(), busy = ph_sleeper(), keep = ph_sleeper(), stray = ph_sleeper(), chain[2];
+        CU_ASSERT_EQUAL_FATAL(ph_chain(1, chain), 0);
+        char p_gone[320], p_busy[320], p_keep[320], p_top[320], p_sub[400], leaf[420];
+        fam_path(base, gone, p_gone, sizeof p_gone);
+        fam_path(base, busy, p_busy, sizeof p_busy);
+        fam_path(base, keep, p_keep, sizeof p_keep);
+        fam_path(base, chain[0], p_top, sizeof p_top);
+        fam_path(p_top, chain[1], p_sub, sizeof p_sub);
+        bool reaped = false;
+        pid_t regs[] = { gone, busy, keep, chain[0] };
+        for (size_t i = 0; i < TR_ARRAY_SIZE(regs); i++)
+                CU_ASSERT_EQUAL(procd_register_subfamily(c, regs[i], 0, 60, NULL), PROCD_OK);
+        const char *made[] = { p_gone, p_busy, p_keep, p_top };
+        for (size_t i = 0; i < TR_ARRAY_SIZE(made); i++)
+                if (!cg_exists(made[i])) {
+                        printf("SKIP orphan family cgroups: procd made no family cgroup %s\n", made[i]);
+                        procd_disconnect(c);
+                        ph_stop(&d, 10000);
+                        goto out;
+                }
+        /* the subfamily's root joins its parent's leaf (as a child forked there would), so
+         * that its cgroup is made inside the parent's; a process of busy's family that
+         * outlives its root */
+        snprintf(leaf, sizeof leaf, "%s/self", p_top);
+        move_into(leaf, chain[1]);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, chain[1], 0, 60, NULL), PROCD_OK);
+        CU_ASSERT(cg_exists(p_sub));
+        snprintf(leaf, sizeof leaf, "%s/self", p_busy);
+        move_into(leaf, stray);
+        procd_disconnect(c);
+        ph_crash(&d);
+        ts_kill_reap(gone);
+        ts_kill_reap(busy);
+        kill(chain[1], SIGKILL);
+        ts_kill_reap(chain[0]);
+        ts_reap_orphans(2000); /* chain[1], ours as subreaper: no zombie keeps its pid */
+        reaped = true;
+        CU_ASSERT_EQUAL_FATAL(ph_start_in(&d, extra, wrapper, 10000), 0);
+        CU_ASSERT(!cg_exists(p_gone));
+        CU_ASSERT(!cg_exists(p_sub));
+        CU_ASSERT(!cg_exists(p_top));
+        CU_ASSERT(cg_exists(p_busy));
+        CU_ASSERT(cg_exists(p_keep));
+        CU_ASSERT(ts_alive(stray) && ts_alive(keep));
+        CU_ASSERT(log_has(log, "removed family cgroup", p_gone));
+        CU_ASSERT(log_has(log, "removed family cgroup", p_sub));
+        CU_ASSERT(log_has(log, "removed family cgroup", p_top));
+        CU_ASSERT(log_has(log, "holds processes but no family owns it", p_busy));
+        c = ph_connect(&d);
+        tr_usage u;
+        CU_ASSERT_EQUAL(procd_get_usage(c, keep, &u, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_suspend_family(c, keep, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_continue_family(c, keep, NULL), PROCD_OK);
+        procd_disconnect(c);
+        CU_ASSERT_EQUAL(ph_stop(&d, 10000), 0);
+out:
+        ts_kill_reap(keep);
+        ts_kill_reap(stray);
+        if (!reaped) {
+                ts_kill_reap(gone);
+                ts_kill_reap(busy);
+                ph_chain_kill(1, chain);
+                ts_reap_orphans(2000);
+        }
+        tr_cgroup *bc = NULL;
+        if (tr_cgroup_open(ts_hierarchies(), base, TR_CG_MAY_ACT | TR_CG_OWNED, &bc, NULL) == 0)
+                CU_ASSERT_EQUAL(tr_cgroup_destroy(bc, 2000000, NULL), 0);
+        tr_cgroup_free(bc);
+        unlink(log);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
                 { "600 families of six kinds survive SIGKILL", test_many_families },
                 { "SIGKILL in the middle of KillFamily and SuspendFamily", test_crash_mid_kill_and_suspend },
                 { "dropped families and untrusted state files", test_dropped_and_untrusted },
+                { "fam.* cgroups no family owns after a crash", test_orphan_family_cgroups },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = { { "restart", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };

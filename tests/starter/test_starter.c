@@ -355,6 +355,8 @@ static void test_report_and_status(void)
         }
         CU_ASSERT_TRUE(report_num("report", "exit_status", &v) && v == 3);
         CU_ASSERT_TRUE(report_num("report", "exit_signal", &v) && v == 0);
+        CU_ASSERT_TRUE(report_num("report", "terminated", &v) && v == 0);
+        CU_ASSERT_FALSE(report_has("report", "\"terminated_by\""));
         CU_ASSERT_TRUE(report_num("report", "oom_killed", &v) && v == 0);
         CU_ASSERT_TRUE(report_num("report", "wall_usec", &v) && v > 0);
         CU_ASSERT_TRUE(report_num("report", "job_cgroups_removed", &v) && v == 1);
@@ -382,6 +384,10 @@ static void test_report_and_status(void)
         run_starter(&r, "report-sig", 30000, args2);
         CU_ASSERT_EQUAL(r.code, 128 + SIGUSR1);
         CU_ASSERT_TRUE(report_num("report-sig", "exit_signal", &v) && v == SIGUSR1);
+        /* no exit status; terminated by a signal whose sender the starter does not know */
+        CU_ASSERT_TRUE(report_has("report-sig", "\"exit_status\": null"));
+        CU_ASSERT_TRUE(report_num("report-sig", "terminated", &v) && v == 1);
+        CU_ASSERT_TRUE(report_has("report-sig", "\"terminated_by\": \"signal\""));
         CU_ASSERT_TRUE(cg_gone("report-sig"));
 }
 
@@ -476,6 +482,7 @@ static void test_memory_oom(void)
         CU_ASSERT_TRUE(cg_gone("oom"));
         check_limit_file(&r, "oom", "memory-max", TR_CTRL_MEMORY, "memory.max", "memory.limit_in_bytes", "33554432");
         check_hits(&r, "oom", "[\"oom\"]", "procd-starter: limits hit: oom (");
+        CU_ASSERT_TRUE(report_has("oom", "\"terminated_by\": \"oom-killer\""));
         CU_ASSERT_TRUE(report_num("oom", "oom_kill", &v) && v >= 1);
 
         /* within all its limits: nothing hit */
@@ -719,6 +726,8 @@ static void test_sigterm_grace(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(text, "TERM"));
         long long v;
         CU_ASSERT_TRUE(report_num("term", "terminated", &v) && v == 1);
+        CU_ASSERT_TRUE(report_has("term", "\"terminated_by\": \"starter\""));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "; terminated by starter"));
         CU_ASSERT_TRUE(cg_gone("term"));
 
         /* a job that dies of SIGTERM: no wait for the grace */
@@ -1099,18 +1108,28 @@ static bool procd_family(procd_client *c, pid_t root, procd_family_info *out)
         return found;
 }
 
+/* procd on <tag>.sock and a client of it: procd's pid, or -1 (a failure recorded, nothing
+ * left running). */
+static pid_t procd_up(const char *tag, char *sock, size_t size, procd_client **c)
+{
+        sr_path(sock, size, tag, ".sock");
+        pid_t pd = sr_procd_start(sock, tag);
+        if (pd < 0 || procd_connect(sock, c, NULL) != PROCD_OK) {
+                CU_FAIL("procd did not start");
+                sr_procd_stop(pd, sock);
+                return -1;
+        }
+        return pd;
+}
+
 static void test_with_procd(void)
 {
         NEED_ROOT();
         char sock[PATH_MAX], ready[PATH_MAX], report[PATH_MAX];
-        sr_path(sock, sizeof sock, "procd", ".sock");
         procd_client *c = NULL;
-        pid_t pd = sr_procd_start(sock, "procd");
-        if (pd < 0 || procd_connect(sock, &c, NULL) != PROCD_OK) {
-                CU_FAIL("procd did not start");
-                sr_procd_stop(pd, sock);
+        pid_t pd = procd_up("procd", sock, sizeof sock, &c);
+        if (pd < 0)
                 return;
-        }
         sr_path(ready, sizeof ready, "pdreg", ".ready");
         sr_path(report, sizeof report, "pdreg", ".json");
         unlink(ready);
@@ -1183,6 +1202,95 @@ static void test_with_procd(void)
         CU_ASSERT_TRUE(cg_gone("pdreq"));
 }
 
+/* Start a starter registered with procd on sock running a spinning job as tag; the job's
+ * root once procd tracks it through its cgroup (-1 when it did not show). */
+static pid_t start_procd_job(const char *sock, procd_client *c, const char *tag, pid_t *starter, uint64_t *t0)
+{
+        char ready[PATH_MAX], report[PATH_MAX];
+        sr_path(ready, sizeof ready, tag, ".ready");
+        sr_path(report, sizeof report, tag, ".json");
+        unlink(ready);
+        unlink(report);
+        const char *args[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", tag,
+                               "--report", report, "--", sr_self_exe(), "helper", "spin", ready, NULL };
+        *t0 = tr_now_usec();
+        *starter = sr_spawn(tag, args);
+        if (*starter <= 1 || !wait_file(ready, 10000))
+                return -1;
+        pid_t root = sr_job_root(tag);
+        procd_family_info fi;
+        for (int i = 0; root > 1 && i < 300; i++) {
+                if (procd_family(c, root, &fi) && strncmp(fi.tracking, "cgroup:", 7) == 0)
+                        return root;
+                usleep(10000);
+        }
+        return -1;
+}
+
+/* The report of a job whose root died of SIGKILL without the starter asking: exit code
+ * 137, no exit status (null), exit_signal 9, terminated, and by whom. */
+static void check_killed(const run *r, const char *tag, const char *by)
+{
+        long long v;
+        char want[64];
+        snprintf(want, sizeof want, "\"terminated_by\": \"%s\"", by);
+        CU_ASSERT_EQUAL(r->code, 128 + SIGKILL);
+        CU_ASSERT_TRUE(report_has(tag, "\"exit_status\": null"));
+        CU_ASSERT_TRUE(report_num(tag, "exit_signal", &v) && v == SIGKILL);
+        CU_ASSERT_TRUE(report_num(tag, "terminated", &v) && v == 1);
+        if (!report_has(tag, want))
+                printf("\n%s: no %s in the report\n", tag, want);
+        CU_ASSERT_TRUE(report_has(tag, want));
+        CU_ASSERT_TRUE(report_has(tag, "\"tracker\": \"procd\""));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r->err, "killed by signal 9"));
+        snprintf(want, sizeof want, "terminated by %s", by);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r->err, want));
+        CU_ASSERT_TRUE(cg_gone(tag));
+}
+
+/* `procctl kill ROOT` on a job the starter runs with procd: the report says the job died
+ * of SIGKILL, was terminated, and by procd; a SIGKILL from elsewhere is not put on procd. */
+static void test_procctl_kill(void)
+{
+        NEED_ROOT();
+        char sock[PATH_MAX];
+        procd_client *c = NULL;
+        pid_t pd = procd_up("pdkill", sock, sizeof sock, &c);
+        if (pd < 0)
+                return;
+        pid_t sp = -1;
+        uint64_t t0 = 0;
+        run r;
+        pid_t root = start_procd_job(sock, c, "pdkill", &sp, &t0);
+        CU_ASSERT_FATAL(sp > 1);
+        CU_ASSERT(root > 1);
+        if (root > 1) {
+                char bin[PATH_MAX], pid[16];
+                snprintf(bin, sizeof bin, "%s/procd/procctl", ts_build_dir());
+                snprintf(pid, sizeof pid, "%d", (int) root);
+                fflush(NULL);
+                pid_t pc = fork();
+                if (pc == 0) {
+                        execl(bin, "procctl", "--socket", sock, "kill", pid, (char *) NULL);
+                        _exit(98);
+                }
+                CU_ASSERT_EQUAL(ts_wait(pc, 30000), 0); /* exit status 0 */
+        }
+        finish(sp, "pdkill", &r, 30000, t0);
+        check_killed(&r, "pdkill", "procd");
+
+        /* the same job killed by a plain kill(2): the starter cannot name the sender */
+        root = start_procd_job(sock, c, "pdsig", &sp, &t0);
+        CU_ASSERT_FATAL(sp > 1);
+        CU_ASSERT(root > 1);
+        if (root > 1)
+                kill(root, SIGKILL);
+        finish(sp, "pdsig", &r, 30000, t0);
+        check_killed(&r, "pdsig", "signal");
+        procd_disconnect(c);
+        sr_procd_stop(pd, sock);
+}
+
 int main(int argc, char **argv)
 {
         CU_TestInfo cgroupfs_tests[] = {
@@ -1208,6 +1316,7 @@ int main(int argc, char **argv)
         };
         CU_TestInfo procd_tests[] = {
                 { "registered with procd, tracked via the cgroup", test_with_procd },
+                { "procctl kill: exit_status, terminated, by whom", test_procctl_kill },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = {
