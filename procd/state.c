@@ -34,61 +34,122 @@ void pd_state_clear(pd_state *s)
         s->n = 0;
 }
 
+/* An unsigned decimal (what "%" PRIu64 prints), without printf's parsing. */
+static void put_dec(GString *out, uint64_t v)
+{
+        char buf[20]; /* UINT64_MAX has 20 digits */
+        size_t i = sizeof buf;
+        do {
+                buf[--i] = (char) ('0' + v % 10);
+                v /= 10;
+        } while (v);
+        g_string_append_len(out, buf + i, (gssize) (sizeof buf - i));
+}
+
+static void put_key(GString *out, const char *key)
+{
+        g_string_append_c(out, '\t');
+        g_string_append(out, key);
+        g_string_append_c(out, '=');
+}
+
+static void put_u64(GString *out, const char *key, uint64_t v)
+{
+        put_key(out, key);
+        put_dec(out, v);
+}
+
+/* Whether g_strescape would change v: a control byte, DEL or above, a backslash or a quote. */
+static bool needs_escape(const char *v)
+{
+        for (const unsigned char *p = (const unsigned char *) v; *p; p++)
+                if (*p < 0x20 || *p >= 0x7f || *p == '\\' || *p == '"')
+                        return true;
+        return false;
+}
+
 static void put_str(GString *out, const char *key, const char *v)
 {
         if (!v)
                 return;
+        put_key(out, key);
+        if (!needs_escape(v)) {
+                g_string_append(out, v);
+                return;
+        }
         g_autofree char *e = g_strescape(v, NULL);
-        g_string_append_printf(out, "\t%s=%s", key, e);
+        g_string_append(out, e);
 }
 
-static void put_u64(GString *out, const char *key, uint64_t v) { g_string_append_printf(out, "\t%s=%" PRIu64, key, v); }
+void pd_state_format_header(GString *out)
+{
+        g_string_append(out, PD_STATE_MAGIC "\t");
+        put_dec(out, PD_STATE_VERSION);
+        g_string_append_c(out, '\n');
+}
+
+void pd_state_format_family(const pd_state_family *f, GString *out)
+{
+        g_string_append(out, "family");
+        put_u64(out, "root", (uint64_t) f->root_pid);
+        put_u64(out, "start", f->root_start_ticks);
+        put_u64(out, "parent", (uint64_t) f->parent_root_pid);
+        put_u64(out, "uid", f->root_uid);
+        if (f->watcher_pid > 0) {
+                put_u64(out, "watcher", (uint64_t) f->watcher_pid);
+                put_u64(out, "watcher_start", f->watcher_start_ticks);
+        }
+        put_u64(out, "interval", f->interval_sec);
+        put_str(out, "cgroup", f->cgroup);
+        if (f->cgroup && f->cgroup_origin)
+                put_u64(out, "cgroup_origin", f->cgroup_origin);
+        put_str(out, "no_cgroup", f->no_cgroup_reason);
+        put_str(out, "env", f->env_marker);
+        if (f->login) {
+                put_str(out, "login", f->login);
+                put_u64(out, "login_uid", f->login_uid);
+        }
+        if (f->by_gid) {
+                put_u64(out, "gid", f->gid);
+                put_u64(out, "gid_allocated", f->gid_allocated);
+        }
+        if (f->kill_on_watcher_exit)
+                put_u64(out, "kill_on_watcher_exit", 1);
+        if (f->frozen)
+                put_u64(out, "frozen", 1);
+        if (f->killing)
+                put_u64(out, "killing", 1);
+        if (f->suspending)
+                put_u64(out, "suspending", 1);
+        if (f->n_members) {
+                put_key(out, "members");
+                for (size_t j = 0; j < f->n_members; j++) {
+                        pid_t pid = f->members[j].pid;
+                        if (j)
+                                g_string_append_c(out, ',');
+                        if (pid < 0) /* never written (pids are > 1); printed as %d would */
+                                g_string_append_c(out, '-');
+                        put_dec(out, pid < 0 ? (uint64_t) -(int64_t) pid : (uint64_t) pid);
+                        g_string_append_c(out, ':');
+                        put_dec(out, f->members[j].start_ticks);
+                }
+        }
+        g_string_append_c(out, '\n');
+}
+
+void pd_state_format_end(size_t n, GString *out)
+{
+        g_string_append(out, "end\t");
+        put_dec(out, n);
+        g_string_append_c(out, '\n');
+}
 
 void pd_state_format(const pd_state *s, GString *out)
 {
-        g_string_append_printf(out, "%s\t%u\n", PD_STATE_MAGIC, PD_STATE_VERSION);
-        for (size_t i = 0; i < s->n; i++) {
-                const pd_state_family *f = &s->fams[i];
-                g_string_append(out, "family");
-                put_u64(out, "root", (uint64_t) f->root_pid);
-                put_u64(out, "start", f->root_start_ticks);
-                put_u64(out, "parent", (uint64_t) f->parent_root_pid);
-                put_u64(out, "uid", f->root_uid);
-                if (f->watcher_pid > 0) {
-                        put_u64(out, "watcher", (uint64_t) f->watcher_pid);
-                        put_u64(out, "watcher_start", f->watcher_start_ticks);
-                }
-                put_u64(out, "interval", f->interval_sec);
-                put_str(out, "cgroup", f->cgroup);
-                if (f->cgroup && f->cgroup_origin)
-                        put_u64(out, "cgroup_origin", f->cgroup_origin);
-                put_str(out, "no_cgroup", f->no_cgroup_reason);
-                put_str(out, "env", f->env_marker);
-                if (f->login) {
-                        put_str(out, "login", f->login);
-                        put_u64(out, "login_uid", f->login_uid);
-                }
-                if (f->by_gid) {
-                        put_u64(out, "gid", f->gid);
-                        put_u64(out, "gid_allocated", f->gid_allocated);
-                }
-                if (f->kill_on_watcher_exit)
-                        put_u64(out, "kill_on_watcher_exit", 1);
-                if (f->frozen)
-                        put_u64(out, "frozen", 1);
-                if (f->killing)
-                        put_u64(out, "killing", 1);
-                if (f->suspending)
-                        put_u64(out, "suspending", 1);
-                if (f->n_members) {
-                        g_string_append(out, "\tmembers=");
-                        for (size_t j = 0; j < f->n_members; j++)
-                                g_string_append_printf(out, "%s%d:%" PRIu64, j ? "," : "", (int) f->members[j].pid,
-                                                       f->members[j].start_ticks);
-                }
-                g_string_append_c(out, '\n');
-        }
-        g_string_append_printf(out, "end\t%zu\n", s->n);
+        pd_state_format_header(out);
+        for (size_t i = 0; i < s->n; i++)
+                pd_state_format_family(&s->fams[i], out);
+        pd_state_format_end(s->n, out);
 }
 
 static int parse_u64_max(const char *v, uint64_t max, uint64_t *out)
@@ -326,14 +387,19 @@ int pd_state_write(const char *path, const pd_state *s, tr_error *err)
 {
         g_autoptr(GString) text = g_string_sized_new(256 + s->n * 160);
         pd_state_format(s, text);
+        return pd_state_write_text(path, text->str, text->len, err);
+}
+
+int pd_state_write_text(const char *path, const char *text, size_t len, tr_error *err)
+{
         char tmp[4096];
         if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int) sizeof tmp)
                 return tr_error_set(err, ENAMETOOLONG, "state file path too long");
         _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return tr_error_setx(err, errno, "creating %s", tmp);
-        for (size_t off = 0; off < text->len;) {
-                ssize_t w = write(fd, text->str + off, text->len - off);
+        for (size_t off = 0; off < len;) {
+                ssize_t w = write(fd, text + off, len - off);
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w < 0) {
