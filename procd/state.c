@@ -34,8 +34,16 @@ void pd_state_clear(pd_state *s)
         s->n = 0;
 }
 
-/* An unsigned decimal (what "%" PRIu64 prints), without printf's parsing. */
-static void put_dec(GString *out, uint64_t v)
+/* A family line is written in place (the save's hot path: no printf, no call per field):
+ * room for its longest form reserved first, then each field copied. */
+
+/* Room for everything of a line but its strings and members: "family", 15 numeric
+ * "\tkey=" (keys under 21 bytes) of up to 20 digits, 5 string keys, the newline. */
+#define LINE_FIXED_MAX (6 + 15 * (2 + 21 + 20) + 5 * (2 + 10) + 1)
+#define MEMBER_MAX (1 + 11 + 1 + 20) /* ",-2147483648:18446744073709551615" */
+
+/* An unsigned decimal (what "%" PRIu64 prints). */
+static char *w_dec(char *w, uint64_t v)
 {
         char buf[20]; /* UINT64_MAX has 20 digits */
         size_t i = sizeof buf;
@@ -43,21 +51,18 @@ static void put_dec(GString *out, uint64_t v)
                 buf[--i] = (char) ('0' + v % 10);
                 v /= 10;
         } while (v);
-        g_string_append_len(out, buf + i, (gssize) (sizeof buf - i));
+        memcpy(w, buf + i, sizeof buf - i);
+        return w + (sizeof buf - i);
 }
 
-static void put_key(GString *out, const char *key)
+static char *w_bytes(char *w, const char *s, size_t n)
 {
-        g_string_append_c(out, '\t');
-        g_string_append(out, key);
-        g_string_append_c(out, '=');
+        memcpy(w, s, n);
+        return w + n;
 }
 
-static void put_u64(GString *out, const char *key, uint64_t v)
-{
-        put_key(out, key);
-        put_dec(out, v);
-}
+#define W_KEY(w, key) w_bytes(w, "\t" key "=", sizeof("\t" key "=") - 1)
+#define W_U64(w, key, v) w_dec(W_KEY(w, key), (v))
 
 /* Whether g_strescape would change v: a control byte, DEL or above, a backslash or a quote. */
 static bool needs_escape(const char *v)
@@ -68,17 +73,34 @@ static bool needs_escape(const char *v)
         return false;
 }
 
-static void put_str(GString *out, const char *key, const char *v)
+/* A string value as written: v itself, or g_strescape's form of it (in *owned). */
+typedef struct w_str {
+        const char *text;
+        size_t len;
+        char *owned;
+} w_str;
+
+static size_t w_str_prepare(w_str *ws, const char *v)
 {
-        if (!v)
-                return;
-        put_key(out, key);
-        if (!needs_escape(v)) {
-                g_string_append(out, v);
-                return;
-        }
-        g_autofree char *e = g_strescape(v, NULL);
-        g_string_append(out, e);
+        ws->owned = v && needs_escape(v) ? g_strescape(v, NULL) : NULL;
+        ws->text = ws->owned ? ws->owned : v;
+        ws->len = ws->text ? strlen(ws->text) : 0;
+        return ws->len;
+}
+
+static char *w_str_put(char *w, const char *key_eq, size_t key_len, const w_str *ws)
+{
+        if (!ws->text)
+                return w;
+        return w_bytes(w_bytes(w, key_eq, key_len), ws->text, ws->len);
+}
+
+#define W_STR(w, key, ws) w_str_put(w, "\t" key "=", sizeof("\t" key "=") - 1, ws)
+
+static void put_dec(GString *out, uint64_t v)
+{
+        char buf[20];
+        g_string_append_len(out, buf, w_dec(buf, v) - buf);
 }
 
 void pd_state_format_header(GString *out)
@@ -90,51 +112,62 @@ void pd_state_format_header(GString *out)
 
 void pd_state_format_family(const pd_state_family *f, GString *out)
 {
-        g_string_append(out, "family");
-        put_u64(out, "root", (uint64_t) f->root_pid);
-        put_u64(out, "start", f->root_start_ticks);
-        put_u64(out, "parent", (uint64_t) f->parent_root_pid);
-        put_u64(out, "uid", f->root_uid);
+        w_str cgroup, no_cgroup, env, login;
+        size_t room = LINE_FIXED_MAX + f->n_members * MEMBER_MAX + w_str_prepare(&cgroup, f->cgroup) +
+                      w_str_prepare(&no_cgroup, f->no_cgroup_reason) + w_str_prepare(&env, f->env_marker) +
+                      w_str_prepare(&login, f->login);
+        size_t at = out->len;
+        g_string_set_size(out, at + room);
+        char *w = w_bytes(out->str + at, "family", 6);
+        w = W_U64(w, "root", (uint64_t) f->root_pid);
+        w = W_U64(w, "start", f->root_start_ticks);
+        w = W_U64(w, "parent", (uint64_t) f->parent_root_pid);
+        w = W_U64(w, "uid", f->root_uid);
         if (f->watcher_pid > 0) {
-                put_u64(out, "watcher", (uint64_t) f->watcher_pid);
-                put_u64(out, "watcher_start", f->watcher_start_ticks);
+                w = W_U64(w, "watcher", (uint64_t) f->watcher_pid);
+                w = W_U64(w, "watcher_start", f->watcher_start_ticks);
         }
-        put_u64(out, "interval", f->interval_sec);
-        put_str(out, "cgroup", f->cgroup);
+        w = W_U64(w, "interval", f->interval_sec);
+        w = W_STR(w, "cgroup", &cgroup);
         if (f->cgroup && f->cgroup_origin)
-                put_u64(out, "cgroup_origin", f->cgroup_origin);
-        put_str(out, "no_cgroup", f->no_cgroup_reason);
-        put_str(out, "env", f->env_marker);
+                w = W_U64(w, "cgroup_origin", f->cgroup_origin);
+        w = W_STR(w, "no_cgroup", &no_cgroup);
+        w = W_STR(w, "env", &env);
         if (f->login) {
-                put_str(out, "login", f->login);
-                put_u64(out, "login_uid", f->login_uid);
+                w = W_STR(w, "login", &login);
+                w = W_U64(w, "login_uid", f->login_uid);
         }
         if (f->by_gid) {
-                put_u64(out, "gid", f->gid);
-                put_u64(out, "gid_allocated", f->gid_allocated);
+                w = W_U64(w, "gid", f->gid);
+                w = W_U64(w, "gid_allocated", f->gid_allocated);
         }
         if (f->kill_on_watcher_exit)
-                put_u64(out, "kill_on_watcher_exit", 1);
+                w = W_U64(w, "kill_on_watcher_exit", 1);
         if (f->frozen)
-                put_u64(out, "frozen", 1);
+                w = W_U64(w, "frozen", 1);
         if (f->killing)
-                put_u64(out, "killing", 1);
+                w = W_U64(w, "killing", 1);
         if (f->suspending)
-                put_u64(out, "suspending", 1);
+                w = W_U64(w, "suspending", 1);
         if (f->n_members) {
-                put_key(out, "members");
+                w = W_KEY(w, "members");
                 for (size_t j = 0; j < f->n_members; j++) {
                         pid_t pid = f->members[j].pid;
                         if (j)
-                                g_string_append_c(out, ',');
-                        if (pid < 0) /* never written (pids are > 1); printed as %d would */
-                                g_string_append_c(out, '-');
-                        put_dec(out, pid < 0 ? (uint64_t) -(int64_t) pid : (uint64_t) pid);
-                        g_string_append_c(out, ':');
-                        put_dec(out, f->members[j].start_ticks);
+                                *w++ = ',';
+                        if (pid < 0) /* never written (pids are > 1); as %d prints it */
+                                *w++ = '-';
+                        w = w_dec(w, pid < 0 ? (uint64_t) -(int64_t) pid : (uint64_t) pid);
+                        *w++ = ':';
+                        w = w_dec(w, f->members[j].start_ticks);
                 }
         }
-        g_string_append_c(out, '\n');
+        *w++ = '\n';
+        g_string_truncate(out, (gsize) (w - out->str));
+        g_free(cgroup.owned);
+        g_free(no_cgroup.owned);
+        g_free(env.owned);
+        g_free(login.owned);
 }
 
 void pd_state_format_end(size_t n, GString *out)
