@@ -356,8 +356,9 @@ static void test_suspend_continue_kill_proc(void)
 
 /* Nested subfamilies: A -> B -> C by parent tree, B and C registered once the chain
  * exists: each takes its root alone (what it had forked stays in the parent family);
- * unregistering B folds its members and its subfamily C into A; KillFamily(A) takes the
- * subfamilies along. */
+ * unregistering B folds its members and its subfamily C into A; A's usage covers its
+ * subfamilies (condor_procd's sum), each process once, before and after the fold;
+ * KillFamily(A) takes the subfamilies along. */
 static void test_nested_and_fold(void)
 {
         pid_t p[5];
@@ -381,7 +382,7 @@ static void test_nested_and_fold(void)
         CU_ASSERT_FALSE(family_has_member(p[3], p[4]));
         tr_usage u;
         EXPECT(procd_get_usage(C, p[0], &u, &e_), PROCD_OK);
-        CU_ASSERT_EQUAL(u.num_procs.value, 2);
+        CU_ASSERT_EQUAL(u.num_procs.value, 5); /* A's p0, p2 + B's p1, p4 + C's p3 */
         EXPECT(procd_unregister_family(C, p[1], &e_), PROCD_OK);
         CU_ASSERT_FATAL(dump_one(p[3], &fi));
         CU_ASSERT_EQUAL(fi.parent_root_pid, p[0]);
@@ -391,7 +392,7 @@ static void test_nested_and_fold(void)
         CU_ASSERT(family_has_member(p[0], p[4]));
         CU_ASSERT_FALSE(family_has_member(p[0], p[3]));
         EXPECT(procd_get_usage(C, p[0], &u, &e_), PROCD_OK);
-        CU_ASSERT_EQUAL(u.num_procs.value, 4);
+        CU_ASSERT_EQUAL(u.num_procs.value, 5); /* A's p0-p2, p4 + C's p3 */
         EXPECT(procd_kill_family(C, p[0], &e_), PROCD_OK);
         CU_ASSERT(ts_wait(p[0], 2000) >= 0);
         for (int i = 1; i <= 4; i++)
