@@ -382,7 +382,8 @@ int main(int argc, char **argv)
         };
         pd_registry_set_watcher_hook(d.reg, pd_cmd_watcher_exited, &d.cm);
         if ((!d.classic.classic || d.opt.socket_given) &&
-            pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, &d.cm, &d.server, &err) < 0) {
+            pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, d.opt.evict_idle_sec, &d.cm,
+                               &d.server, &err) < 0) {
                 g_warning("%s", err.msg);
                 if (d.classic.classic)
                         fprintf(stderr, "procd: %s\n", err.msg);
