@@ -8,13 +8,15 @@
 #   make deb    Debian packages with debhelper into $(BUILD_DIR)/deb
 #   make test-vm  the integration tests and the demo in pure-v2, pure-v1 and hybrid qemu guests
 #               (tests/vm/lanes; VM_MODES="v2" for one lane)
+#   make test-deb-live  make deb, then install, start, use and purge the packages on a fresh
+#               Debian 12 with systemd as PID 1 (a qemu guest: tests/install/deb-live.sh)
 BUILD_DIR ?= build
 SAN_DIR   ?= build-asan
 JOBS      ?= $(shell nproc)
 CTEST_ARGS ?=
 VM_MODES  ?= v2 v1 hybrid
 
-.PHONY: all deps build test test-vm demo sanitize bench install deb clean
+.PHONY: all deps build test test-vm test-deb-live demo sanitize bench install deb clean
 
 all: build
 
@@ -53,6 +55,9 @@ install: build
 
 deb: deps
 	cmake/make-deb.sh $(BUILD_DIR)/deb
+
+test-deb-live: deb
+	tests/install/deb-live.sh $(BUILD_DIR)/deb
 
 clean:
 	rm -rf $(BUILD_DIR) $(SAN_DIR)

@@ -10,6 +10,7 @@ struct pd_admission {
         bool (*leaving)(void *owner);
         uint64_t (*idle_usec)(void *owner);
         void (*evict)(void *owner);
+        unsigned evict_min_idle_sec;
         GPtrArray *slots; /* pd_slot *, owned */
         gint64 last_refusal_log;
         unsigned refusals_unlogged; /* refused since the last warning */
@@ -88,8 +89,10 @@ static const char *over_quota(const pd_admission *a, const pd_slot *self, bool u
         return buf;
 }
 
-void pd_admission_set_eviction(pd_admission *a, uint64_t (*idle_usec)(void *owner), void (*evict)(void *owner))
+void pd_admission_set_eviction(pd_admission *a, unsigned min_idle_sec, uint64_t (*idle_usec)(void *owner),
+                               void (*evict)(void *owner))
 {
+        a->evict_min_idle_sec = min_idle_sec;
         a->idle_usec = idle_usec;
         a->evict = evict;
 }
@@ -100,7 +103,7 @@ static bool evict_idle(pd_admission *a, bool uid_known, uid_t uid)
         if (!a->evict || !uid_known)
                 return false;
         pd_slot *victim = NULL;
-        uint64_t longest = (uint64_t) PD_ADMISSION_EVICT_MIN_IDLE_SEC * G_USEC_PER_SEC;
+        uint64_t longest = (uint64_t) a->evict_min_idle_sec * G_USEC_PER_SEC;
         for (guint i = 0; i < a->slots->len; i++) {
                 pd_slot *o = a->slots->pdata[i];
                 if (a->leaving && a->leaving(o->owner))

@@ -16,7 +16,8 @@
 #define PD_ADMISSION_ROOT_RESERVED 32
 #define PD_ADMISSION_DEFAULT_PER_UID 32
 #define PD_ADMISSION_AUTH_TIMEOUT_SEC 10 /* a peer that has not authenticated loses its slot */
-/* A peer idle this long may lose its slot to a newcomer when the caps are reached (below) */
+/* A peer idle this long may lose its slot to a newcomer when the caps are reached (below);
+ * the default of procd's --evict-idle-after */
 #define PD_ADMISSION_EVICT_MIN_IDLE_SEC 2
 
 typedef struct pd_admission pd_admission;
@@ -42,9 +43,10 @@ bool pd_admission_confirm(pd_admission *a, pd_slot *slot, uid_t uid);
 void pd_admission_release(pd_admission *a, pd_slot *slot);
 
 /* Idle peers make room: when a take would be refused, the slot whose peer has been idle the
- * longest (idle_usec(owner), at least PD_ADMISSION_EVICT_MIN_IDLE_SEC) is evicted (evict(owner)
+ * longest (idle_usec(owner), at least min_idle_sec) is evicted (evict(owner)
  * drops the peer and releases its slot) and the take is tried once more.  Root may evict
  * anyone's idle peer, any other uid only its own.  So idle connections, root's included,
  * never keep a new one out.  Without this call nobody is evicted. */
-void pd_admission_set_eviction(pd_admission *a, uint64_t (*idle_usec)(void *owner), void (*evict)(void *owner));
+void pd_admission_set_eviction(pd_admission *a, unsigned min_idle_sec, uint64_t (*idle_usec)(void *owner),
+                               void (*evict)(void *owner));
 unsigned pd_admission_held(const pd_admission *a);

@@ -36,6 +36,14 @@ struct pd_classic_server {
         GPtrArray *reqs;          /* creq *: requests in progress */
         pd_admission *adm;
         pd_usage_meter *meter;
+        /* the last reply FIFO found live while reading one chunk: start_request's owner
+         * check uses it instead of a second lstat (the fd opened is checked again) */
+        struct {
+                bool set;
+                int32_t pid;
+                uint32_t serial;
+                struct stat st;
+        } live;
         uint8_t rbuf[READ_CHUNK];
 };
 
@@ -87,7 +95,13 @@ static bool reply_fifo_exists(int32_t client_pid, uint32_t serial, void *data)
                 return false;
         g_autofree char *p = reply_path(s, client_pid, serial);
         struct stat st;
-        return lstat(p, &st) == 0 && S_ISFIFO(st.st_mode);
+        if (lstat(p, &st) < 0 || !S_ISFIFO(st.st_mode))
+                return false;
+        s->live.set = true;
+        s->live.pid = client_pid;
+        s->live.serial = serial;
+        s->live.st = st;
+        return true;
 }
 
 /* ---- writing the reply ---- */
@@ -191,7 +205,9 @@ static void do_get_usage(creq *q)
 {
         procd_error err = { 0 };
         tr_usage u;
-        procd_status st = pd_cmd_get_usage(q->s->cm, &q->who, q->r.pid, &u, &err);
+        /* only what the 112-byte record carries (no PSI, pids or OOM reads) */
+        unsigned want = TR_WANT_CPU | TR_WANT_MEMORY | TR_WANT_MEMORY_STAT | TR_WANT_PROCS | TR_WANT_IO;
+        procd_status st = pd_cmd_get_usage_want(q->s->cm, &q->who, q->r.pid, want, &u, &err);
         pd_cl_error e = pd_cl_error_from_status(q->r.command, st);
         if (e != PD_CL_SUCCESS) {
                 log_failure(q, e, &err);
@@ -482,7 +498,11 @@ static void start_request(pd_classic_server *s, const pd_cl_request *r)
         q->path = reply_path(s, r->client_pid, r->serial);
         g_ptr_array_add(s->reqs, q);
         struct stat st;
-        if (lstat(q->path, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+        bool seen = s->live.set && s->live.pid == r->client_pid && s->live.serial == r->serial;
+        if (seen)
+                st = s->live.st;
+        s->live.set = false;
+        if ((!seen && lstat(q->path, &st) < 0) || !S_ISFIFO(st.st_mode)) {
                 g_message("classic: %s from pid %d: no reply FIFO %s: dropped", pd_cl_command_name(r->command),
                           (int) r->client_pid, q->path);
                 creq_done(q);
@@ -591,6 +611,7 @@ static gboolean on_input(gint fd, GIOCondition cond, gpointer data)
                         continue;
                 if (n <= 0)
                         break; /* EAGAIN (drained); never EOF: procd holds a writer */
+                s->live.set = false; /* a FIFO seen live counts for this chunk only */
                 /* every request is one atomic write: a chunk that starts with a live client's
                  * header is a new request, not the rest of a pending one */
                 if (s->in->len && pd_cl_header_plausible(s->rbuf, (size_t) n)) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "procd/command-query.h"
+#include "procd/family-usage.h"
 #include "procd/status.h"
 #include "trackers/util.h"
 
@@ -346,22 +347,25 @@ procd_status pd_cmd_track_associated_group(pd_commands *cm, const pd_caller *who
 
 procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, tr_usage *out, procd_error *err)
 {
+        return pd_cmd_get_usage_want(cm, who, pid, TR_WANT_ALL, out, err);
+}
+
+procd_status pd_cmd_get_usage_want(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
+                                   procd_error *err)
+{
+        (void) who;
         pd_family *f = NULL;
-        procd_status s = find_family(cm, pid, &f, err);
+        tr_usage_init(out);
+        /* pid 0 answers even when the root family has no trackable root (procd's parent is
+         * PID 1, as under systemd): then its usage is that of every family (family-usage.h) */
+        procd_status s = PROCD_OK;
+        if (pid != 0 || !(f = pd_registry_find(cm->reg, 0)) || f->tf)
+                s = find_family(cm, pid, &f, err);
         if (s != PROCD_OK)
                 return s;
         tr_error terr = { 0 };
-        if (pd_registry_ensure_fresh(cm->reg, f, &terr) < 0)
-                return pd_error_set(err, PROCD_E_INTERNAL, "snapshot: %s", terr.msg);
-        tr_usage_init(out);
-        if (tr_family_usage(f->tf, out, &terr) < 0)
+        if (pd_family_usage(cm->reg, f, want, out, &terr) < 0)
                 return pd_error_set(err, PROCD_E_INTERNAL, "usage of family %d: %s", (int) f->root_pid, terr.msg);
-        if (f->proc_tracked && f->no_cgroup_reason && !out->fallback) {
-                /* the /proc tracker answers because the family could not get a cgroup */
-                out->fallback = true;
-                snprintf(out->fallback_reason, sizeof out->fallback_reason, "no family cgroup: %s",
-                         f->no_cgroup_reason);
-        }
         return PROCD_OK;
 }
 

@@ -78,6 +78,10 @@ procd_status pd_cmd_track_allocated_group(pd_commands *cm, const pd_caller *who,
 procd_status pd_cmd_track_associated_group(pd_commands *cm, const pd_caller *who, pid_t root_pid, gid_t gid,
                                            procd_error *err);
 procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, tr_usage *out, procd_error *err);
+/* The same for the groups of fields in want (enum tr_usage_want) only: a transport whose
+ * record has fewer fields asks for fewer reads. */
+procd_status pd_cmd_get_usage_want(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
+                                   procd_error *err);
 procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t pid, int sig, procd_error *err);
 /* Synchronous (in-process callers): one pass bounded by freeze_timeout_usec per family. */
 procd_status pd_cmd_suspend_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err);

@@ -252,8 +252,8 @@ static int check_existing(const char *path, tr_error *err)
         return 0;
 }
 
-int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_uid, pd_commands *cm,
-                       pd_dbus_server **out, tr_error *err)
+int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_uid, unsigned evict_idle_sec,
+                       pd_commands *cm, pd_dbus_server **out, tr_error *err)
 {
         if (max_per_uid > PD_DBUS_MAX_CONNECTIONS)
                 return tr_error_set(err, EINVAL, "max connections per uid %u > %d", max_per_uid,
@@ -286,7 +286,7 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_ui
         s->cm = cm;
         s->adm = pd_admission_new("connection", PD_DBUS_MAX_CONNECTIONS, PD_DBUS_ROOT_RESERVED_CONNECTIONS,
                                   max_per_uid ? max_per_uid : PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, conn_leaving);
-        pd_admission_set_eviction(s->adm, conn_idle_usec, conn_evict);
+        pd_admission_set_eviction(s->adm, evict_idle_sec, conn_idle_usec, conn_evict);
         s->meter = pd_usage_meter_new();
         s->conns = g_ptr_array_new();
         /* the umask made it 0660 at bind; never follow a symlink swapped in since (a

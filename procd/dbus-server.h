@@ -18,8 +18,9 @@
  * PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS slots, at most
  * --max-connections-per-uid each; uid 0 may take every slot, the last ones are its alone.
  * Unauthenticated peers are dropped after PD_ADMISSION_AUTH_TIMEOUT_SEC.  When the caps are
- * reached, a connection idle for PD_ADMISSION_EVICT_MIN_IDLE_SEC or more gives way to the new
- * one (root's newcomers displace anyone's, others only their own uid's). */
+ * reached, a connection idle for --evict-idle-after seconds (default
+ * PD_ADMISSION_EVICT_MIN_IDLE_SEC) or more gives way to the new one (root's newcomers
+ * displace anyone's, others only their own uid's). */
 #define PD_DBUS_ROOT_RESERVED_CONNECTIONS PD_ADMISSION_ROOT_RESERVED
 #define PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID PD_ADMISSION_DEFAULT_PER_UID
 /* What procd holds for one peer, bounded so that 32 peers that send calls and never read
@@ -38,9 +39,9 @@ typedef struct pd_dbus_server pd_dbus_server;
 /* Listen on socket_path (its directory is created 0755 when missing; a stale socket is
  * replaced, a live one is -EADDRINUSE).  group (gid_t)-1: keep procd's group.
  * max_per_uid: connections one non-root uid may hold (1..PD_DBUS_MAX_CONNECTIONS; 0: the
- * default). */
-int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_uid, pd_commands *cm,
-                       pd_dbus_server **out, tr_error *err);
+ * default).  evict_idle_sec: how long a connection must have been idle to give way. */
+int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_uid, unsigned evict_idle_sec,
+                       pd_commands *cm, pd_dbus_server **out, tr_error *err);
 /* Flush pending replies, close every connection, stop listening, unlink the socket. */
 void pd_dbus_server_free(pd_dbus_server *s);
 size_t pd_dbus_server_connections(const pd_dbus_server *s);

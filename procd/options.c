@@ -35,6 +35,7 @@ static const struct option longopts[] = {
         { "freeze-timeout", required_argument, NULL, 'F' },
         { "log", required_argument, NULL, 'l' },
         { "max-connections-per-uid", required_argument, NULL, 'C' },
+        { "evict-idle-after", required_argument, NULL, 'E' },
         { "foreground", no_argument, NULL, 'f' },
         { "family-cgroup-base", required_argument, NULL, 'B' },
         { "no-family-cgroups", no_argument, NULL, 'N' },
@@ -46,14 +47,14 @@ static const struct option longopts[] = {
         { "version", no_argument, NULL, OPT_VERSION },
         { 0 },
 };
-#define N_FILE_KEYS 13 /* the first entries of longopts */
+#define N_FILE_KEYS 14 /* the first entries of longopts */
 
 static void usage(FILE *f)
 {
         fprintf(f, "usage: procd [--config FILE] [--socket PATH] [--group GROUP] [--root-pid PID]\n"
                    "             [--gid-range MIN-MAX] [--snapshot-interval SEC] [--kill-timeout SEC]\n"
                    "             [--freeze-timeout SEC] [--log stderr|syslog] [--max-connections-per-uid N]\n"
-                   "             [--foreground] [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
+                   "             [--evict-idle-after SEC] [--foreground] [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
                    "             [--state-file PATH] [--ready-fd N] [--version]\n"
                    "  --config FILE           key file with a [procd] group (default " PROCD_CONFIG_FILE
                    ",\n"
@@ -70,6 +71,8 @@ static void usage(FILE *f)
                    "  --max-connections-per-uid N\n"
                    "                          connections one non-root uid may hold (1..%d, default %d;\n"
                    "                          non-root uids share %d, the last %d are root's)\n"
+                   "  --evict-idle-after S    when the connections are full, one idle for S seconds or\n"
+                   "                          more gives way to a new one (default %d)\n"
                    "  --family-cgroup-base CGROUP\n"
                    "                          where each registered family gets a cgroup of its own\n"
                    "                          (default: <procd's own cgroup>/" PD_FAMCG_DEFAULT_SUBTREE ")\n"
@@ -80,7 +83,8 @@ static void usage(FILE *f)
                    "  --ready-fd N            close fd N once listening\n"
                    "  --version               print the version and exit\n",
                 PD_DBUS_MAX_CONNECTIONS, PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID,
-                PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS, PD_DBUS_ROOT_RESERVED_CONNECTIONS);
+                PD_DBUS_MAX_CONNECTIONS - PD_DBUS_ROOT_RESERVED_CONNECTIONS, PD_DBUS_ROOT_RESERVED_CONNECTIONS,
+                PD_ADMISSION_EVICT_MIN_IDLE_SEC);
 }
 
 static const struct option *find_option(int code)
@@ -171,6 +175,8 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
                         return bad(where, code, v, "1..256");
                 o->max_conns_per_uid = (unsigned) n;
                 return 0;
+        case 'E':
+                return seconds(where, code, v, 86400, &o->evict_idle_sec);
         case 'f':
                 return parse_bool(v, &o->foreground) < 0 ? bad(where, code, v, "true or false") : 0;
         case 'B':
@@ -262,7 +268,8 @@ int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o)
 {
         *o = (pd_options) { .group = (gid_t) -1, .snapshot_interval = 60, .kill_timeout = 10,
                             .freeze_timeout = 2, .ready_fd = -1,
-                            .max_conns_per_uid = PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, .gid_max = 0, .gid_min = 1 };
+                            .max_conns_per_uid = PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID,
+                            .evict_idle_sec = PD_ADMISSION_EVICT_MIN_IDLE_SEC, .gid_max = 0, .gid_min = 1 };
         snprintf(o->socket_path, sizeof o->socket_path, "%s", PROCD_DEFAULT_SOCKET);
 
         /* the command line first, kept aside: it is applied after the file */

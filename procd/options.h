@@ -19,6 +19,7 @@ typedef struct pd_options {
         uint32_t kill_timeout;       /* seconds */
         uint32_t freeze_timeout;     /* seconds */
         unsigned max_conns_per_uid;
+        uint32_t evict_idle_sec;     /* a connection idle this long gives way when slots are full */
         bool syslog;
         bool foreground;
         int ready_fd;                /* -1: none (command line only) */

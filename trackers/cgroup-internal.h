@@ -10,6 +10,7 @@
 
 #include <errno.h>
 
+#include "cgroup-subtree.h"
 #include "cgroup.h"
 
 /* Counter files kept open.  The v2 ones live in the v2 hierarchy; the v1 ones in the v1
@@ -54,8 +55,11 @@ struct tr_cgroup {
         int dirfd[TR_MAX_HIER];
         int v2_fd; /* O_RDONLY, for clone3(CLONE_INTO_CGROUP) */
         int hot[H_COUNT];     /* fd, or TR_CG_HOT_UNTRIED / TR_CG_HOT_ABSENT */
-        char *procs_buf; /* text of the v2 cgroup.procs, reused across calls */
+        char *procs_buf; /* text of a cgroup.procs, reused across calls */
         size_t procs_cap;
+        /* descendants kept open (cgroup-subtree.h): members per hierarchy, v1 oom sum */
+        tr_cg_subtree *procs_tree[TR_MAX_HIER];
+        tr_cg_subtree *oom_tree;
 };
 
 static inline bool tr_cg_is_gone_errno(int e) { return e == ENOENT || e == ENODEV; }
@@ -74,6 +78,7 @@ int tr_cg_hot_read(tr_cgroup *cg, enum tr_cg_hot h, char *buf, size_t size);
 bool tr_cg_hot_u64(tr_cgroup *cg, enum tr_cg_hot h, uint64_t *v);
 /* hot_read of a PSI file; EOPNOTSUPP drops it for good (see cgroup.c). */
 int tr_cg_psi_read(tr_cgroup *cg, enum tr_cg_hot h, char *buf, size_t size);
+/* Closes the counter files and the descendants kept open. */
 void tr_cg_hot_close_all(tr_cgroup *cg);
 
 /* An empty handle (no hierarchy yet) and a child dirfd put into it: slot i gets

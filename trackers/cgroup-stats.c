@@ -1,16 +1,17 @@
 /* cgroup-stats.c - what a cgroup says about its family: members (the v2 cgroup.procs kept
- * open, the v1 ones read afresh, descendants walked) and usage from the counter files kept
- * open by the handle, each field from the best hierarchy. */
+ * open, the v1 ones read afresh, descendants through cgroup-subtree.h) and usage from the
+ * counter files kept open by the handle, each field from the best hierarchy, only for the
+ * groups of fields asked for. */
 #include "cgroup-internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cgparse.h"
-#include "cgroup-walk.h"
 #include "util.h"
 
 /* ---- members ------------------------------------------------------------------------ */
@@ -32,32 +33,15 @@ static int add_pids(tr_pidset *set, char *text)
         return 0;
 }
 
-/* cgroup.procs of dfd, opened afresh: -ENOENT/-ENODEV when that cgroup is gone. */
-static int read_procs_at(int dfd, tr_pidset *set)
+/* The text of cgroup.procs from fd into cg->procs_buf (pread from offset 0), pids into set.
+ * Kernel quirk: cgroup.procs is a multi-record seq_file, so one read returns at most one
+ * seq buffer (PAGE_SIZE, >= 4096 bytes) and a short read is not EOF by itself.  Each
+ * request here is at least 4096 bytes, so with short_is_eof (a v2 file), a read that came
+ * back short with room left in a 4096-byte buffer for another record (<= 12 bytes) ended
+ * because the iterator did: EOF, without the extra pread that would return 0.  (A regular
+ * file - the fixture trees - ends there too.)  v1 files are read to the 0. */
+static int read_procs_fd(tr_cgroup *cg, int fd, bool short_is_eof, tr_pidset *set)
 {
-        _cleanup_free_ char *text = NULL;
-        int r = tr_read_file_alloc_at(dfd, "cgroup.procs", &text, NULL, NULL);
-        return r < 0 ? r : add_pids(set, text);
-}
-
-/* Pre callback of the member walk: a descendant vanishing mid-walk is not an error. */
-static int collect_procs(int dfd, void *ud)
-{
-        int r = read_procs_at(dfd, ud);
-        return tr_cg_is_gone_errno(-r) ? 0 : r;
-}
-
-/* The handle's own v2 cgroup.procs through the fd kept open (see H_PROCS).  Kernel quirk:
- * cgroup.procs is a multi-record seq_file, so one read returns at most one seq buffer
- * (PAGE_SIZE, >= 4096 bytes) and a short read is not EOF by itself.  Each request here is
- * at least 4096 bytes, so a read that came back short with room left in a 4096-byte buffer
- * for another record (<= 12 bytes) ended because the iterator did: EOF, without the extra
- * pread that would return 0.  (A regular file - the fixture trees - ends there too.) */
-static int read_procs_hot(tr_cgroup *cg, tr_pidset *set)
-{
-        int fd = tr_cg_hot_fd(cg, H_PROCS);
-        if (fd < 0)
-                return fd;
         size_t off = 0;
         for (;;) {
                 if (cg->procs_cap - off < 4096 + 1) {
@@ -76,11 +60,42 @@ static int read_procs_hot(tr_cgroup *cg, tr_pidset *set)
                         return -errno;
                 }
                 off += (size_t) n;
-                if (n == 0 || ((size_t) n < want && (size_t) n + 64 <= 4096))
+                if (n == 0 || (short_is_eof && (size_t) n < want && (size_t) n + 64 <= 4096))
                         break;
         }
         cg->procs_buf[off] = '\0';
         return add_pids(set, cg->procs_buf);
+}
+
+/* The handle's own cgroup.procs in hierarchy i: the v2 one through the fd kept open (see
+ * H_PROCS), a v1 one opened afresh (see hot_files in cgroup.c). */
+static int read_own_procs(tr_cgroup *cg, int i, bool v2, tr_pidset *set)
+{
+        if (v2) {
+                int fd = tr_cg_hot_fd(cg, H_PROCS);
+                return fd < 0 ? fd : read_procs_fd(cg, fd, true, set);
+        }
+        _cleanup_close_ int fd = openat(cg->dirfd[i], "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        return fd < 0 ? -errno : read_procs_fd(cg, fd, false, set);
+}
+
+typedef struct procs_visit {
+        tr_cgroup *cg;
+        tr_pidset *set;
+        size_t n0; /* pids of the handle's own cgroup, before the descendants' */
+        bool v2;
+} procs_visit;
+
+static int visit_procs(int fd, void *ud)
+{
+        procs_visit *pv = ud;
+        return read_procs_fd(pv->cg, fd, pv->v2, pv->set);
+}
+
+static void restart_procs(void *ud)
+{
+        procs_visit *pv = ud;
+        pv->set->n = pv->n0;
 }
 
 int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
@@ -93,11 +108,16 @@ int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
                         continue;
                 /* a gone top-level cgroup: cgroup.procs is ENOENT (openat) or ENODEV (read on
                  * the kept fd) there */
-                int r = i == v2 ? read_procs_hot(cg, out) : read_procs_at(cg->dirfd[i], out);
+                int r = read_own_procs(cg, i, i == v2, out);
                 if (tr_cg_is_gone_errno(-r))
                         continue;
-                if (r == 0)
-                        r = tr_cg_walk_children(cg->dirfd[i], &(tr_cg_walk){ .pre = collect_procs, .ud = out });
+                if (r == 0) {
+                        /* descendants through the cache: a v1 cgroup.procs is not kept open */
+                        procs_visit pv = { .cg = cg, .set = out, .n0 = out->n, .v2 = i == v2 };
+                        tr_cg_subtree_visit v = { .file = "cgroup.procs", .keep_open = i == v2, .read = visit_procs,
+                                                  .restart = restart_procs, .ud = &pv };
+                        r = tr_cg_subtree_each(&cg->procs_tree[i], cg->dirfd[i], &v);
+                }
                 if (r < 0)
                         return tr_error_setx(err, -r, "listing members of %s:%s", cg->hs->h[i].mount_point,
                                              cg->path[i]);
@@ -111,14 +131,28 @@ int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
 
 /* ---- usage ------------------------------------------------------------------------- */
 
-static int sum_oom_v1(int dfd, void *ud)
+typedef struct oom_visit {
+        uint64_t own, sum;
+} oom_visit;
+
+/* A descendant's memory.oom_control; one without an oom_kill line adds nothing. */
+static int visit_oom(int fd, void *ud)
 {
-        uint64_t *sum = ud, v;
+        oom_visit *ov = ud;
         char buf[256];
-        if (tr_read_file_at(dfd, "memory.oom_control", buf, sizeof buf, NULL) >= 0 &&
-            tr_parse_oom_control_v1(buf, &v) == 0)
-                *sum += v;
+        int r = tr_pread_all(fd, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        uint64_t v;
+        if (tr_parse_oom_control_v1(buf, &v) == 0)
+                ov->sum += v;
         return 0;
+}
+
+static void restart_oom(void *ud)
+{
+        oom_visit *ov = ud;
+        ov->sum = ov->own;
 }
 
 static void usage_cpu(tr_cgroup *cg, tr_usage *u, char *buf, size_t size)
@@ -140,55 +174,71 @@ static void usage_cpu(tr_cgroup *cg, tr_usage *u, char *buf, size_t size)
         }
 }
 
-static void usage_memory(tr_cgroup *cg, tr_usage *u, char *buf, size_t size)
+/* v2 when the handle's v2 cgroup has memory.current, else v1. */
+static void usage_memory(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, size_t size)
 {
         uint64_t v;
-        if (tr_cg_hot_u64(cg, H_MEM_CURRENT, &v)) {
-                tr_u64_set(u, &u->memory_current_bytes, v, TR_SRC_CGROUP_V2);
-                if (tr_cg_hot_u64(cg, H_MEM_PEAK, &v)) /* memory.peak: 5.19+ */
-                        tr_u64_set(u, &u->memory_peak_bytes, v, TR_SRC_CGROUP_V2);
-                if (tr_cg_hot_read(cg, H_MEM_STAT, buf, size) >= 0)
+        bool v2 = tr_cg_hot_u64(cg, H_MEM_CURRENT, &v);
+        if (v2) {
+                if (want & TR_WANT_MEMORY) {
+                        tr_u64_set(u, &u->memory_current_bytes, v, TR_SRC_CGROUP_V2);
+                        if (tr_cg_hot_u64(cg, H_MEM_PEAK, &v)) /* memory.peak: 5.19+ */
+                                tr_u64_set(u, &u->memory_peak_bytes, v, TR_SRC_CGROUP_V2);
+                }
+                if ((want & TR_WANT_MEMORY_STAT) && tr_cg_hot_read(cg, H_MEM_STAT, buf, size) >= 0)
                         (void) tr_parse_memory_stat_v2(buf, u);
                 /* memory.events is hierarchical (memory.events.local is not) */
-                if (tr_cg_hot_read(cg, H_MEM_EVENTS, buf, size) >= 0)
+                if ((want & TR_WANT_OOM) && tr_cg_hot_read(cg, H_MEM_EVENTS, buf, size) >= 0)
                         (void) tr_parse_memory_events(buf, u);
                 return;
         }
-        if (tr_cg_hot_u64(cg, H1_MEM_USAGE, &v))
+        if ((want & TR_WANT_MEMORY) && tr_cg_hot_u64(cg, H1_MEM_USAGE, &v))
                 tr_u64_set(u, &u->memory_current_bytes, v, TR_SRC_CGROUP_V1);
-        if (tr_cg_hot_u64(cg, H1_MEM_MAX, &v))
+        if ((want & TR_WANT_MEMORY) && tr_cg_hot_u64(cg, H1_MEM_MAX, &v))
                 tr_u64_set(u, &u->memory_peak_bytes, v, TR_SRC_CGROUP_V1);
-        if (tr_cg_hot_read(cg, H1_MEM_STAT, buf, size) >= 0)
+        if ((want & TR_WANT_MEMORY_STAT) && tr_cg_hot_read(cg, H1_MEM_STAT, buf, size) >= 0)
                 (void) tr_parse_memory_stat_v1(buf, u);
         /* Kernel quirk: v1 memory.oom_control's oom_kill counts only kills in that very
          * cgroup, not its descendants (memcg_memory_event stops at the first level on v1):
-         * sum the subtree.  The own file is kept open; descendants are walked only when the
-         * directory has subdirectories.  No oom_kill line (kernels before 4.13): unknown. */
-        uint64_t sum;
+         * sum the subtree.  The own file and the descendants' are kept open
+         * (cgroup-subtree.h).  No oom_kill line (kernels before 4.13): unknown. */
         int i = tr_cg_v1_index(cg, TR_CTRL_MEMORY);
-        if (i >= 0 && tr_cg_hot_read(cg, H1_MEM_OOM, buf, size) >= 0 && tr_parse_oom_control_v1(buf, &sum) == 0 &&
-            tr_cg_walk_children(cg->dirfd[i], &(tr_cg_walk){ .pre = sum_oom_v1, .ud = &sum }) == 0)
-                tr_u64_set(u, &u->oom_kills, sum, TR_SRC_CGROUP_V1);
+        oom_visit ov = { 0 };
+        if (!(want & TR_WANT_OOM) || i < 0 || tr_cg_hot_read(cg, H1_MEM_OOM, buf, size) < 0 ||
+            tr_parse_oom_control_v1(buf, &ov.own) < 0)
+                return;
+        ov.sum = ov.own;
+        tr_cg_subtree_visit sv = { .file = "memory.oom_control", .keep_open = true, .read = visit_oom,
+                                   .restart = restart_oom, .ud = &ov };
+        if (tr_cg_subtree_each(&cg->oom_tree, cg->dirfd[i], &sv) == 0)
+                tr_u64_set(u, &u->oom_kills, ov.sum, TR_SRC_CGROUP_V1);
 }
 
-static void usage_pids_io_psi(tr_cgroup *cg, tr_usage *u, char *buf, size_t size)
+static void usage_pids_io(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, size_t size)
 {
         uint64_t v;
-        if (tr_cg_hot_u64(cg, H_PIDS_CURRENT, &v))
-                tr_u64_set(u, &u->pids_current, v, TR_SRC_CGROUP_V2);
-        else if (tr_cg_hot_u64(cg, H1_PIDS_CURRENT, &v))
-                tr_u64_set(u, &u->pids_current, v, TR_SRC_CGROUP_V1);
-        if (tr_cg_hot_u64(cg, H_PIDS_PEAK, &v))
-                tr_u64_set(u, &u->pids_peak, v, TR_SRC_CGROUP_V2);
-        else if (tr_cg_hot_u64(cg, H1_PIDS_PEAK, &v))
-                tr_u64_set(u, &u->pids_peak, v, TR_SRC_CGROUP_V1);
-
+        if (want & TR_WANT_PIDS) {
+                if (tr_cg_hot_u64(cg, H_PIDS_CURRENT, &v))
+                        tr_u64_set(u, &u->pids_current, v, TR_SRC_CGROUP_V2);
+                else if (tr_cg_hot_u64(cg, H1_PIDS_CURRENT, &v))
+                        tr_u64_set(u, &u->pids_current, v, TR_SRC_CGROUP_V1);
+                if (tr_cg_hot_u64(cg, H_PIDS_PEAK, &v))
+                        tr_u64_set(u, &u->pids_peak, v, TR_SRC_CGROUP_V2);
+                else if (tr_cg_hot_u64(cg, H1_PIDS_PEAK, &v))
+                        tr_u64_set(u, &u->pids_peak, v, TR_SRC_CGROUP_V1);
+        }
+        if (!(want & TR_WANT_IO))
+                return;
         if (tr_cg_hot_read(cg, H_IO_STAT, buf, size) >= 0)
                 (void) tr_parse_io_stat(buf, u);
         else if (tr_cg_hot_read(cg, H1_BLKIO, buf, size) >= 0)
                 /* Observed on this 6.18 host: blkio.throttle.* count only on devices that
                  * have a throttle rule in the cgroup; otherwise they stay "Total 0". */
                 (void) tr_parse_blkio_bytes(buf, u);
+}
+
+static void usage_psi(tr_cgroup *cg, tr_usage *u, char *buf, size_t size)
+{
 
         static const struct {
                 enum tr_cg_hot h;
@@ -209,21 +259,33 @@ static void usage_pids_io_psi(tr_cgroup *cg, tr_usage *u, char *buf, size_t size
         }
 }
 
-int tr_cgroup_usage(tr_cgroup *cg, tr_usage *out, tr_error *err)
+int tr_cgroup_usage_want(tr_cgroup *cg, unsigned want, tr_usage *out, tr_error *err)
 {
         char buf[16384];
         tr_usage_init(out);
-        usage_cpu(cg, out, buf, sizeof buf);
-        usage_memory(cg, out, buf, sizeof buf);
-        usage_pids_io_psi(cg, out, buf, sizeof buf);
-        _cleanup_pidset_ tr_pidset members = TR_PIDSET_INIT;
-        int r = tr_cgroup_members(cg, &members, err);
-        if (r == 0) {
-                int src = tr_cg_v2_index(cg) >= 0 ? TR_SRC_CGROUP_V2 : TR_SRC_CGROUP_V1;
-                tr_u64_set(out, &out->num_procs, members.n, (tr_source) src);
+        if (want & TR_WANT_CPU)
+                usage_cpu(cg, out, buf, sizeof buf);
+        if (want & (TR_WANT_MEMORY | TR_WANT_MEMORY_STAT | TR_WANT_OOM))
+                usage_memory(cg, want, out, buf, sizeof buf);
+        usage_pids_io(cg, want, out, buf, sizeof buf);
+        if (want & TR_WANT_PSI)
+                usage_psi(cg, out, buf, sizeof buf);
+        /* The process count has no counter file: pids.current counts threads.  The
+         * members are listed (descendants kept open, cgroup-subtree.h). */
+        if (want & TR_WANT_PROCS) {
+                _cleanup_pidset_ tr_pidset members = TR_PIDSET_INIT;
+                if (tr_cgroup_members(cg, &members, err) == 0) {
+                        int src = tr_cg_v2_index(cg) >= 0 ? TR_SRC_CGROUP_V2 : TR_SRC_CGROUP_V1;
+                        tr_u64_set(out, &out->num_procs, members.n, (tr_source) src);
+                }
         }
         if (out->sources == 0)
                 return tr_error_set(err, ENODEV, "cgroup is gone in every hierarchy it had");
         tr_error_clear(err);
         return 0;
+}
+
+int tr_cgroup_usage(tr_cgroup *cg, tr_usage *out, tr_error *err)
+{
+        return tr_cgroup_usage_want(cg, TR_WANT_ALL, out, err);
 }

@@ -84,7 +84,7 @@ static int walk_level(int dfd, const tr_cg_walk *w, int depth, bool *noted)
                                 continue;
                         r = -errno;
                 } else {
-                        r = w->pre ? w->pre(cfd, w->ud) : 0;
+                        r = w->pre_depth ? w->pre_depth(cfd, depth, w->ud) : w->pre ? w->pre(cfd, w->ud) : 0;
                         if (r == 0)
                                 r = walk_level(cfd, w, depth + 1, noted);
                         if (r == 0 && w->post)

@@ -15,6 +15,8 @@ typedef struct tr_cg_walk {
         /* On each descendant before its own children (parents first), with its O_PATH dirfd.
          * May be NULL. */
         int (*pre)(int dfd, void *ud);
+        /* Instead of pre when set: also told the depth (1 = a child of the start). */
+        int (*pre_depth)(int dfd, int depth, void *ud);
         /* On each descendant after its children (deepest first), with its parent's dirfd
          * and its name: what rmdir needs.  May be NULL. */
         int (*post)(int parent_dfd, const char *name, void *ud);

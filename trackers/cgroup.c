@@ -140,6 +140,12 @@ void tr_cg_hot_close_all(tr_cgroup *cg)
                         close(cg->hot[h]);
                 cg->hot[h] = TR_CG_HOT_UNTRIED;
         }
+        for (int i = 0; i < TR_MAX_HIER; i++) {
+                tr_cg_subtree_free(cg->procs_tree[i]);
+                cg->procs_tree[i] = NULL;
+        }
+        tr_cg_subtree_free(cg->oom_tree);
+        cg->oom_tree = NULL;
 }
 
 bool tr_cg_path_ok(const char *path)

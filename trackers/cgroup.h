@@ -127,6 +127,8 @@ int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err);
 /* Usage from cgroup files; fields it cannot give stay unavailable.  Fails (-ENOENT/-ENODEV)
  * only when the cgroup itself is gone in every hierarchy it had. */
 int tr_cgroup_usage(tr_cgroup *cg, tr_usage *out, tr_error *err);
+/* The same for the groups of fields in want (enum tr_usage_want) only. */
+int tr_cgroup_usage_want(tr_cgroup *cg, unsigned want, tr_usage *out, tr_error *err);
 
 typedef enum tr_freeze_state {
         TR_THAWED = 0,

@@ -2,7 +2,10 @@
 #include "tracker.h"
 
 static int cg_members(void *self, tr_pidset *out, tr_error *err) { return tr_cgroup_members(self, out, err); }
-static int cg_usage(void *self, tr_usage *out, tr_error *err) { return tr_cgroup_usage(self, out, err); }
+static int cg_usage(void *self, unsigned want, tr_usage *out, tr_error *err)
+{
+        return tr_cgroup_usage_want(self, want, out, err);
+}
 static int cg_signal(void *self, int sig, tr_error *err) { return tr_cgroup_signal(self, sig, err); }
 
 static int cg_kill(void *self, uint64_t timeout_usec, tr_kill_result *res, tr_error *err)

@@ -2,7 +2,12 @@
 #include "tracker.h"
 
 static int pf_members(void *self, tr_pidset *out, tr_error *err) { return tr_procfam_members(self, out, err); }
-static int pf_usage(void *self, tr_usage *out, tr_error *err) { return tr_procfam_usage(self, out, err); }
+/* one refresh gives every field: want changes nothing */
+static int pf_usage(void *self, unsigned want, tr_usage *out, tr_error *err)
+{
+        (void) want;
+        return tr_procfam_usage(self, out, err);
+}
 static int pf_signal(void *self, int sig, tr_error *err) { return tr_procfam_signal(self, sig, err); }
 
 static int pf_kill(void *self, uint64_t timeout_usec, tr_kill_result *res, tr_error *err)

@@ -124,14 +124,14 @@ int tr_family_members(tr_family *f, tr_pidset *out, tr_error *err)
 /* Fields every consumer relies on; when the cgroup cannot give one (controller missing on
  * this host), /proc supplies it and the record says so.  Others (pids_peak, oom_kills, PSI)
  * /proc cannot give and stay unavailable: a /proc scan per call for them would cost
- * O(processes on the host) for nothing. */
-static bool core_field_missing(const tr_usage *u, const char **which)
+ * O(processes on the host) for nothing.  Only the fields asked for count. */
+static bool core_field_missing(const tr_usage *u, unsigned want, const char **which)
 {
-        if (!u->cpu_usec.available)
+        if ((want & TR_WANT_CPU) && !u->cpu_usec.available)
                 *which = "cpu_usec";
-        else if (!u->rss_bytes.available)
+        else if ((want & TR_WANT_MEMORY_STAT) && !u->rss_bytes.available)
                 *which = "rss_bytes";
-        else if (!u->num_procs.available)
+        else if ((want & TR_WANT_PROCS) && !u->num_procs.available)
                 *which = "num_procs";
         else
                 return false;
@@ -140,15 +140,20 @@ static bool core_field_missing(const tr_usage *u, const char **which)
 
 int tr_family_usage(tr_family *f, tr_usage *out, tr_error *err)
 {
+        return tr_family_usage_want(f, TR_WANT_ALL, out, err);
+}
+
+int tr_family_usage_want(tr_family *f, unsigned want, tr_usage *out, tr_error *err)
+{
         tr_usage_init(out);
         if (!f->primary)
-                return f->fallback->usage(f->pf, out, err);
+                return f->fallback->usage(f->pf, want, out, err);
 
         tr_error cg_err = { 0 };
-        int r = f->primary->usage(f->primary_self, out, &cg_err);
+        int r = f->primary->usage(f->primary_self, want, out, &cg_err);
         if (r < 0) {
                 tr_usage_init(out);
-                r = f->fallback->usage(f->pf, out, err);
+                r = f->fallback->usage(f->pf, want, out, err);
                 if (r < 0)
                         return r;
                 out->fallback = true;
@@ -156,10 +161,10 @@ int tr_family_usage(tr_family *f, tr_usage *out, tr_error *err)
                 return r;
         }
         const char *which;
-        if (core_field_missing(out, &which)) {
+        if (core_field_missing(out, want, &which)) {
                 tr_usage pu;
                 tr_usage_init(&pu);
-                if (f->fallback->usage(f->pf, &pu, NULL) >= 0) {
+                if (f->fallback->usage(f->pf, want, &pu, NULL) >= 0) {
                         tr_usage_fill_missing(out, &pu);
                         out->fallback = true;
                         snprintf(out->fallback_reason, sizeof out->fallback_reason,

@@ -21,7 +21,8 @@
 typedef struct tr_tracker_ops {
         const char *name; /* "cgroup", "proc" */
         int (*members)(void *self, tr_pidset *out, tr_error *err);
-        int (*usage)(void *self, tr_usage *out, tr_error *err);
+        /* want: enum tr_usage_want (a tracker may give more) */
+        int (*usage)(void *self, unsigned want, tr_usage *out, tr_error *err);
         int (*signal)(void *self, int sig, tr_error *err);
         int (*kill)(void *self, uint64_t timeout_usec, tr_kill_result *res, tr_error *err);
         int (*freeze)(void *self, uint64_t timeout_usec, tr_freeze_state *reached, tr_error *err);
@@ -57,6 +58,10 @@ const char *tr_family_primary_name(const tr_family *f);
 
 int tr_family_members(tr_family *f, tr_pidset *out, tr_error *err);
 int tr_family_usage(tr_family *f, tr_usage *out, tr_error *err);
+/* Only the groups of fields in want (enum tr_usage_want) are asked of the cgroup; /proc
+ * gives what its snapshot has, and fills what the cgroup cannot give of num_procs,
+ * cpu_usec and rss_bytes when they are wanted. */
+int tr_family_usage_want(tr_family *f, unsigned want, tr_usage *out, tr_error *err);
 int tr_family_signal(tr_family *f, int sig, tr_error *err);
 int tr_family_kill(tr_family *f, uint64_t timeout_usec, tr_kill_result *res, tr_error *err);
 int tr_family_freeze(tr_family *f, uint64_t timeout_usec, tr_freeze_state *reached, tr_error *err);

@@ -42,6 +42,48 @@ void tr_usage_fill_missing(tr_usage *dst, const tr_usage *src)
         }
 }
 
+/* Fields whose value for two disjoint groups is not the sum of theirs. */
+static bool is_additive(size_t offset)
+{
+        static const size_t not_sums[] = {
+                offsetof(tr_usage, memory_peak_bytes),    offsetof(tr_usage, pids_peak),
+                offsetof(tr_usage, psi_cpu_some_usec),    offsetof(tr_usage, psi_cpu_full_usec),
+                offsetof(tr_usage, psi_memory_some_usec), offsetof(tr_usage, psi_memory_full_usec),
+                offsetof(tr_usage, psi_io_some_usec),     offsetof(tr_usage, psi_io_full_usec),
+        };
+        for (size_t i = 0; i < sizeof not_sums / sizeof not_sums[0]; i++)
+                if (not_sums[i] == offset)
+                        return false;
+        return true;
+}
+
+void tr_usage_zero(tr_usage *u)
+{
+        tr_usage_init(u);
+        for (size_t i = 0; i < tr_usage_field_count(); i++)
+                if (is_additive(fields[i].offset))
+                        ((tr_u64 *) ((char *) u + fields[i].offset))->available = true;
+}
+
+void tr_usage_add(tr_usage *dst, const tr_usage *src)
+{
+        for (size_t i = 0; i < tr_usage_field_count(); i++) {
+                tr_u64 *d = (tr_u64 *) ((char *) dst + fields[i].offset);
+                const tr_u64 *s = tr_usage_field(src, i);
+                if (!d->available || !s->available || !is_additive(fields[i].offset)) {
+                        *d = (tr_u64){ 0 };
+                        continue;
+                }
+                d->value = d->value + s->value < d->value ? UINT64_MAX : d->value + s->value;
+                d->source |= s->source; /* e.g. cgroup + proc */
+        }
+        dst->sources |= src->sources;
+        if (src->fallback && !dst->fallback) {
+                dst->fallback = true;
+                memcpy(dst->fallback_reason, src->fallback_reason, sizeof dst->fallback_reason);
+        }
+}
+
 const char *tr_usage_source_name(const tr_usage *u, char *buf, size_t size)
 {
         static const struct {

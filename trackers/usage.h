@@ -24,7 +24,7 @@ typedef enum tr_source {
 typedef struct tr_u64 {
         uint64_t value;
         bool available;
-        uint8_t source; /* one tr_source bit */
+        uint8_t source; /* the tr_source bit that answered (bits of each, for a sum) */
 } tr_u64;
 
 #define TR_USAGE_FIELDS(X)                                                                    \
@@ -61,6 +61,20 @@ typedef struct tr_usage {
         char fallback_reason[160]; /* why, when fallback */
 } tr_usage;
 
+/* What a usage query asks for, by group of fields: each group costs the reads it needs
+ * (see NOTES "GET_USAGE cost").  A field not asked for may stay unavailable. */
+enum tr_usage_want {
+        TR_WANT_CPU = 1u << 0,         /* cpu_user_usec, cpu_system_usec, cpu_usec */
+        TR_WANT_MEMORY = 1u << 1,      /* memory_current_bytes, memory_peak_bytes */
+        TR_WANT_MEMORY_STAT = 1u << 2, /* rss_bytes, memory_anon/file/shmem_bytes */
+        TR_WANT_PROCS = 1u << 3,       /* num_procs */
+        TR_WANT_IO = 1u << 4,          /* io_read_bytes, io_write_bytes */
+        TR_WANT_PIDS = 1u << 5,        /* pids_current, pids_peak */
+        TR_WANT_OOM = 1u << 6,         /* oom_kills, oom_group_kills */
+        TR_WANT_PSI = 1u << 7,         /* psi_* */
+        TR_WANT_ALL = 0xffu,
+};
+
 void tr_usage_init(tr_usage *u); /* every field unavailable */
 
 /* Set a field: value, available, source; also ORs source into u->sources. */
@@ -68,6 +82,16 @@ void tr_u64_set(tr_usage *u, tr_u64 *field, uint64_t value, tr_source src);
 
 /* For each field unavailable in dst but available in src, copy it (with its source). */
 void tr_usage_fill_missing(tr_usage *dst, const tr_usage *src);
+
+/* dst += src, for records of disjoint sets of processes (a family and a subfamily it does
+ * not hold).  A field stays available only when both have it (unknown is not zero).  A
+ * peak or a pressure total is no sum: memory_peak_bytes, pids_peak and psi_* become
+ * unavailable.  sources and fallback are merged (dst's reason kept when both have one). */
+void tr_usage_add(tr_usage *dst, const tr_usage *src);
+
+/* The usage of no process at all, a sum's start: every field tr_usage_add sums known and 0
+ * (peaks and pressure totals unknown), no source. */
+void tr_usage_zero(tr_usage *u);
 
 /* "cgroup", "cgroup-v1", "cgroup+cgroup-v1", "proc", "cgroup+proc", ... from u->sources */
 const char *tr_usage_source_name(const tr_usage *u, char *buf, size_t size);

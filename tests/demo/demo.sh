@@ -48,7 +48,7 @@ starter_pid=$!
 
 root=""
 for _ in $(seq 100); do
-  root=$(ctl list 2>/dev/null | awk '$6 ~ /^cgroup:/ {print $1; exit}')
+  root=$(ctl list 2>/dev/null | awk '$NF ~ /^cgroup:/ {print $1; exit}')
   [ -n "$root" ] && break; sleep 0.05
 done
 [ -n "$root" ] || { echo "demo: the job did not register"; cat "$T/starter.log"; exit 1; }

@@ -41,7 +41,7 @@ expect() { # expect PACKAGE PATH...
 }
 expect procd \
   /usr/sbin/procd /usr/sbin/condor_procd /usr/bin/procctl /usr/bin/procd-starter \
-  "/usr/lib/$ma/security/pam_procd_adopt.so" \
+  "/lib/$ma/security/pam_procd_adopt.so" \
   /lib/systemd/system/procd.service /etc/procd/procd.conf \
   /usr/share/man/man8/procd.8.gz /usr/share/man/man1/procctl.1.gz /usr/share/man/man1/procd-starter.1.gz \
   /usr/share/bash-completion/completions/procctl /usr/share/bash-completion/completions/procd-starter \

@@ -19,6 +19,8 @@
 #include "trackers/util.h"
 
 #define WAIT_MS 20000
+/* valgrind under emulation (the guest lanes) needs far longer to start and answer */
+#define VALGRIND_WAIT_MS 240000
 
 typedef struct cl_daemon {
         pid_t pid;
@@ -28,20 +30,22 @@ typedef struct cl_daemon {
 
 static cl_daemon D;
 static unsigned next_serial = 1;
+static int reply_wait_ms = WAIT_MS; /* bound on each reply; longer while D is under valgrind */
 
-/* Exec procd with argv, stderr on a pipe; wait for EOF on it (HTCondor's readiness).
- * Returns what came on stderr before EOF (0 bytes: ready), or -1. */
+/* Exec procd with argv, stderr on a pipe; wait up to wait_ms for EOF on it (HTCondor's
+ * readiness).  Returns the number of bytes that came on stderr before EOF (0: ready), or
+ * -1 (no EOF in time included: silence is not readiness). */
 static int start_wrapped(cl_daemon *d, const char *const *wrapper, const char *const *extra, char *msg,
-                         size_t msgsize);
+                         size_t msgsize, int wait_ms);
 
 static int start_classic(cl_daemon *d, const char *const *extra, char *msg, size_t msgsize)
 {
-        return start_wrapped(d, NULL, extra, msg, msgsize);
+        return start_wrapped(d, NULL, extra, msg, msgsize, WAIT_MS);
 }
 
 /* wrapper (may be NULL): argv put in front of procd's (valgrind ...). */
 static int start_wrapped(cl_daemon *d, const char *const *wrapper, const char *const *extra, char *msg,
-                         size_t msgsize)
+                         size_t msgsize, int wait_ms)
 {
         snprintf(d->dir, sizeof d->dir, "/tmp/procd-classic.XXXXXX");
         if (!mkdtemp(d->dir))
@@ -75,18 +79,25 @@ static int start_wrapped(cl_daemon *d, const char *const *wrapper, const char *c
         close(p[1]);
         d->pid = pid;
         size_t got = 0;
+        bool ended = false;
         struct pollfd pfd = { .fd = p[0], .events = POLLIN };
-        while (poll(&pfd, 1, WAIT_MS) > 0) {
+        while (poll(&pfd, 1, wait_ms) > 0) {
                 ssize_t r = read(p[0], msg + got, msgsize - 1 - got);
-                if (r <= 0)
+                if (r <= 0) {
+                        ended = true;
                         break;
+                }
                 got += (size_t) r;
-                if (got >= msgsize - 1)
+                if (got >= msgsize - 1) {
+                        ended = true;
                         break;
+                }
         }
         msg[got] = '\0';
         close(p[0]);
-        return (int) got;
+        if (!ended)
+                fprintf(stderr, "procd gave no readiness (EOF on stderr) within %d ms\n", wait_ms);
+        return ended ? (int) got : -1;
 }
 
 static void cleanup_dir(cl_daemon *d)
@@ -148,7 +159,7 @@ static int read_exact(const cl_reply *r, void *out, size_t n)
         size_t got = 0;
         while (got < n) {
                 struct pollfd pfd = { .fd = r->rfd, .events = POLLIN };
-                if (poll(&pfd, 1, WAIT_MS) <= 0)
+                if (poll(&pfd, 1, reply_wait_ms) <= 0)
                         return -ETIMEDOUT;
                 ssize_t k = read(r->rfd, (char *) out + got, n - got);
                 if (k < 0 && errno == EAGAIN)
@@ -424,9 +435,10 @@ static void test_valgrind(void)
         setenv("G_SLICE", "always-malloc", 1);
         /* a procd long option beside condor_procd's; valgrind on a busy machine is slow */
         const char *const extra[] = { "--kill-timeout", "120", NULL };
-        CU_ASSERT_FATAL(start_wrapped(&c, wrapper, extra, msg, sizeof msg) == 0);
+        CU_ASSERT_FATAL(start_wrapped(&c, wrapper, extra, msg, sizeof msg, VALGRIND_WAIT_MS) == 0);
         cl_daemon saved = D;
         D = c;
+        reply_wait_ms = VALGRIND_WAIT_MS;
         pid_t child = ph_sleeper();
         int32_t reg[3] = { child, (int32_t) getpid(), 15 }, pid = child, zero = 0;
         usage112 u;
@@ -444,7 +456,7 @@ static void test_valgrind(void)
         CU_ASSERT(ts_wait(child, WAIT_MS) >= 0);
         CU_ASSERT_EQUAL(call(10, &pid, 1, NULL, 0), 0);
         CU_ASSERT_EQUAL(call(13, NULL, 0, NULL, 0), 0);
-        int st = ts_wait(c.pid, 60000);
+        int st = ts_wait(c.pid, VALGRIND_WAIT_MS);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         if (!(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
                 fprintf(stderr, "procd under valgrind: status %d, see %s\n", st, vglog);
@@ -454,6 +466,7 @@ static void test_valgrind(void)
                 unlink(vglog);
         }
         D = saved;
+        reply_wait_ms = WAIT_MS;
         cleanup_dir(&c);
 }
 

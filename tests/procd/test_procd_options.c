@@ -38,6 +38,7 @@ static void test_defaults(void)
         CU_ASSERT_EQUAL(o.snapshot_interval, 60);
         CU_ASSERT_EQUAL(o.kill_timeout, 10);
         CU_ASSERT_EQUAL(o.max_conns_per_uid, PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID);
+        CU_ASSERT_EQUAL(o.evict_idle_sec, PD_ADMISSION_EVICT_MIN_IDLE_SEC);
         CU_ASSERT_FALSE(o.syslog);
         CU_ASSERT_FALSE(o.foreground);
         CU_ASSERT_EQUAL(o.ready_fd, -1);
@@ -60,6 +61,7 @@ static void test_every_key(void)
         CU_ASSERT_EQUAL(o.kill_timeout, 20);
         CU_ASSERT_TRUE(o.syslog);
         CU_ASSERT_EQUAL(o.max_conns_per_uid, 8);
+        CU_ASSERT_EQUAL(o.evict_idle_sec, 600);
         CU_ASSERT_TRUE(o.foreground);
         CU_ASSERT_STRING_EQUAL(o.famcg.base, "/procd-fixture/families");
         CU_ASSERT_TRUE(o.famcg.disabled);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sweep.sh before|after - remove cgroups named /procd-test.<pid> whose creating test
 # program is gone (a crashed run), thawing them and killing (by pid) the processes those
-# tests started inside them.  'after' fails when it had to remove anything: a test leaked.
+# tests started inside them, and test_pam_adopt's PAM service files and test users whose
+# test program is gone.  'after' fails when it had to remove anything: a test leaked.
 set -u
 mode=${1:-before}
 found=0
@@ -25,6 +26,22 @@ for m in "${mounts[@]}"; do
     done
   done
 done
+# test_pam_adopt's PAM service file and test user, named for its pid: left by a run that
+# crashed (the program removes both itself otherwise).
+gone() { ! { [ -d "/proc/$1" ] && grep -q . "/proc/$1/cmdline" 2>/dev/null; }; }
+for f in /etc/pam.d/procd-pam-test.*; do
+  [ -f "$f" ] && gone "${f##*.}" || continue
+  found=$((found + 1))
+  echo "sweep($mode): removing leftover $f"
+  rm -f "$f"
+done
+while IFS=: read -r name _; do
+  case $name in procdpam[0-9]*) ;; *) continue ;; esac
+  gone "${name#procdpam}" || continue
+  found=$((found + 1))
+  echo "sweep($mode): removing leftover test user $name"
+  userdel "$name" 2>/dev/null
+done < /etc/passwd
 if [ "$mode" = after ] && [ "$found" -gt 0 ]; then
   echo "sweep: $found test cgroup tree(s) were left behind"
   exit 1

@@ -10,3 +10,4 @@ procd_add_test(NAME test_cgroup_setup SOURCES test_cgroup_setup.c cgtest.c LIBS 
 procd_add_test(NAME test_cgroup_stats SOURCES test_cgroup_stats.c cgtest.c LIBS trackers LABELS integration TIMEOUT 300)
 procd_add_test(NAME test_cgroup_freezer SOURCES test_cgroup_freezer.c cgtest.c LIBS trackers LABELS integration TIMEOUT 300)
 procd_add_test(NAME test_cgroup_kill SOURCES test_cgroup_kill.c cgtest.c LIBS trackers LABELS integration TIMEOUT 300)
+procd_add_test(NAME test_cgroup_subtree SOURCES test_cgroup_subtree.c cgtest.c LIBS trackers LABELS integration TIMEOUT 300)

@@ -1404,14 +1404,26 @@ static void test_live_io_of_reaped_member(void)
 
 /* ---- measure: update cost per family over one shared scan ---------------------------- */
 
-static void bench_root(void)
+/* Dies with its parent: killed by ctest's timeout, the test must not leave 3,000 processes
+ * holding ctest's output pipe open (ctest then waits for them for ever). */
+static void die_with_parent(pid_t parent)
+{
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(1);
+}
+
+static void bench_root(pid_t test)
 {
         /* a job-like root with two children, all pausing; its process group is its own */
+        die_with_parent(test);
+        pid_t self = getpid();
         for (int i = 0; i < 2; i++) {
                 pid_t c = fork();
-                if (c == 0)
+                if (c == 0) {
+                        die_with_parent(self);
                         for (;;)
                                 pause();
+                }
         }
         for (;;)
                 pause();
@@ -1445,13 +1457,14 @@ static void test_measure_many_families(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(roots);
         size_t nr = 0;
         fflush(NULL);
+        pid_t test = getpid();
         for (; nr < nroots; nr++) {
                 pid_t c = fork();
                 if (c < 0)
                         break;
                 if (c == 0) {
                         setpgid(0, 0);
-                        bench_root();
+                        bench_root(test);
                 }
                 setpgid(c, c);
                 roots[nr] = c;

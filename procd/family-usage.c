@@ -1,0 +1,111 @@
+/* family-usage.c - a family's usage with its whole subtree of families (see
+ * family-usage.h). */
+#include "family-usage.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "trackers/cgroup.h"
+#include "trackers/hierarchy.h"
+
+int pd_family_own_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *out, tr_error *err)
+{
+        tr_usage_init(out);
+        if (!f->tf)
+                return tr_error_set(err, ENOENT, "family %d has no tracker", (int) f->root_pid);
+        int k = pd_registry_ensure_fresh(r, f, err);
+        if (k < 0)
+                return k;
+        k = tr_family_usage_want(f->tf, want, out, err);
+        if (k < 0)
+                return k;
+        if (f->proc_tracked && f->no_cgroup_reason && !out->fallback) {
+                /* the /proc tracker answers because the family could not get a cgroup */
+                out->fallback = true;
+                snprintf(out->fallback_reason, sizeof out->fallback_reason, "no family cgroup: %s",
+                         f->no_cgroup_reason);
+        }
+        return 0;
+}
+
+/* The hierarchy a cgroup family is judged in: v2 where its handle has a path there, else
+ * the first hierarchy it has. */
+static int judged_in(tr_cgroup *cg)
+{
+        const tr_hierarchies *hs = tr_cgroup_hierarchies(cg);
+        if (hs->v2 >= 0 && tr_cgroup_path(cg, hs->v2))
+                return hs->v2;
+        for (int i = 0; i < hs->n; i++)
+                if (tr_cgroup_path(cg, i))
+                        return i;
+        return -1;
+}
+
+/* The cgroup families between the asked family and the one being visited. */
+typedef struct holders {
+        pd_family *f;
+        const struct holders *up;
+} holders;
+
+/* Whether cgroup family a's counters already hold subfamily c's processes. */
+static bool holds(pd_family *a, pd_family *c)
+{
+        tr_cgroup *acg = tr_family_cgroup(a->tf);
+        int i = acg ? judged_in(acg) : -1;
+        if (i < 0)
+                return false;
+        const char *apath = tr_cgroup_path(acg, i);
+        tr_cgroup *ccg = c->tf ? tr_family_cgroup(c->tf) : NULL;
+        if (ccg) {
+                const char *cpath = tr_cgroup_path(ccg, i);
+                return cpath && tr_cgroup_path_under(cpath, apath);
+        }
+        /* a /proc subfamily: where its root is now */
+        tr_pid_cgroups pc;
+        if (tr_pid_cgroups_read(tr_cgroup_hierarchies(acg), c->root_pid, &pc, NULL) < 0)
+                return false;
+        bool in = pc.paths[i] && tr_cgroup_path_under(pc.paths[i], apath);
+        tr_pid_cgroups_clear(&pc);
+        return in;
+}
+
+static bool held(const holders *h, pd_family *c)
+{
+        for (; h; h = h->up)
+                if (holds(h->f, c))
+                        return true;
+        return false;
+}
+
+/* Add the subfamilies of f that no holder holds (f itself is counted by the caller). */
+static void add_subfamilies(pd_registry *r, pd_family *f, unsigned want, const holders *up, tr_usage *sum)
+{
+        holders here = { .f = f, .up = up };
+        const holders *h = f->proc_tracked || !f->tf ? up : &here;
+        for (guint k = 0; k < f->children->len; k++) {
+                pd_family *c = f->children->pdata[k];
+                if (!held(h, c)) {
+                        tr_usage cu;
+                        if (pd_family_own_usage(r, c, want, &cu, NULL) < 0)
+                                tr_usage_init(&cu); /* unknown: the sum's fields become unknown */
+                        tr_usage_add(sum, &cu);
+                }
+                add_subfamilies(r, c, want, h, sum);
+        }
+}
+
+int pd_family_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *out, tr_error *err)
+{
+        if (!f->parent && !f->tf) {
+                /* the root family without a trackable root process (procd's parent is PID 1,
+                 * as under systemd, and no root-pid= is set): the sum of every family */
+                tr_usage_zero(out);
+                add_subfamilies(r, f, want, NULL, out);
+                return 0;
+        }
+        int k = pd_family_own_usage(r, f, want, out, err);
+        if (k < 0)
+                return k;
+        add_subfamilies(r, f, want, NULL, out);
+        return 0;
+}

@@ -1,0 +1,194 @@
+/* cgroup-subtree.c - a cgroup's descendants kept open between usage calls (see
+ * cgroup-subtree.h). */
+#include "cgroup-subtree.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup-walk.h"
+
+typedef struct node {
+        int dirfd;     /* O_PATH */
+        int fd;        /* the file, when kept open; else -1 */
+        unsigned nsub; /* subdirectories cached under it */
+} node;
+
+enum state { ST_EMPTY, ST_CACHED, ST_UNCACHEABLE };
+
+struct tr_cg_subtree {
+        enum state state;
+        unsigned top_nsub;
+        unsigned long too_big_nlink; /* ST_UNCACHEABLE: top's nlink then (a change retries) */
+        unsigned listings;
+        size_t n;
+        node nodes[TR_CG_SUBTREE_MAX]; /* parents before their children */
+};
+
+static bool is_gone(int e) { return e == ENOENT || e == ENODEV; }
+
+/* Subdirectories of directory fd from its link count; -EOPNOTSUPP where the filesystem
+ * does not count them (nlink < 2, e.g. btrfs). */
+static long subdirs(int fd, unsigned long *nlink)
+{
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (nlink)
+                *nlink = (unsigned long) st.st_nlink;
+        return st.st_nlink < 2 ? -EOPNOTSUPP : (long) st.st_nlink - 2;
+}
+
+static void drop(tr_cg_subtree *st)
+{
+        for (size_t i = 0; i < st->n; i++) {
+                close(st->nodes[i].dirfd);
+                if (st->nodes[i].fd >= 0)
+                        close(st->nodes[i].fd);
+        }
+        st->n = 0;
+        st->top_nsub = 0;
+        st->state = ST_EMPTY;
+}
+
+void tr_cg_subtree_free(tr_cg_subtree *st)
+{
+        if (!st)
+                return;
+        drop(st);
+        free(st);
+}
+
+/* v->read on file of dirfd dfd opened now; a file gone with its cgroup is skipped.  With
+ * keep, the fd is handed back in *kept instead of closed.  0, 1 when gone, or -errno. */
+static int read_at(int dfd, const tr_cg_subtree_visit *v, int *kept)
+{
+        int fd = openat(dfd, v->file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return is_gone(errno) ? 1 : -errno;
+        int r = v->read(fd, v->ud);
+        if (kept && r == 0)
+                *kept = fd;
+        else
+                close(fd);
+        return is_gone(-r) ? 1 : r;
+}
+
+typedef struct build {
+        tr_cg_subtree *st;
+        const tr_cg_subtree_visit *v;
+        bool record;                        /* false: only read (the cache is not kept) */
+        bool too_big;
+        int at_depth[TR_CG_SUBTREE_MAX + 1]; /* node index of the last directory per depth */
+} build;
+
+static int visit_new(int dfd, int depth, void *ud)
+{
+        build *b = ud;
+        tr_cg_subtree *st = b->st;
+        if (b->record && st->n == TR_CG_SUBTREE_MAX) {
+                b->record = false;
+                b->too_big = true;
+        }
+        int kept = -1;
+        int r = read_at(dfd, b->v, b->record && b->v->keep_open ? &kept : NULL);
+        if (r < 0)
+                return r;
+        if (r == 1) { /* gone between listing and reading: do not keep a half listing */
+                b->record = false;
+                return 0;
+        }
+        if (!b->record)
+                return 0;
+        int dup_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+        if (dup_fd < 0) {
+                if (kept >= 0)
+                        close(kept);
+                b->record = false; /* out of fds: read on without keeping */
+                return 0;
+        }
+        size_t i = st->n++;
+        st->nodes[i] = (node){ .dirfd = dup_fd, .fd = kept, .nsub = 0 };
+        if (depth == 1)
+                st->top_nsub++;
+        else
+                st->nodes[b->at_depth[depth - 1]].nsub++;
+        b->at_depth[depth] = (int) i;
+        return 0;
+}
+
+/* List the subtree again, reading every file; with record, keep it when that is possible
+ * (without, the state stays as it is). */
+static int relist(tr_cg_subtree *st, int top, const tr_cg_subtree_visit *v, bool record)
+{
+        if (record)
+                drop(st);
+        st->listings++;
+        build b = { .st = st, .v = v, .record = record };
+        int r = tr_cg_walk_children(top, &(tr_cg_walk){ .pre_depth = visit_new, .ud = &b });
+        if (!record)
+                return r;
+        if (r < 0 || !b.record) {
+                drop(st);
+                if (b.too_big) {
+                        unsigned long nlink = 0;
+                        (void) subdirs(top, &nlink);
+                        st->state = ST_UNCACHEABLE;
+                        st->too_big_nlink = nlink;
+                }
+                return r;
+        }
+        st->state = ST_CACHED;
+        return 0;
+}
+
+/* One pass over the cache (top has top_subdirs subdirectories now): 0, 1 when it no
+ * longer matches the directories, or -errno. */
+static int cached_pass(tr_cg_subtree *st, long top_subdirs, const tr_cg_subtree_visit *v)
+{
+        if (top_subdirs < 0 || (unsigned long) top_subdirs != st->top_nsub)
+                return 1;
+        long k;
+        for (size_t i = 0; i < st->n; i++) {
+                const node *x = &st->nodes[i];
+                k = subdirs(x->dirfd, NULL);
+                if (k < 0 || (unsigned long) k != x->nsub)
+                        return 1;
+                int r = x->fd >= 0 ? v->read(x->fd, v->ud) : read_at(x->dirfd, v, NULL);
+                if (r == 1 || is_gone(-r))
+                        return 1;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+unsigned tr_cg_subtree_listings(const tr_cg_subtree *st) { return st ? st->listings : 0; }
+
+int tr_cg_subtree_each(tr_cg_subtree **stp, int top, const tr_cg_subtree_visit *v)
+{
+        if (!*stp) {
+                *stp = calloc(1, sizeof **stp);
+                if (!*stp)
+                        return -ENOMEM;
+        }
+        tr_cg_subtree *st = *stp;
+        unsigned long nlink = 0;
+        long k = subdirs(top, &nlink);
+        if (k == 0) { /* the common leaf: nothing below */
+                drop(st);
+                return 0;
+        }
+        if (k == -EOPNOTSUPP || (st->state == ST_UNCACHEABLE && nlink == st->too_big_nlink))
+                return relist(st, top, v, false);
+        if (st->state == ST_CACHED) {
+                int r = cached_pass(st, k, v);
+                if (r <= 0)
+                        return r;
+                if (v->restart)
+                        v->restart(v->ud);
+        }
+        return relist(st, top, v, true);
+}
