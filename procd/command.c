@@ -356,7 +356,11 @@ procd_status pd_cmd_get_usage_want(pd_commands *cm, const pd_caller *who, pid_t 
         (void) who;
         pd_family *f = NULL;
         tr_usage_init(out);
-        procd_status s = find_family(cm, pid, &f, err);
+        /* pid 0 answers even when the root family has no trackable root (procd's parent is
+         * PID 1, as under systemd): then its usage is that of every family (family-usage.h) */
+        procd_status s = PROCD_OK;
+        if (pid != 0 || !(f = pd_registry_find(cm->reg, 0)) || f->tf)
+                s = find_family(cm, pid, &f, err);
         if (s != PROCD_OK)
                 return s;
         tr_error terr = { 0 };

@@ -96,6 +96,13 @@ static void add_subfamilies(pd_registry *r, pd_family *f, unsigned want, const h
 
 int pd_family_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *out, tr_error *err)
 {
+        if (!f->parent && !f->tf) {
+                /* the root family without a trackable root process (procd's parent is PID 1,
+                 * as under systemd, and no root-pid= is set): the sum of every family */
+                tr_usage_zero(out);
+                add_subfamilies(r, f, want, NULL, out);
+                return 0;
+        }
         int k = pd_family_own_usage(r, f, want, out, err);
         if (k < 0)
                 return k;

@@ -27,5 +27,7 @@ int pd_family_own_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *o
 
 /* f's own record plus the subfamilies it does not hold (see above).  want: enum
  * tr_usage_want.  0, or -errno when f's own record cannot be read (a subfamily that cannot
- * be read makes the sum's fields unknown instead). */
+ * be read makes the sum's fields unknown instead).  The root family without a trackable
+ * root (PID 1) has no record of its own: its usage is the sum of every family (zero, known,
+ * when there is none). */
 int pd_family_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *out, tr_error *err);

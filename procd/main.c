@@ -51,6 +51,7 @@ typedef struct pd_daemon {
         int exit_code;
         char state_path[4096]; /* "" when no state is kept */
         bool state_failing;     /* the last save failed (logged once until it works again) */
+        pd_persist persist;     /* the save's buffers, kept from one save to the next */
 } pd_daemon;
 
 static GLogWriterOutput syslog_writer(GLogLevelFlags level, const GLogField *fields, gsize n, gpointer data)
@@ -133,7 +134,7 @@ static void save_state(void *data)
         if (!d->state_path[0])
                 return;
         tr_error err = { 0 };
-        if (pd_persist_save(d->reg, d->state_path, &err) < 0) {
+        if (pd_persist_save(&d->persist, d->reg, d->state_path, &err) < 0) {
                 if (!d->state_failing)
                         g_warning("state file not saved: %s (a restart would lose the families)", err.msg);
                 d->state_failing = true;
@@ -426,6 +427,7 @@ int main(int argc, char **argv)
                 if (rs.in_file)
                         g_message("restored %zu of %zu families in %.1f ms (CPU %.1f ms)", rs.restored, rs.in_file,
                                   (double) rs.wall_usec / 1000.0, (double) rs.cpu_usec / 1000.0);
+                pd_persist_init(&d.persist);
                 pd_registry_set_changed_hook(d.reg, save_state, &d);
                 save_state(&d);
         }
@@ -463,6 +465,7 @@ out:
         pd_classic_server_free(d.classic_server);
         pd_dbus_server_free(d.server);
         pd_registry_free(d.reg);
+        pd_persist_clear(&d.persist);
         pd_famcg_free(d.famcg);
         g_main_loop_unref(d.loop);
         if (d.signal_fd >= 0)

@@ -8,72 +8,87 @@
 
 #include "trackers/util.h"
 
-static int export_family(pd_registry *r, const pd_family *f, pd_state_family *sf)
+/* f as a state record whose strings are f's own (borrowed, not to be freed) and whose
+ * members go to the reused array members (the snapshot's start times: no /proc read). */
+static void family_view(pd_registry *r, const pd_family *f, GArray *members, pd_state_family *sf)
 {
-        sf->root_pid = f->root_pid;
-        sf->root_start_ticks = f->root_start_ticks;
-        sf->parent_root_pid = f->parent && f->parent->parent ? f->parent->root_pid : 0;
-        sf->root_uid = f->root_uid;
-        sf->watcher_pid = f->watcher_pid;
-        sf->watcher_start_ticks = f->watcher_start_ticks;
-        sf->interval_sec = f->interval_sec;
-        sf->cgroup_origin = f->cgroup_path ? (unsigned) f->cgroup_origin : 0;
-        sf->login_uid = f->login_uid;
-        sf->by_gid = f->by_gid;
-        sf->gid = f->gid;
-        sf->gid_allocated = f->gid_allocated;
-        sf->kill_on_watcher_exit = f->flags & PD_FAMILY_KILL_ON_WATCHER_EXIT;
-        sf->frozen = f->flags & PD_FAMILY_FROZEN;
-        sf->killing = f->flags & PD_FAMILY_KILLING;
-        sf->suspending = f->flags & PD_FAMILY_SUSPENDING;
-        if ((f->cgroup_path && !(sf->cgroup = strdup(f->cgroup_path))) ||
-            (f->env_marker && !(sf->env_marker = strdup(f->env_marker))) ||
-            (f->no_cgroup_reason && !(sf->no_cgroup_reason = strdup(f->no_cgroup_reason))) ||
-            (f->by_login && !(sf->login = strdup(f->login_name ? f->login_name : "?"))))
-                return -ENOMEM;
-        if (f->proc_tracked && f->last_members.n) {
-                sf->members = calloc(f->last_members.n, sizeof *sf->members);
-                if (!sf->members)
-                        return -ENOMEM;
+        *sf = (pd_state_family) {
+                .root_pid = f->root_pid,
+                .root_start_ticks = f->root_start_ticks,
+                .parent_root_pid = f->parent && f->parent->parent ? f->parent->root_pid : 0,
+                .root_uid = f->root_uid,
+                .watcher_pid = f->watcher_pid,
+                .watcher_start_ticks = f->watcher_start_ticks,
+                .interval_sec = f->interval_sec,
+                .cgroup = f->cgroup_path,
+                .cgroup_origin = f->cgroup_path ? (unsigned) f->cgroup_origin : 0,
+                .no_cgroup_reason = f->no_cgroup_reason,
+                .env_marker = f->env_marker,
+                .login = f->by_login ? (f->login_name ? f->login_name : (char *) "?") : NULL,
+                .login_uid = f->login_uid,
+                .by_gid = f->by_gid,
+                .gid = f->gid,
+                .gid_allocated = f->gid_allocated,
+                .kill_on_watcher_exit = f->flags & PD_FAMILY_KILL_ON_WATCHER_EXIT,
+                .frozen = f->flags & PD_FAMILY_FROZEN,
+                .killing = f->flags & PD_FAMILY_KILLING,
+                .suspending = f->flags & PD_FAMILY_SUSPENDING,
+        };
+        g_array_set_size(members, 0);
+        if (f->proc_tracked) {
                 for (size_t i = 0; i < f->last_members.n; i++) {
                         pid_t pid = f->last_members.pids[i];
                         uint64_t start = pd_registry_snapshot_start_ticks(r, pid);
                         if (pid > 1 && start)
-                                sf->members[sf->n_members++] = (pd_state_member) { pid, start };
+                                g_array_append_val(members, ((pd_state_member) { pid, start }));
                 }
         }
-        return 0;
+        sf->members = (pd_state_member *) (void *) members->data;
+        sf->n_members = members->len;
 }
 
-int pd_persist_export(pd_registry *r, pd_state *out, tr_error *err)
+void pd_persist_init(pd_persist *p)
 {
-        memset(out, 0, sizeof *out);
-        g_autoptr(GPtrArray) all = g_ptr_array_new();
-        pd_registry_all(r, all); /* pre-order: parents first, the root family first */
-        out->fams = calloc(all->len ? all->len : 1, sizeof *out->fams);
-        if (!out->fams)
-                return tr_error_set(err, ENOMEM, "out of memory");
-        for (guint i = 0; i < all->len; i++) {
-                const pd_family *f = all->pdata[i];
+        p->text = g_string_sized_new(4096);
+        p->all = g_ptr_array_new();
+        p->members = g_array_new(FALSE, FALSE, sizeof(pd_state_member));
+}
+
+void pd_persist_clear(pd_persist *p)
+{
+        if (p->text)
+                g_string_free(p->text, TRUE);
+        if (p->all)
+                g_ptr_array_free(p->all, TRUE);
+        if (p->members)
+                g_array_free(p->members, TRUE);
+        memset(p, 0, sizeof *p);
+}
+
+const GString *pd_persist_format(pd_persist *p, pd_registry *r)
+{
+        g_string_truncate(p->text, 0);
+        g_ptr_array_set_size(p->all, 0);
+        pd_registry_all(r, p->all); /* pre-order: parents first, the root family first */
+        pd_state_format_header(p->text);
+        size_t n = 0;
+        for (guint i = 0; i < p->all->len; i++) {
+                const pd_family *f = p->all->pdata[i];
                 if (!f->parent)
                         continue; /* the root family is procd's parent: rebuilt from options */
-                if (export_family(r, f, &out->fams[out->n++]) < 0) {
-                        pd_state_clear(out);
-                        return tr_error_set(err, ENOMEM, "out of memory");
-                }
+                pd_state_family sf;
+                family_view(r, f, p->members, &sf);
+                pd_state_format_family(&sf, p->text);
+                n++;
         }
-        return 0;
+        pd_state_format_end(n, p->text);
+        return p->text;
 }
 
-int pd_persist_save(pd_registry *r, const char *path, tr_error *err)
+int pd_persist_save(pd_persist *p, pd_registry *r, const char *path, tr_error *err)
 {
-        pd_state st;
-        int k = pd_persist_export(r, &st, err);
-        if (k < 0)
-                return k;
-        k = pd_state_write(path, &st, err);
-        pd_state_clear(&st);
-        return k;
+        const GString *text = pd_persist_format(p, r);
+        return pd_state_write_text(path, text->str, text->len, err);
 }
 
 /* The root is still the process saved (pid + start time).  Read after everything else

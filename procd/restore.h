@@ -21,10 +21,21 @@
 #include "procd/registry.h"
 #include "procd/state.h"
 
-/* The registry's families as state records (free with pd_state_clear). */
-int pd_persist_export(pd_registry *r, pd_state *out, tr_error *err);
-/* Export and write path atomically. */
-int pd_persist_save(pd_registry *r, const char *path, tr_error *err);
+/* What a save reuses from one save to the next (the daemon keeps one): the text, the
+ * list of families, a family's members.  A save formats straight from the registry's
+ * families (their strings borrowed, nothing copied per family) into the kept text. */
+typedef struct pd_persist {
+        GString *text;
+        GPtrArray *all;
+        GArray *members; /* of pd_state_member */
+} pd_persist;
+
+void pd_persist_init(pd_persist *p);
+void pd_persist_clear(pd_persist *p);
+/* The state file's text of the registry now (in p->text, valid until the next call). */
+const GString *pd_persist_format(pd_persist *p, pd_registry *r);
+/* Format and write path atomically (state.h: write, fsync, rename, directory fsync). */
+int pd_persist_save(pd_persist *p, pd_registry *r, const char *path, tr_error *err);
 
 typedef struct pd_restore_stats {
         size_t in_file;       /* families in the file */

@@ -34,61 +34,155 @@ void pd_state_clear(pd_state *s)
         s->n = 0;
 }
 
-static void put_str(GString *out, const char *key, const char *v)
+/* A family line is written in place (the save's hot path: no printf, no call per field):
+ * room for its longest form reserved first, then each field copied. */
+
+/* Room for everything of a line but its strings and members: "family", 15 numeric
+ * "\tkey=" (keys under 21 bytes) of up to 20 digits, 5 string keys, the newline. */
+#define LINE_FIXED_MAX (6 + 15 * (2 + 21 + 20) + 5 * (2 + 10) + 1)
+#define MEMBER_MAX (1 + 11 + 1 + 20) /* ",-2147483648:18446744073709551615" */
+
+/* An unsigned decimal (what "%" PRIu64 prints). */
+static char *w_dec(char *w, uint64_t v)
 {
-        if (!v)
-                return;
-        g_autofree char *e = g_strescape(v, NULL);
-        g_string_append_printf(out, "\t%s=%s", key, e);
+        char buf[20]; /* UINT64_MAX has 20 digits */
+        size_t i = sizeof buf;
+        do {
+                buf[--i] = (char) ('0' + v % 10);
+                v /= 10;
+        } while (v);
+        memcpy(w, buf + i, sizeof buf - i);
+        return w + (sizeof buf - i);
 }
 
-static void put_u64(GString *out, const char *key, uint64_t v) { g_string_append_printf(out, "\t%s=%" PRIu64, key, v); }
+static char *w_bytes(char *w, const char *s, size_t n)
+{
+        memcpy(w, s, n);
+        return w + n;
+}
+
+#define W_KEY(w, key) w_bytes(w, "\t" key "=", sizeof("\t" key "=") - 1)
+#define W_U64(w, key, v) w_dec(W_KEY(w, key), (v))
+
+/* Whether g_strescape would change v: a control byte, DEL or above, a backslash or a quote. */
+static bool needs_escape(const char *v)
+{
+        for (const unsigned char *p = (const unsigned char *) v; *p; p++)
+                if (*p < 0x20 || *p >= 0x7f || *p == '\\' || *p == '"')
+                        return true;
+        return false;
+}
+
+/* A string value as written: v itself, or g_strescape's form of it (in *owned). */
+typedef struct w_str {
+        const char *text;
+        size_t len;
+        char *owned;
+} w_str;
+
+static size_t w_str_prepare(w_str *ws, const char *v)
+{
+        ws->owned = v && needs_escape(v) ? g_strescape(v, NULL) : NULL;
+        ws->text = ws->owned ? ws->owned : v;
+        ws->len = ws->text ? strlen(ws->text) : 0;
+        return ws->len;
+}
+
+static char *w_str_put(char *w, const char *key_eq, size_t key_len, const w_str *ws)
+{
+        if (!ws->text)
+                return w;
+        return w_bytes(w_bytes(w, key_eq, key_len), ws->text, ws->len);
+}
+
+#define W_STR(w, key, ws) w_str_put(w, "\t" key "=", sizeof("\t" key "=") - 1, ws)
+
+static void put_dec(GString *out, uint64_t v)
+{
+        char buf[20];
+        g_string_append_len(out, buf, w_dec(buf, v) - buf);
+}
+
+void pd_state_format_header(GString *out)
+{
+        g_string_append(out, PD_STATE_MAGIC "\t");
+        put_dec(out, PD_STATE_VERSION);
+        g_string_append_c(out, '\n');
+}
+
+void pd_state_format_family(const pd_state_family *f, GString *out)
+{
+        w_str cgroup, no_cgroup, env, login;
+        size_t room = LINE_FIXED_MAX + f->n_members * MEMBER_MAX + w_str_prepare(&cgroup, f->cgroup) +
+                      w_str_prepare(&no_cgroup, f->no_cgroup_reason) + w_str_prepare(&env, f->env_marker) +
+                      w_str_prepare(&login, f->login);
+        size_t at = out->len;
+        g_string_set_size(out, at + room);
+        char *w = w_bytes(out->str + at, "family", 6);
+        w = W_U64(w, "root", (uint64_t) f->root_pid);
+        w = W_U64(w, "start", f->root_start_ticks);
+        w = W_U64(w, "parent", (uint64_t) f->parent_root_pid);
+        w = W_U64(w, "uid", f->root_uid);
+        if (f->watcher_pid > 0) {
+                w = W_U64(w, "watcher", (uint64_t) f->watcher_pid);
+                w = W_U64(w, "watcher_start", f->watcher_start_ticks);
+        }
+        w = W_U64(w, "interval", f->interval_sec);
+        w = W_STR(w, "cgroup", &cgroup);
+        if (f->cgroup && f->cgroup_origin)
+                w = W_U64(w, "cgroup_origin", f->cgroup_origin);
+        w = W_STR(w, "no_cgroup", &no_cgroup);
+        w = W_STR(w, "env", &env);
+        if (f->login) {
+                w = W_STR(w, "login", &login);
+                w = W_U64(w, "login_uid", f->login_uid);
+        }
+        if (f->by_gid) {
+                w = W_U64(w, "gid", f->gid);
+                w = W_U64(w, "gid_allocated", f->gid_allocated);
+        }
+        if (f->kill_on_watcher_exit)
+                w = W_U64(w, "kill_on_watcher_exit", 1);
+        if (f->frozen)
+                w = W_U64(w, "frozen", 1);
+        if (f->killing)
+                w = W_U64(w, "killing", 1);
+        if (f->suspending)
+                w = W_U64(w, "suspending", 1);
+        if (f->n_members) {
+                w = W_KEY(w, "members");
+                for (size_t j = 0; j < f->n_members; j++) {
+                        pid_t pid = f->members[j].pid;
+                        if (j)
+                                *w++ = ',';
+                        if (pid < 0) /* never written (pids are > 1); as %d prints it */
+                                *w++ = '-';
+                        w = w_dec(w, pid < 0 ? (uint64_t) -(int64_t) pid : (uint64_t) pid);
+                        *w++ = ':';
+                        w = w_dec(w, f->members[j].start_ticks);
+                }
+        }
+        *w++ = '\n';
+        g_string_truncate(out, (gsize) (w - out->str));
+        g_free(cgroup.owned);
+        g_free(no_cgroup.owned);
+        g_free(env.owned);
+        g_free(login.owned);
+}
+
+void pd_state_format_end(size_t n, GString *out)
+{
+        g_string_append(out, "end\t");
+        put_dec(out, n);
+        g_string_append_c(out, '\n');
+}
 
 void pd_state_format(const pd_state *s, GString *out)
 {
-        g_string_append_printf(out, "%s\t%u\n", PD_STATE_MAGIC, PD_STATE_VERSION);
-        for (size_t i = 0; i < s->n; i++) {
-                const pd_state_family *f = &s->fams[i];
-                g_string_append(out, "family");
-                put_u64(out, "root", (uint64_t) f->root_pid);
-                put_u64(out, "start", f->root_start_ticks);
-                put_u64(out, "parent", (uint64_t) f->parent_root_pid);
-                put_u64(out, "uid", f->root_uid);
-                if (f->watcher_pid > 0) {
-                        put_u64(out, "watcher", (uint64_t) f->watcher_pid);
-                        put_u64(out, "watcher_start", f->watcher_start_ticks);
-                }
-                put_u64(out, "interval", f->interval_sec);
-                put_str(out, "cgroup", f->cgroup);
-                if (f->cgroup && f->cgroup_origin)
-                        put_u64(out, "cgroup_origin", f->cgroup_origin);
-                put_str(out, "no_cgroup", f->no_cgroup_reason);
-                put_str(out, "env", f->env_marker);
-                if (f->login) {
-                        put_str(out, "login", f->login);
-                        put_u64(out, "login_uid", f->login_uid);
-                }
-                if (f->by_gid) {
-                        put_u64(out, "gid", f->gid);
-                        put_u64(out, "gid_allocated", f->gid_allocated);
-                }
-                if (f->kill_on_watcher_exit)
-                        put_u64(out, "kill_on_watcher_exit", 1);
-                if (f->frozen)
-                        put_u64(out, "frozen", 1);
-                if (f->killing)
-                        put_u64(out, "killing", 1);
-                if (f->suspending)
-                        put_u64(out, "suspending", 1);
-                if (f->n_members) {
-                        g_string_append(out, "\tmembers=");
-                        for (size_t j = 0; j < f->n_members; j++)
-                                g_string_append_printf(out, "%s%d:%" PRIu64, j ? "," : "", (int) f->members[j].pid,
-                                                       f->members[j].start_ticks);
-                }
-                g_string_append_c(out, '\n');
-        }
-        g_string_append_printf(out, "end\t%zu\n", s->n);
+        pd_state_format_header(out);
+        for (size_t i = 0; i < s->n; i++)
+                pd_state_format_family(&s->fams[i], out);
+        pd_state_format_end(s->n, out);
 }
 
 static int parse_u64_max(const char *v, uint64_t max, uint64_t *out)
@@ -326,14 +420,19 @@ int pd_state_write(const char *path, const pd_state *s, tr_error *err)
 {
         g_autoptr(GString) text = g_string_sized_new(256 + s->n * 160);
         pd_state_format(s, text);
+        return pd_state_write_text(path, text->str, text->len, err);
+}
+
+int pd_state_write_text(const char *path, const char *text, size_t len, tr_error *err)
+{
         char tmp[4096];
         if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int) sizeof tmp)
                 return tr_error_set(err, ENAMETOOLONG, "state file path too long");
         _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return tr_error_setx(err, errno, "creating %s", tmp);
-        for (size_t off = 0; off < text->len;) {
-                ssize_t w = write(fd, text->str + off, text->len - off);
+        for (size_t off = 0; off < len;) {
+                ssize_t w = write(fd, text + off, len - off);
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w < 0) {

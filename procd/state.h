@@ -72,8 +72,14 @@ typedef struct pd_state {
 void pd_state_clear(pd_state *s);
 void pd_state_family_clear(pd_state_family *f);
 
-/* Append the text of s to out. */
+/* Append the text of s to out: the header, each family's line, the end line (the three
+ * pieces below, for a writer that formats from its own records without building a
+ * pd_state).  Numbers by a decimal appender, strings as they are unless g_strescape would
+ * change them (then escaped by it). */
 void pd_state_format(const pd_state *s, GString *out);
+void pd_state_format_header(GString *out);
+void pd_state_format_family(const pd_state_family *f, GString *out);
+void pd_state_format_end(size_t n_families, GString *out);
 
 /* Parse a whole file's text.  -EPROTO: foreign (no magic); -EPROTONOSUPPORT: a later
  * version; -EBADMSG: corrupt or truncated.  err says where. */
@@ -81,6 +87,8 @@ int pd_state_parse(const char *buf, size_t len, pd_state *out, tr_error *err);
 
 /* Atomic write of s to path (see above). */
 int pd_state_write(const char *path, const pd_state *s, tr_error *err);
+/* The same for a text already formatted. */
+int pd_state_write_text(const char *path, const char *text, size_t len, tr_error *err);
 
 /* Read and parse path.  -ENOENT: no file (a first start).  Other errors as pd_state_parse,
  * or the read's -errno. */

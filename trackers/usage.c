@@ -57,6 +57,14 @@ static bool is_additive(size_t offset)
         return true;
 }
 
+void tr_usage_zero(tr_usage *u)
+{
+        tr_usage_init(u);
+        for (size_t i = 0; i < tr_usage_field_count(); i++)
+                if (is_additive(fields[i].offset))
+                        ((tr_u64 *) ((char *) u + fields[i].offset))->available = true;
+}
+
 void tr_usage_add(tr_usage *dst, const tr_usage *src)
 {
         for (size_t i = 0; i < tr_usage_field_count(); i++) {

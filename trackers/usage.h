@@ -89,6 +89,10 @@ void tr_usage_fill_missing(tr_usage *dst, const tr_usage *src);
  * unavailable.  sources and fallback are merged (dst's reason kept when both have one). */
 void tr_usage_add(tr_usage *dst, const tr_usage *src);
 
+/* The usage of no process at all, a sum's start: every field tr_usage_add sums known and 0
+ * (peaks and pressure totals unknown), no source. */
+void tr_usage_zero(tr_usage *u);
+
 /* "cgroup", "cgroup-v1", "cgroup+cgroup-v1", "proc", "cgroup+proc", ... from u->sources */
 const char *tr_usage_source_name(const tr_usage *u, char *buf, size_t size);
 

@@ -78,10 +78,10 @@ main_pid=$(systemctl show -P MainPID procd.service)
 check "its main process is /usr/sbin/procd" test "$(readlink "/proc/$main_pid/exe" 2>/dev/null)" = /usr/sbin/procd
 check "the socket is /run/procd/procd.sock" test -S /run/procd/procd.sock
 check "procctl list" procctl list
-# procd's parent is PID 1 under systemd, which procd does not track: the root family is
-# answered with FamilyNotFound until root-pid= names the scheduler's master (procd.conf)
-check "procctl usage 0: FamilyNotFound (the root family is PID 1)" \
-  bash -c 'procctl --json usage 0; [ $? = 1 ] && procctl --json usage 0 | grep -q "\"error\": *\"FamilyNotFound\""'
+# procd's parent is PID 1 under systemd, which procd does not track: usage 0 is then the
+# sum of every family procd tracks (none yet: zero processes)
+check "procctl usage 0: no family yet, 0 processes" \
+  bash -c 'procctl --json usage 0 | grep -q "\"num_procs\": *0[,}]"'
 out=$(mktemp -d /var/tmp/deb-live.XXXXXX)  # the guest's disk
 report=$out/report.json
 check "procd-starter --require-procd runs a job procd tracks" \
@@ -94,6 +94,7 @@ procd-starter --require-procd --quiet -- sleep 600 &
 starter=$!
 job_usage() { job=$(pgrep -P "$starter" -x sleep) && procctl --json usage "$job" | grep -q '"num_procs": *1'; }
 check "procctl usage of a running job" eventually job_usage
+check "procctl usage 0 counts it" bash -c 'procctl --json usage 0 | grep -q "\"num_procs\": *[1-9]"'
 check "systemctl stop procd" systemctl stop procd.service
 check "the job outlives procd's stop" kill -0 "$starter"
 check "systemctl start procd" systemctl start procd.service

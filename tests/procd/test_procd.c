@@ -565,6 +565,54 @@ static void test_sigterm_shutdown(void)
         rmdir(d2.dir);
 }
 
+/* procd under systemd: its parent is PID 1, which it never tracks.  Usage of pid 0 is then
+ * the sum of every family: zero (known) with none, then what the families hold. */
+static void test_root_family_pid1(void)
+{
+        static const char *const extra[] = { "--root-pid", "1", NULL };
+        ph_daemon d2;
+        CU_ASSERT_FATAL(ph_start(&d2, extra, NULL, 10000) == 0);
+        procd_client *c2 = ph_connect(&d2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c2);
+        tr_usage u;
+        EXPECT(procd_get_usage(c2, 0, &u, &e_), PROCD_OK);
+        CU_ASSERT(u.num_procs.available && u.num_procs.value == 0);
+        CU_ASSERT(u.cpu_usec.available && u.cpu_usec.value == 0);
+        CU_ASSERT_FALSE(u.memory_peak_bytes.available); /* a peak is no sum */
+        EXPECT(procd_get_usage(c2, 1, &u, &e_), PROCD_E_BAD_ROOT_PID);
+
+        pid_t chain[3], sp = ph_spinner();
+        int fds[2];
+        CU_ASSERT_FATAL(ph_chain_start(2, chain, fds) == 0);
+        EXPECT(procd_register_subfamily(c2, chain[0], 0, 1, &e_), PROCD_OK);
+        CU_ASSERT_FATAL(ph_chain_grow(2, chain, fds) == 0);
+        EXPECT(procd_register_subfamily(c2, sp, 0, 1, &e_), PROCD_OK);
+        tr_usage a, b;
+        bool burned = false;
+        for (int i = 0; i < 600 && !burned; i++) { /* the spinner's CPU, polled up to 60 s */
+                usleep(100000);
+                EXPECT(procd_snapshot(c2, &e_), PROCD_OK);
+                EXPECT(procd_get_usage(c2, sp, &b, &e_), PROCD_OK);
+                burned = b.cpu_usec.available && b.cpu_usec.value >= 100000;
+        }
+        CU_ASSERT(burned);
+        EXPECT(procd_get_usage(c2, chain[0], &a, &e_), PROCD_OK);
+        EXPECT(procd_get_usage(c2, 0, &u, &e_), PROCD_OK);
+        CU_ASSERT(u.num_procs.available && u.num_procs.value == 4); /* chain of 3 + the spinner */
+        CU_ASSERT(a.num_procs.value == 3 && b.num_procs.value == 1);
+        CU_ASSERT(u.cpu_usec.available && u.cpu_usec.value >= a.cpu_usec.value + b.cpu_usec.value);
+
+        EXPECT(procd_kill_family(c2, sp, &e_), PROCD_OK);
+        CU_ASSERT(ts_wait(sp, 5000) >= 0);
+        EXPECT(procd_kill_family(c2, chain[0], &e_), PROCD_OK);
+        CU_ASSERT(ts_wait(chain[0], 5000) >= 0);
+        for (int i = 1; i < 3; i++)
+                CU_ASSERT(ph_wait_gone(chain[i], 5000));
+        procd_disconnect(c2);
+        int st = ph_stop(&d2, 10000);
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* READY=1 arrives on $NOTIFY_SOCKET (a plain datagram), as systemd's Type=notify wants. */
 static void test_notify_socket(void)
 {
@@ -801,6 +849,7 @@ static CU_TestInfo tests[] = {
         { "1,000 families", test_thousand_families },
         { "second daemon refused", test_second_daemon_refused },
         { "SIGTERM shutdown", test_sigterm_shutdown },
+        { "root family PID 1 (systemd): usage 0 sums every family", test_root_family_pid1 },
         { "READY=1 on NOTIFY_SOCKET", test_notify_socket },
         { "detach without --foreground, syslog", test_detach },
         { "unkillable member: Unkillable reply, daemon responsive", test_unkillable },

@@ -3,6 +3,7 @@
  * atomic write and setting a bad file aside. */
 #include <CUnit/CUnit.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,173 @@ static void test_write_read_set_aside(void)
         free(text);
 }
 
+/* The version-1 formatter as it was written before the decimal appender (printf and
+ * g_strescape for every value): the new one must give the same bytes. */
+static void ref_put_str(GString *out, const char *key, const char *v)
+{
+        if (!v)
+                return;
+        g_autofree char *e = g_strescape(v, NULL);
+        g_string_append_printf(out, "\t%s=%s", key, e);
+}
+
+static void ref_put_u64(GString *out, const char *key, uint64_t v) { g_string_append_printf(out, "\t%s=%" PRIu64, key, v); }
+
+static void reference_format(const pd_state *s, GString *out)
+{
+        g_string_append_printf(out, "%s\t%u\n", PD_STATE_MAGIC, PD_STATE_VERSION);
+        for (size_t i = 0; i < s->n; i++) {
+                const pd_state_family *f = &s->fams[i];
+                g_string_append(out, "family");
+                ref_put_u64(out, "root", (uint64_t) f->root_pid);
+                ref_put_u64(out, "start", f->root_start_ticks);
+                ref_put_u64(out, "parent", (uint64_t) f->parent_root_pid);
+                ref_put_u64(out, "uid", f->root_uid);
+                if (f->watcher_pid > 0) {
+                        ref_put_u64(out, "watcher", (uint64_t) f->watcher_pid);
+                        ref_put_u64(out, "watcher_start", f->watcher_start_ticks);
+                }
+                ref_put_u64(out, "interval", f->interval_sec);
+                ref_put_str(out, "cgroup", f->cgroup);
+                if (f->cgroup && f->cgroup_origin)
+                        ref_put_u64(out, "cgroup_origin", f->cgroup_origin);
+                ref_put_str(out, "no_cgroup", f->no_cgroup_reason);
+                ref_put_str(out, "env", f->env_marker);
+                if (f->login) {
+                        ref_put_str(out, "login", f->login);
+                        ref_put_u64(out, "login_uid", f->login_uid);
+                }
+                if (f->by_gid) {
+                        ref_put_u64(out, "gid", f->gid);
+                        ref_put_u64(out, "gid_allocated", f->gid_allocated);
+                }
+                if (f->kill_on_watcher_exit)
+                        ref_put_u64(out, "kill_on_watcher_exit", 1);
+                if (f->frozen)
+                        ref_put_u64(out, "frozen", 1);
+                if (f->killing)
+                        ref_put_u64(out, "killing", 1);
+                if (f->suspending)
+                        ref_put_u64(out, "suspending", 1);
+                if (f->n_members) {
+                        g_string_append(out, "\tmembers=");
+                        for (size_t j = 0; j < f->n_members; j++)
+                                g_string_append_printf(out, "%s%d:%" PRIu64, j ? "," : "", (int) f->members[j].pid,
+                                                       f->members[j].start_ticks);
+                }
+                g_string_append_c(out, '\n');
+        }
+        g_string_append_printf(out, "end\t%zu\n", s->n);
+}
+
+static bool str_same(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+static bool family_same(const pd_state_family *a, const pd_state_family *b)
+{
+        bool same = a->root_pid == b->root_pid && a->root_start_ticks == b->root_start_ticks &&
+                    a->parent_root_pid == b->parent_root_pid && a->root_uid == b->root_uid &&
+                    a->watcher_pid == b->watcher_pid && a->watcher_start_ticks == b->watcher_start_ticks &&
+                    a->interval_sec == b->interval_sec && str_same(a->cgroup, b->cgroup) &&
+                    a->cgroup_origin == b->cgroup_origin && str_same(a->no_cgroup_reason, b->no_cgroup_reason) &&
+                    str_same(a->env_marker, b->env_marker) && str_same(a->login, b->login) &&
+                    a->login_uid == b->login_uid && a->by_gid == b->by_gid && a->gid == b->gid &&
+                    a->gid_allocated == b->gid_allocated && a->kill_on_watcher_exit == b->kill_on_watcher_exit &&
+                    a->frozen == b->frozen && a->killing == b->killing && a->suspending == b->suspending &&
+                    a->n_members == b->n_members;
+        for (size_t i = 0; same && i < a->n_members; i++)
+                same = a->members[i].pid == b->members[i].pid && a->members[i].start_ticks == b->members[i].start_ticks;
+        return same;
+}
+
+/* One line per case: the family formatted alone is the reference formatter's bytes, and
+ * parses back to the same family. */
+static void check_format(const char *name, pd_state_family f)
+{
+        pd_state s = { &f, 1 };
+        g_autoptr(GString) got = g_string_new(NULL), want = g_string_new(NULL);
+        pd_state_format(&s, got);
+        reference_format(&s, want);
+        if (strcmp(got->str, want->str) != 0)
+                fprintf(stderr, "%s: formatted\n%s\nwant\n%s\n", name, got->str, want->str);
+        CU_ASSERT_STRING_EQUAL(got->str, want->str);
+        pd_state back;
+        tr_error err = { 0 };
+        int r = pd_state_parse(got->str, got->len, &back, &err);
+        if (r < 0)
+                fprintf(stderr, "%s: does not parse back: %s\n", name, err.msg);
+        CU_ASSERT_EQUAL_FATAL(r, 0);
+        CU_ASSERT_EQUAL_FATAL(back.n, 1);
+        if (!family_same(&back.fams[0], &f))
+                fprintf(stderr, "%s: parsed back differently\n", name);
+        CU_ASSERT(family_same(&back.fams[0], &f));
+        pd_state_clear(&back);
+}
+
+/* A family with the required fields; a case names what it sets (overriding a default). */
+#define FAM(...) ((pd_state_family) { .root_pid = 4242, .root_start_ticks = 123456, .interval_sec = 5, __VA_ARGS__ })
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+
+static void test_format_same_bytes(void)
+{
+        pd_state_member one[] = { { 4243, 1 } };
+        pd_state_member many[] = { { 2, 0 + 1 }, { 99999, 123456789 }, { INT32_MAX, UINT64_MAX }, { 4300, 10 } };
+        check_format("minimal", FAM());
+        check_format("largest numbers", FAM(.root_pid = INT32_MAX, .root_start_ticks = UINT64_MAX,
+                                            .parent_root_pid = INT32_MAX - 1, .root_uid = UINT32_MAX,
+                                            .interval_sec = UINT32_MAX));
+        check_format("zero start, uid 0", FAM(.root_start_ticks = 0, .root_uid = 0));
+        check_format("watcher", FAM(.watcher_pid = 4200, .watcher_start_ticks = 123000, .kill_on_watcher_exit = true));
+        check_format("child family", FAM(.parent_root_pid = 4000, .root_uid = 1000));
+        check_format("cgroup handed", FAM(.cgroup = "/jobs/job42", .cgroup_origin = 0));
+        check_format("cgroup made", FAM(.cgroup = "/procd/fam.4242", .cgroup_origin = 1));
+        check_format("cgroup own", FAM(.cgroup = "/procd/fam.4242/fam.4243", .cgroup_origin = 2));
+        check_format("cgroup with tab", FAM(.cgroup = "/jobs/job\t42", .cgroup_origin = 2));
+        check_format("cgroup escapes", FAM(.cgroup = "/a\"b\\c\nd\re\bf\fg\vh\001i\177j", .cgroup_origin = 1));
+        check_format("cgroup utf-8", FAM(.cgroup = "/jobs/caf\xc3\xa9/\xe2\x82\xac"));
+        check_format("cgroup printable", FAM(.cgroup = "/ !#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~"));
+        check_format("no cgroup reason", FAM(.no_cgroup_reason = "no delegated cgroup"));
+        check_format("no cgroup reason escaped", FAM(.no_cgroup_reason = "mkdir \"fam.1\": No space\n"));
+        check_format("env", FAM(.env_marker = "CONDOR_JOB=42"));
+        check_format("env escaped", FAM(.env_marker = "CONDOR_JOB=42 \"x\"\nnext\\"));
+        check_format("env high byte", FAM(.env_marker = "K=\xff\x80"));
+        check_format("login", FAM(.login = "alice", .login_uid = 1001));
+        check_format("login unknown", FAM(.login = "?", .login_uid = 0));
+        check_format("login escaped", FAM(.login = "b\tob", .login_uid = 7));
+        check_format("gid", FAM(.by_gid = true, .gid = 5012));
+        check_format("gid allocated", FAM(.by_gid = true, .gid = 5012, .gid_allocated = true));
+        check_format("gid largest", FAM(.by_gid = true, .gid = UINT32_MAX - 1, .gid_allocated = true));
+        check_format("frozen", FAM(.frozen = true));
+        check_format("killing", FAM(.killing = true));
+        check_format("suspending", FAM(.suspending = true));
+        check_format("all flags", FAM(.kill_on_watcher_exit = true, .frozen = true, .killing = true,
+                                      .suspending = true, .watcher_pid = 1, .watcher_start_ticks = 1));
+        check_format("one member", FAM(.members = one, .n_members = 1));
+        check_format("members", FAM(.members = many, .n_members = G_N_ELEMENTS(many)));
+        check_format("everything", FAM(.parent_root_pid = 17, .root_uid = 1000, .watcher_pid = 4200,
+                                       .watcher_start_ticks = 9, .cgroup = "/x y/\"z\"", .cgroup_origin = 2,
+                                       .no_cgroup_reason = NULL, .env_marker = "A=B", .login = "carol",
+                                       .login_uid = 1002, .by_gid = true, .gid = 70000, .gid_allocated = true,
+                                       .kill_on_watcher_exit = true, .frozen = true, .killing = true,
+                                       .suspending = true, .members = many, .n_members = G_N_ELEMENTS(many)));
+
+        /* a whole file (the fixture's families, and none) */
+        char *text = ts_read_fixture("state/good.state");
+        pd_state s, none = { NULL, 0 };
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL_FATAL(pd_state_parse(text, strlen(text), &s, &err), 0);
+        const pd_state *cases[] = { &s, &none };
+        for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(GString) got = g_string_new(NULL), want = g_string_new(NULL);
+                pd_state_format(cases[i], got);
+                reference_format(cases[i], want);
+                CU_ASSERT_STRING_EQUAL(got->str, want->str);
+        }
+        pd_state_clear(&s);
+        free(text);
+}
+#pragma GCC diagnostic pop
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -161,6 +329,7 @@ int main(void)
                 { "untrusted files refused", test_untrusted },
                 { "every truncation refused", test_every_truncation },
                 { "atomic write, read, set aside", test_write_read_set_aside },
+                { "format: the reference formatter's bytes", test_format_same_bytes },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = { { "state", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };

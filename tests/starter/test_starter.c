@@ -429,10 +429,10 @@ static void test_exec_failures(void)
 }
 
 /* The limits that applied: option's entry in tag's report names the file of this host's
- * mode (the hierarchy holding ctrl: v2file there, else v1file) in the job cgroup, with its
- * value, and so does the text report. */
+ * mode (the hierarchy holding ctrl: v2file with v2value there, else v1file with v1value) in
+ * the job cgroup, and so does the text report. */
 static void check_limit_file(const run *r, const char *tag, const char *option, tr_controller ctrl,
-                             const char *v2file, const char *v1file, const char *value)
+                             const char *v2file, const char *v2value, const char *v1file, const char *v1value)
 {
         const tr_hierarchies *hs = ts_hierarchies();
         int h = tr_hierarchies_best(hs, ctrl);
@@ -440,7 +440,7 @@ static void check_limit_file(const run *r, const char *tag, const char *option, 
         char cg[PATH_MAX], job[PATH_MAX], dir[PATH_MAX], want[3 * PATH_MAX];
         snprintf(job, sizeof job, "%s/job", ts_cgroup_path(cg, sizeof cg, tag));
         CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[h], job, dir, sizeof dir, NULL) == 0);
-        const char *file = hs->h[h].is_v2 ? v2file : v1file;
+        const char *file = hs->h[h].is_v2 ? v2file : v1file, *value = hs->h[h].is_v2 ? v2value : v1value;
         snprintf(want, sizeof want, "{\"option\": \"%s\", \"value\": ", option);
         bool listed = report_has(tag, want);
         snprintf(want, sizeof want, "{\"path\": \"%s/%s\", \"value\": \"%s\"}", dir, file, value);
@@ -480,7 +480,8 @@ static void test_memory_oom(void)
         CU_ASSERT_TRUE(report_num("oom", "memory_peak_bytes", &v) && v <= 33 * 1024 * 1024);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "OOM"));
         CU_ASSERT_TRUE(cg_gone("oom"));
-        check_limit_file(&r, "oom", "memory-max", TR_CTRL_MEMORY, "memory.max", "memory.limit_in_bytes", "33554432");
+        check_limit_file(&r, "oom", "memory-max", TR_CTRL_MEMORY, "memory.max", "33554432", "memory.limit_in_bytes",
+                         "33554432");
         check_hits(&r, "oom", "[\"oom\"]", "procd-starter: limits hit: oom (");
         CU_ASSERT_TRUE(report_has("oom", "\"terminated_by\": \"oom-killer\""));
         CU_ASSERT_TRUE(report_num("oom", "oom_kill", &v) && v >= 1);
@@ -492,9 +493,10 @@ static void test_memory_oom(void)
         CU_ASSERT_EQUAL(r.code, 0);
         CU_ASSERT_TRUE(report_num("within", "oom_killed", &v) && v == 0);
         CU_ASSERT_TRUE(cg_gone("within"));
-        check_limit_file(&r, "within", "memory-max", TR_CTRL_MEMORY, "memory.max", "memory.limit_in_bytes", "67108864");
-        check_limit_file(&r, "within", "pids-max", TR_CTRL_PIDS, "pids.max", "pids.max", "64");
-        check_limit_file(&r, "within", "cpus", TR_CTRL_CPU, "cpu.max", "cpu.cfs_quota_us", "200000");
+        check_limit_file(&r, "within", "memory-max", TR_CTRL_MEMORY, "memory.max", "67108864", "memory.limit_in_bytes",
+                         "67108864");
+        check_limit_file(&r, "within", "pids-max", TR_CTRL_PIDS, "pids.max", "64", "pids.max", "64");
+        check_limit_file(&r, "within", "cpus", TR_CTRL_CPU, "cpu.max", "200000 100000", "cpu.cfs_quota_us", "200000");
         check_hits(&r, "within", "[]", "procd-starter: limits hit: none\n");
         CU_ASSERT_TRUE(report_num("within", "oom_kill", &v) && v == 0);
         CU_ASSERT_TRUE(report_num("within", "pids_max", &v) && v == 0);
@@ -513,7 +515,7 @@ static void test_pids_max(void)
         CU_ASSERT_TRUE(report_num("pids", "pids_peak", &v) && v <= 4);
         CU_ASSERT_TRUE(report_num("pids", "strays_killed", &v) && v == 1);
         CU_ASSERT_TRUE(cg_gone("pids"));
-        check_limit_file(&r, "pids", "pids-max", TR_CTRL_PIDS, "pids.max", "pids.max", "4");
+        check_limit_file(&r, "pids", "pids-max", TR_CTRL_PIDS, "pids.max", "4", "pids.max", "4");
         check_hits(&r, "pids", "[\"pids-max\"]", "procd-starter: limits hit: pids-max (7 forks refused)");
         CU_ASSERT_TRUE(report_num("pids", "pids_max", &v) && v == 7); /* pids.events: the 7 refused */
 }
@@ -540,7 +542,7 @@ static void test_cpu_quota(void)
         run_starter(&r, "throttle", 60000, a1);
         CU_ASSERT_EQUAL(r.code, 0);
         CU_ASSERT_TRUE(cg_gone("throttle"));
-        check_limit_file(&r, "throttle", "cpus", TR_CTRL_CPU, "cpu.max", "cpu.cfs_quota_us", "1000");
+        check_limit_file(&r, "throttle", "cpus", TR_CTRL_CPU, "cpu.max", "1000 100000", "cpu.cfs_quota_us", "1000");
         check_hits(&r, "throttle", "[\"cpu-throttled\"]", "procd-starter: limits hit: cpu-throttled (");
         long long periods = 0, throttled = 0, tusec = 0;
         CU_ASSERT_TRUE(report_num("throttle", "cpu_nr_periods", &periods) &&
