@@ -28,19 +28,6 @@ int pd_family_own_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *o
         return 0;
 }
 
-/* The hierarchy a cgroup family is judged in: v2 where its handle has a path there, else
- * the first hierarchy it has. */
-static int judged_in(tr_cgroup *cg)
-{
-        const tr_hierarchies *hs = tr_cgroup_hierarchies(cg);
-        if (hs->v2 >= 0 && tr_cgroup_path(cg, hs->v2))
-                return hs->v2;
-        for (int i = 0; i < hs->n; i++)
-                if (tr_cgroup_path(cg, i))
-                        return i;
-        return -1;
-}
-
 /* The cgroup families between the asked family and the one being visited. */
 typedef struct holders {
         pd_family *f;
@@ -51,7 +38,7 @@ typedef struct holders {
 static bool holds(pd_family *a, pd_family *c)
 {
         tr_cgroup *acg = tr_family_cgroup(a->tf);
-        int i = acg ? judged_in(acg) : -1;
+        int i = acg ? tr_cgroup_primary_index(acg) : -1;
         if (i < 0)
                 return false;
         const char *apath = tr_cgroup_path(acg, i);

@@ -215,19 +215,6 @@ static tr_procfam_spec family_spec(const pd_family *f)
         };
 }
 
-/* The hierarchy a cgroup family's membership is matched in: v2 when its cgroup is there,
- * else its first hierarchy; -1 when in none. */
-static int holds_index(tr_cgroup *cg)
-{
-        const tr_hierarchies *hs = tr_cgroup_hierarchies(cg);
-        if (hs->v2 >= 0 && tr_cgroup_path(cg, hs->v2))
-                return hs->v2;
-        for (int i = 0; i < hs->n; i++)
-                if (tr_cgroup_path(cg, i))
-                        return i;
-        return -1;
-}
-
 /* Add f to (or drop it from) the index of cgroup families, keyed "<hierarchy>:<path>" by
  * the cgroup its membership is matched by. */
 static void cg_index(pd_registry *r, pd_family *f, bool add)
@@ -243,7 +230,7 @@ static void cg_index(pd_registry *r, pd_family *f, bool add)
                 return;
         }
         tr_cgroup *cg = f->tf && !f->proc_tracked ? tr_family_cgroup(f->tf) : NULL;
-        int idx = cg ? holds_index(cg) : -1;
+        int idx = cg ? tr_cgroup_primary_index(cg) : -1;
         if (idx < 0 || f->cg_key)
                 return;
         f->cg_key = g_strdup_printf("%d:%s", idx, tr_cgroup_path(cg, idx));
@@ -1274,7 +1261,7 @@ void pd_registry_all(pd_registry *r, GPtrArray *out) { pre_order(r->root, out); 
 static bool cgroup_holds(pd_family *f, const tr_pid_cgroups *pc)
 {
         tr_cgroup *cg = tr_family_cgroup(f->tf);
-        int idx = cg ? holds_index(cg) : -1;
+        int idx = cg ? tr_cgroup_primary_index(cg) : -1;
         if (idx < 0 || !pc->paths[idx])
                 return false;
         const char *fp = tr_cgroup_path(cg, idx), *pp = pc->paths[idx];

@@ -402,6 +402,16 @@ const char *tr_cgroup_path(const tr_cgroup *cg, int i)
         return (i >= 0 && i < TR_MAX_HIER) ? cg->path[i] : NULL;
 }
 
+int tr_cgroup_primary_index(const tr_cgroup *cg)
+{
+        if (cg->hs->v2 >= 0 && tr_cgroup_path(cg, cg->hs->v2))
+                return cg->hs->v2;
+        for (int i = 0; i < cg->hs->n; i++)
+                if (tr_cgroup_path(cg, i))
+                        return i;
+        return -1;
+}
+
 int tr_cgroup_dirfd(const tr_cgroup *cg, int i)
 {
         return (i >= 0 && i < TR_MAX_HIER) ? cg->dirfd[i] : -1;

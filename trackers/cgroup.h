@@ -98,6 +98,9 @@ static inline void tr_cgroup_freep(tr_cgroup **cg)
 const tr_hierarchies *tr_cgroup_hierarchies(const tr_cgroup *cg);
 /* Path in hierarchy i ("/jobs/job_42"), NULL when the cgroup is not in that hierarchy. */
 const char *tr_cgroup_path(const tr_cgroup *cg, int i);
+/* The hierarchy a cgroup is matched in (membership, nesting): v2 when it has a path there,
+ * else its first hierarchy; -1 when it is in none. */
+int tr_cgroup_primary_index(const tr_cgroup *cg);
 /* The O_PATH dirfd in hierarchy i, or -1.  Owned by the handle. */
 int tr_cgroup_dirfd(const tr_cgroup *cg, int i);
 /* An O_RDONLY|O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1 when
