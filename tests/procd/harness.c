@@ -245,16 +245,6 @@ pid_t ph_sleeper_in_cgroup(const char *name, char *path_out, size_t size, tr_cgr
         return pid;
 }
 
-char ph_state(pid_t pid)
-{
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
-                return '?';
-        const char *p = strrchr(buf, ')');
-        return p && p[1] == ' ' ? p[2] : '?';
-}
-
 bool ph_wait_gone(pid_t pid, int timeout_ms)
 {
         for (int t = 0; t < timeout_ms; t += 10) {

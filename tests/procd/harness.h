@@ -57,8 +57,6 @@ bool ph_dump_one(procd_client *c, pid_t pid, procd_family_info *out);
 /* Whether Dump(fam) lists pid among fam's members. */
 bool ph_has_member(procd_client *c, pid_t fam, pid_t pid);
 
-/* Process state letter from /proc/PID/stat ('?' when gone). */
-char ph_state(pid_t pid);
 /* Wait until cond(pid) or timeout. */
 bool ph_wait_gone(pid_t pid, int timeout_ms);
 

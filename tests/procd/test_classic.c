@@ -168,12 +168,12 @@ static void test_signal_suspend_kill(void)
 
         DEVIATION(cc_signal(&C, f.pid, 0) == CC_SUCCESS, "SIGNAL_PROCESS with signal 0 answers an error");
         CHECK_ERR(cc_signal(&C, f.pid, SIGSTOP), CC_SUCCESS);
-        for (int i = 0; i < 200 && ph_state(f.pid) != 'T'; i++)
+        for (int i = 0; i < 200 && ts_proc_state(f.pid) != 'T'; i++)
                 usleep(10000);
-        CU_ASSERT_EQUAL(ph_state(f.pid), 'T');
+        CU_ASSERT_EQUAL(ts_proc_state(f.pid), 'T');
         CU_ASSERT_FALSE(cp_held(k1)); /* the root only */
         CHECK_ERR(cc_signal(&C, f.pid, SIGCONT), CC_SUCCESS);
-        for (int i = 0; i < 200 && ph_state(f.pid) == 'T'; i++)
+        for (int i = 0; i < 200 && ts_proc_state(f.pid) == 'T'; i++)
                 usleep(10000);
 
         CHECK_ERR(cc_simple(&C, CC_SUSPEND_FAMILY, f.pid), CC_SUCCESS);

@@ -204,9 +204,9 @@ static void test_family_commands(void)
         CU_ASSERT_EQUAL(run("--socket", S, "signal", as, "18", NULL), 0);
         CU_ASSERT_EQUAL(run("--socket", S, "signal", "1", "TERM", NULL), 1); /* the daemon refuses pid 1 */
         CU_ASSERT_EQUAL(run("--socket", S, "suspend", as, NULL), 0);
-        CU_ASSERT_EQUAL(ph_state(a), 'T');
+        CU_ASSERT_EQUAL(ts_proc_state(a), 'T');
         CU_ASSERT_EQUAL(run("--socket", S, "continue", as, NULL), 0);
-        CU_ASSERT_NOT_EQUAL(ph_state(a), 'T');
+        CU_ASSERT_NOT_EQUAL(ts_proc_state(a), 'T');
         CU_ASSERT_EQUAL(run("--socket", S, "snapshot", NULL), 0);
         CU_ASSERT_EQUAL(run("--socket", S, "--json", "kill", as, NULL), 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"ok\": true"));

@@ -213,9 +213,9 @@ static void test_cgroup_and_proc_side_by_side(void)
         tr_error terr = { 0 };
         CU_ASSERT(tr_cgroup_attach(cg, extra, &terr) >= 0);
         EXPECT(procd_signal_process(C, extra, SIGSTOP, &e_), PROCD_OK);
-        for (int i = 0; i < 100 && ph_state(extra) != 'T'; i++)
+        for (int i = 0; i < 100 && ts_proc_state(extra) != 'T'; i++)
                 usleep(10000);
-        CU_ASSERT_EQUAL(ph_state(extra), 'T');
+        CU_ASSERT_EQUAL(ts_proc_state(extra), 'T');
         /* a family rooted inside the cgroup is placed below the cgroup family */
         EXPECT(procd_register_subfamily(C, extra, 0, 60, &e_), PROCD_OK);
         CU_ASSERT_FATAL(dump_one(extra, &fi));
@@ -321,9 +321,9 @@ static void test_signal(void)
         /* only in the root family (this program): not a registered family */
         EXPECT(procd_signal_process(C, getpid(), SIGCONT, &e_), PROCD_E_NOT_IN_FAMILY);
         EXPECT(procd_signal_process(C, a, SIGSTOP, &e_), PROCD_OK);
-        for (int i = 0; i < 100 && ph_state(a) != 'T'; i++)
+        for (int i = 0; i < 100 && ts_proc_state(a) != 'T'; i++)
                 usleep(10000);
-        CU_ASSERT_EQUAL(ph_state(a), 'T');
+        CU_ASSERT_EQUAL(ts_proc_state(a), 'T');
         EXPECT(procd_signal_process(C, a, SIGCONT, &e_), PROCD_OK);
         EXPECT(procd_signal_process(C, a, SIGTERM, &e_), PROCD_OK);
         CU_ASSERT(ts_wait(a, 2000) >= 0);
@@ -339,10 +339,10 @@ static void test_suspend_continue_kill_proc(void)
         CU_ASSERT_FATAL(ph_chain_grow(2, chain, fds) == 0);
         EXPECT(procd_suspend_family(C, chain[0], &e_), PROCD_OK);
         for (int i = 0; i < 3; i++)
-                CU_ASSERT_EQUAL(ph_state(chain[i]), 'T');
+                CU_ASSERT_EQUAL(ts_proc_state(chain[i]), 'T');
         EXPECT(procd_continue_family(C, chain[0], &e_), PROCD_OK);
         for (int i = 0; i < 3; i++)
-                CU_ASSERT_NOT_EQUAL(ph_state(chain[i]), 'T');
+                CU_ASSERT_NOT_EQUAL(ts_proc_state(chain[i]), 'T');
         EXPECT(procd_suspend_family(C, 0, &e_), PROCD_E_ROOT_FAMILY);
         EXPECT(procd_continue_family(C, getpid(), &e_), PROCD_E_ROOT_FAMILY);
         EXPECT(procd_kill_family(C, 0, &e_), PROCD_E_ROOT_FAMILY);
@@ -761,7 +761,7 @@ static void test_unkillable(void)
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         if (st == -ETIMEDOUT)
                 ts_kill_reap(killer);
-        CU_ASSERT(ts_alive(victim) || ph_state(victim) == 'D');
+        CU_ASSERT(ts_alive(victim) || ts_proc_state(victim) == 'D');
         CU_ASSERT_EQUAL(procd_unregister_family(c, victim, NULL), PROCD_OK);
         procd_disconnect(c);
         ph_stop(&d2, 5000);

@@ -387,7 +387,7 @@ static void test_async_suspend_continue(void)
         CU_ASSERT_EQUAL(d.calls, 1);
         CU_ASSERT_EQUAL(d.s, PROCD_OK);
         for (int i = 0; i < 3; i++)
-                CU_ASSERT_EQUAL(ph_state(ch[i]), 'T');
+                CU_ASSERT_EQUAL(ts_proc_state(ch[i]), 'T');
         done_rec c = { 0 };
         pd_cmd_family_async(&CM, &ROOT, PD_JOB_CONTINUE, ch[0], on_done, &c);
         for (int i = 0; i < 300 && c.calls == 0; i++)
@@ -395,7 +395,7 @@ static void test_async_suspend_continue(void)
         CU_ASSERT_EQUAL(c.calls, 1);
         CU_ASSERT_EQUAL(c.s, PROCD_OK);
         for (int i = 0; i < 3; i++)
-                CU_ASSERT_NOT_EQUAL(ph_state(ch[i]), 'T');
+                CU_ASSERT_NOT_EQUAL(ts_proc_state(ch[i]), 'T');
         done_rec u = { 0 };
         pd_cmd_family_async(&CM, &USER, PD_JOB_SUSPEND, ch[0], on_done, &u);
         CU_ASSERT_EQUAL(u.calls, 1);

@@ -150,24 +150,12 @@ static void client_release(client *cl)
         cl->pid = 0;
 }
 
-/* Root: a client-library connection answers GetUsage. */
-static bool root_served(const ph_daemon *d)
-{
-        procd_client *c = NULL;
-        if (procd_connect(d->socket, &c, NULL) != PROCD_OK)
-                return false;
-        tr_usage u;
-        bool ok = procd_get_usage(c, 0, &u, NULL) == PROCD_OK;
-        procd_disconnect(c);
-        return ok;
-}
-
 /* Root is served again once procd has seen a slot freed: it notices a closed connection
  * when its main loop runs next, which under emulation can take a while (polled, not slept). */
 static bool root_served_again(const ph_daemon *d)
 {
         for (int waited_ms = 0; waited_ms < 30000; waited_ms += 100) {
-                if (root_served(d))
+                if (ph_answers(d))
                         return true;
                 usleep(100000);
         }
@@ -206,7 +194,7 @@ static void test_per_uid_quota(void)
         CU_ASSERT_EQUAL(b.r.served, 3);
         CU_ASSERT_EQUAL(b.r.refused, 0);
         client_release(&b);
-        CU_ASSERT(root_served(&d));
+        CU_ASSERT(ph_answers(&d));
         DBusConnection *rc[10];
         int rs = 0;
         for (int i = 0; i < 10; i++) {
@@ -260,7 +248,7 @@ static void test_root_reserve(void)
         }
         CU_ASSERT_EQUAL(rs, R);
         /* every slot taken now: even root is refused; one closed, root is served again */
-        CU_ASSERT(!root_served(&d));
+        CU_ASSERT(!ph_answers(&d));
         close_raw(rc[0]);
         rc[0] = NULL;
         CU_ASSERT(root_served_again(&d));

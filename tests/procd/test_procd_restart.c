@@ -231,7 +231,7 @@ static void test_many_families(void)
         size_t frozen = 0, stopped = 0;
         for (size_t i = 0; i < n; i++) {
                 frozen += strcmp(fs[i].state, "frozen") == 0;
-                stopped += fs[i].kind != 0 && ph_state(fs[i].root) == 'T';
+                stopped += fs[i].kind != 0 && ts_proc_state(fs[i].root) == 'T';
         }
         CU_ASSERT_EQUAL(frozen, n / 10);
         CU_ASSERT_EQUAL(stopped, n / 10 - PER_KIND / 10); /* the /proc ones by SIGSTOP */
@@ -249,15 +249,15 @@ static void test_many_families(void)
         }
         CU_ASSERT_EQUAL(same_source, n);
         for (size_t i = 0; i < n; i += 10)
-                continued += procd_continue_family(c, fs[i].root, NULL) == PROCD_OK && ph_state(fs[i].root) != 'T';
+                continued += procd_continue_family(c, fs[i].root, NULL) == PROCD_OK && ts_proc_state(fs[i].root) != 'T';
         CU_ASSERT_EQUAL(continued, n / 10);
         char st[32];
         for (int k = 0; k < N_KINDS; k++) {
                 pid_t r = fs[k * PER_KIND + 1].root;
                 bool ok = procd_suspend_family(c, r, NULL) == PROCD_OK &&
                           strcmp(family_state(c, r, st, sizeof st), "frozen") == 0 &&
-                          (k == 0 || ph_state(r) == 'T') && procd_continue_family(c, r, NULL) == PROCD_OK &&
-                          strcmp(family_state(c, r, st, sizeof st), "running") == 0 && ph_state(r) != 'T';
+                          (k == 0 || ts_proc_state(r) == 'T') && procd_continue_family(c, r, NULL) == PROCD_OK &&
+                          strcmp(family_state(c, r, st, sizeof st), "running") == 0 && ts_proc_state(r) != 'T';
                 if (!ok)
                         fprintf(stderr, "suspend/continue of a %s family after restart failed\n", KIND[k]);
                 cycled += ok;
@@ -396,10 +396,10 @@ static void test_crash_mid_kill_and_suspend(void)
         v1frozen_thaw(&vs);
         bool stopped = false;
         for (int t = 0; t < 5000 && !stopped; t += 20, usleep(20000))
-                stopped = ph_state(vs.pid) == 'T';
+                stopped = ts_proc_state(vs.pid) == 'T';
         CU_ASSERT(stopped);
         CU_ASSERT_EQUAL(procd_continue_family(c, vs.pid, NULL), PROCD_OK);
-        CU_ASSERT(ph_state(vs.pid) != 'T');
+        CU_ASSERT(ts_proc_state(vs.pid) != 'T');
         CU_ASSERT_STRING_EQUAL(family_state(c, vs.pid, st, sizeof st), "running");
         CU_ASSERT(ts_alive(bystander) && ts_alive(s_root));
         procd_disconnect(c);

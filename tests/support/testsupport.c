@@ -263,3 +263,13 @@ void ts_kill_reap(pid_t pid)
 }
 
 bool ts_alive(pid_t pid) { return tr_pid_alive(pid); }
+
+char ts_proc_state(pid_t pid)
+{
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
+                return '?';
+        const char *p = strrchr(buf, ')');
+        return p && p[1] == ' ' ? p[2] : '?';
+}

@@ -51,3 +51,5 @@ int ts_wait(pid_t pid, int timeout_ms);
 void ts_kill_reap(pid_t pid);
 /* Whether pid exists and is not a zombie. */
 bool ts_alive(pid_t pid);
+/* The state letter of /proc/PID/stat (R, S, T, Z, ...), '?' when pid is gone. */
+char ts_proc_state(pid_t pid);

@@ -146,16 +146,6 @@ long long cpu_ticks(pid_t pid)
         return ut + st;
 }
 
-char proc_state(pid_t pid)
-{
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
-                return '?';
-        const char *p = strrchr(buf, ')');
-        return p && p[1] == ' ' ? p[2] : '?';
-}
-
 /* Wait until the cgroup lists at least n members (bounded). */
 size_t wait_members(tr_cgroup *cg, size_t n, unsigned timeout_ms)
 {
@@ -284,23 +274,18 @@ int count_fds(void)
         return n;
 }
 
-const tr_hierarchies *v1hs(void)
+/* The v1 view (without the freezer when no_freezer), discovered once per program. */
+static const tr_hierarchies *v1_view_once(bool no_freezer)
 {
-        static tr_hierarchies hs;
-        static int state; /* 0 unknown, 1 ok, -1 none */
-        if (state == 0)
-                state = v1_view_ex(&hs, false) ? 1 : -1;
-        return state > 0 ? &hs : NULL;
+        static tr_hierarchies hs[2];
+        static int state[2]; /* 0 unknown, 1 ok, -1 none */
+        if (state[no_freezer] == 0)
+                state[no_freezer] = v1_view_ex(&hs[no_freezer], no_freezer) ? 1 : -1;
+        return state[no_freezer] > 0 ? &hs[no_freezer] : NULL;
 }
 
-const tr_hierarchies *nofreezer_hs(void)
-{
-        static tr_hierarchies hs;
-        static int state; /* 0 unknown, 1 ok, -1 none */
-        if (state == 0)
-                state = v1_view_ex(&hs, true) ? 1 : -1;
-        return state > 0 ? &hs : NULL;
-}
+const tr_hierarchies *v1hs(void) { return v1_view_once(false); }
+const tr_hierarchies *nofreezer_hs(void) { return v1_view_once(true); }
 
 int cgt_run(const char *name, CU_TestInfo *host, CU_TestInfo *v1, const CU_SuiteInfo *extra)
 {

@@ -45,7 +45,6 @@ void assert_everywhere(tr_cgroup *cg, bool present); /* in every hierarchy of th
 void kill_destroy(tr_cgroup *cg);                    /* kill, destroy, assert gone, free */
 
 long long cpu_ticks(pid_t pid); /* utime + stime, or -1 */
-char proc_state(pid_t pid);     /* /proc/PID/stat state, '?' when gone */
 size_t wait_members(tr_cgroup *cg, size_t n, unsigned timeout_ms);
 bool alive_same(pid_t pid, uint64_t ticks); /* still that process and not a zombie */
 

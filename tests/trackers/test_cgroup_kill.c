@@ -181,7 +181,7 @@ static void check_kill_timeout(const tr_hierarchies *hs, const char *tag)
 static bool wait_state(pid_t pid, char want)
 {
         for (int i = 0; i < 200; i++) {
-                if (proc_state(pid) == want)
+                if (ts_proc_state(pid) == want)
                         return true;
                 msleep(10);
         }

@@ -690,16 +690,6 @@ static bool members_hold(tr_procfam *f, const shared *sh, int n)
         return true;
 }
 
-static char proc_state(pid_t pid)
-{
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
-                return '?';
-        const char *p = strrchr(buf, ')');
-        return p ? p[2] : '?';
-}
-
 /* root + 2 children + 1 grandchild, all pausing */
 static int tree4(void *arg)
 {
@@ -1131,7 +1121,7 @@ static void test_live_freeze_thaw(void)
         CU_ASSERT_EQUAL(tr_procfam_freeze(f, 5000000, &st, &err), 0);
         CU_ASSERT_EQUAL(st, TR_FROZEN);
         for (int i = 0; i < 3; i++)
-                CU_ASSERT_EQUAL(proc_state(sh->r[i].pid), 'T');
+                CU_ASSERT_EQUAL(ts_proc_state(sh->r[i].pid), 'T');
         /* frozen spinners use no CPU */
         tr_usage u1, u2;
         tr_usage_init(&u1);
@@ -1145,7 +1135,7 @@ static void test_live_freeze_thaw(void)
         CU_ASSERT_EQUAL(st, TR_THAWED);
         usleep(20000);
         for (int i = 0; i < 3; i++) {
-                char c = proc_state(sh->r[i].pid);
+                char c = ts_proc_state(sh->r[i].pid);
                 CU_ASSERT(c == 'R' || c == 'S');
         }
         tr_kill_result res = { 0 };
