@@ -97,10 +97,21 @@ void pd_admission_set_eviction(pd_admission *a, unsigned min_idle_sec, uint64_t 
         a->evict = evict;
 }
 
-/* Evict the longest-idle peer a newcomer of this uid may displace; false when none. */
+/* Evict the longest-idle peer a newcomer of this uid may displace; false when none.
+ * A peer already on its way out (closed, not yet reaped: the transport reaps at idle
+ * priority, after every pending accept) gives its slot first, whoever the newcomer is. */
 static bool evict_idle(pd_admission *a, bool uid_known, uid_t uid)
 {
-        if (!a->evict || !uid_known)
+        if (!a->evict)
+                return false;
+        for (guint i = 0; a->leaving && i < a->slots->len; i++) {
+                pd_slot *o = a->slots->pdata[i];
+                if (a->leaving(o->owner)) {
+                        a->evict(o->owner); /* releases o */
+                        return true;
+                }
+        }
+        if (!uid_known)
                 return false;
         pd_slot *victim = NULL;
         uint64_t longest = (uint64_t) a->evict_min_idle_sec * G_USEC_PER_SEC;
@@ -133,7 +144,7 @@ pd_slot *pd_admission_take(pd_admission *a, bool uid_known, uid_t uid, void *own
 {
         char why[128];
         const char *r = over_quota(a, NULL, uid_known, uid, why, sizeof why);
-        if (r && evict_idle(a, uid_known, uid))
+        while (r && evict_idle(a, uid_known, uid)) /* each round releases a slot: bounded */
                 r = over_quota(a, NULL, uid_known, uid, why, sizeof why);
         if (r) {
                 log_refusal(a, uid_known, uid, r);

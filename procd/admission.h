@@ -44,9 +44,11 @@ void pd_admission_release(pd_admission *a, pd_slot *slot);
 
 /* Idle peers make room: when a take would be refused, the slot whose peer has been idle the
  * longest (idle_usec(owner), at least min_idle_sec) is evicted (evict(owner)
- * drops the peer and releases its slot) and the take is tried once more.  Root may evict
- * anyone's idle peer, any other uid only its own.  So idle connections, root's included,
- * never keep a new one out.  Without this call nobody is evicted. */
+ * drops the peer and releases its slot) and the take is tried again.  Root may evict
+ * anyone's idle peer, any other uid only its own.  A slot whose peer is leaving goes first,
+ * for anyone: closed peers the transport has not reaped yet never keep a newcomer out.  So
+ * idle connections, root's included, never keep a new one out.  Without this call nobody is
+ * evicted. */
 void pd_admission_set_eviction(pd_admission *a, unsigned min_idle_sec, uint64_t (*idle_usec)(void *owner),
                                void (*evict)(void *owner));
 unsigned pd_admission_held(const pd_admission *a);
