@@ -505,14 +505,29 @@ static bool is_ancestor(const pd_family *a, const pd_family *f)
         return false;
 }
 
-/* The nearest family whose root is an ancestor of pid (its parent is ppid); a cgroup
- * family holding pid (pc: its cgroups, NULL: read them) wins when it lies below that one
- * (a root placed into a job's cgroup by clone3 or a write to cgroup.procs belongs to that
- * job even when its parent is not the job's root). */
-static pd_family *find_parent(pd_registry *r, pid_t pid, pid_t ppid, const tr_pid_cgroups *pc)
+/* Whether f left the process (a child of f's root) to its parent at registration. */
+static bool kept_by(const pd_family *f, pd_ident c)
+{
+        for (guint i = 0; i < f->kept->len; i++) {
+                const pd_ident *k = &g_array_index(f->kept, pd_ident, i);
+                if (k->pid == c.pid && k->start_ticks == c.start_ticks)
+                        return true;
+        }
+        return false;
+}
+
+/* The family that holds pid (started at start_ticks; its parent is ppid), condor_procd's
+ * rule for a new subfamily's parent: the nearest family whose root is an ancestor of pid,
+ * unless the path to that root passes through a child the family kept at registration
+ * (that child and its descendants are its parent's).  A cgroup family holding pid (pc: its
+ * cgroups, NULL: read them) wins when it lies below that one (a root placed into a job's
+ * cgroup by clone3 or a write to cgroup.procs belongs to that job even when its parent is
+ * not the job's root). */
+static pd_family *find_parent(pd_registry *r, pid_t pid, uint64_t start_ticks, pid_t ppid, const tr_pid_cgroups *pc)
 {
         pd_family *by_tree = NULL;
         tr_proc p = { .ppid = ppid };
+        pd_ident c = { pid, start_ticks }; /* the child of pp on the path */
         /* a family counts only while its root is the same process (pid + start time): a
          * dead root's pid reused by an ancestor must not adopt the new family */
         for (int depth = 0; depth < 4096 && !by_tree && p.ppid > 0; depth++) {
@@ -521,7 +536,8 @@ static pd_family *find_parent(pd_registry *r, pid_t pid, pid_t ppid, const tr_pi
                         break;
                 pd_family *f = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(pp));
                 if (f && f->root_start_ticks == p.start_ticks)
-                        by_tree = f;
+                        by_tree = f->parent && kept_by(f, c) ? f->parent : f;
+                c = (pd_ident) { pp, p.start_ticks };
                 /* pp's ancestors started no later than pp: none roots a family when pp is
                  * older than every root */
                 if (pp == 1 || p.start_ticks < r->min_root_start)
@@ -596,7 +612,7 @@ static void arm_watcher(pd_registry *r, pd_family *f)
 static void link_family(pd_registry *r, pd_family *f, pd_family *parent)
 {
         arm_watcher(r, f);
-        f->parent = parent ? parent : find_parent(r, f->root_pid, ppid_of(f->root_pid), NULL);
+        f->parent = parent ? parent : find_parent(r, f->root_pid, f->root_start_ticks, ppid_of(f->root_pid), NULL);
         g_ptr_array_add(f->parent->children, f);
         g_hash_table_insert(r->by_root, GINT_TO_POINTER(f->root_pid), f);
         cg_index(r, f, true);
@@ -695,7 +711,7 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
         }
         tr_pid_cgroups pc = { { 0 } };
         bool have_pc = tr_pid_cgroups_read(r->hs, root_pid, &pc, NULL) >= 0;
-        pd_family *parent = find_parent(r, root_pid, p.ppid, have_pc ? &pc : NULL);
+        pd_family *parent = find_parent(r, root_pid, p.start_ticks, p.ppid, have_pc ? &pc : NULL);
         int idx = pd_famcg_primary(r->hs);
         pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid, have_pc && idx >= 0 ? pc.paths[idx] : NULL };
         tr_cgroup *made = give_cgroup(r, f, parent, &rt);

@@ -13,8 +13,10 @@
  * A /proc family whose data is older than its interval is refreshed by a shared snapshot
  * on demand before it answers.
  *
- * Placement: a new subfamily's parent is the nearest registered family whose root is an
- * ancestor of the new root (parent tree), else the root family.
+ * Placement (condor_procd's): a new subfamily's parent is the family that holds its root:
+ * the nearest registered family whose root is an ancestor of the new root (parent tree),
+ * but that family's parent when the path passes through a child it kept at registration
+ * (below), else the root family.
  *
  * One rule for both kinds of family (condor_procd's): REGISTER takes only the root; the
  * descendants it had then stay in the parent family (the root's children are recorded at

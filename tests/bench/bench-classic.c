@@ -2,6 +2,7 @@
  * (run by hand as root; not a test).
  *
  *   bench-classic [--families N] [--background N] [--calls N] [--daemon PATH] [--no-state]
+ *                 [--state-tmpfs]
  *
  * Starts build/procd/procd (or --daemon, e.g. HTCondor's condor_procd, FIFO only) with
  * -A <tmp>/procd_pipe --socket <tmp>/procd.sock inside a cgroup of its own under
@@ -13,7 +14,10 @@
  * KILL_FAMILY; then UNREGISTER_FAMILY of half the families while their processes live (the
  * cgroups wait for removal, the others still registered) and of the rest once their
  * processes are gone (the cgroup removed at once).  --no-state runs procd without its state
- * file (--state-file ""), to tell the state write's share.  Everything it started is killed
+ * file (--state-file ""), to tell the state write's share; --state-tmpfs keeps it on a tmpfs
+ * mounted for the run (a packaged procd keeps it under /run, a tmpfs on Debian nodes, where
+ * fsync costs nothing; by default it lies next to the socket in /tmp, here on the disk).
+ * Everything it started is killed
  * by pid and every cgroup it made is removed.
  */
 #include <dirent.h>
@@ -24,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,10 +123,19 @@ static void kill_all(pid_t *pids, int n)
                 }
 }
 
+/* The tmpfs --state-tmpfs mounted ("" when none): unmounted and removed. */
+static void drop_state_tmpfs(const char *dir)
+{
+        if (!*dir)
+                return;
+        umount2(dir, MNT_DETACH);
+        rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
         int families = 1000, background = 5000, calls = 5000;
-        bool no_state = false;
+        bool no_state = false, state_tmpfs = false;
         for (int i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "--families") && i + 1 < argc)
                         families = atoi(argv[++i]);
@@ -132,9 +147,11 @@ int main(int argc, char **argv)
                         setenv("PROCD_CLASSIC_DAEMON", argv[++i], 1);
                 else if (!strcmp(argv[i], "--no-state"))
                         no_state = true;
+                else if (!strcmp(argv[i], "--state-tmpfs"))
+                        state_tmpfs = true;
                 else {
                         fprintf(stderr, "usage: bench-classic [--families N] [--background N] [--calls N] [--daemon PATH] "
-                                        "[--no-state]\n");
+                                        "[--no-state] [--state-tmpfs]\n");
                         return 2;
                 }
         }
@@ -147,10 +164,21 @@ int main(int argc, char **argv)
         signal(SIGPIPE, SIG_IGN);
         prctl(PR_SET_CHILD_SUBREAPER, 1);
         bool condor = cc_daemon_is_condor();
+        char state_dir[64] = "", state_file[96] = "";
+        if (state_tmpfs && !no_state) {
+                snprintf(state_dir, sizeof state_dir, "/tmp/procd-bench-state.%d", (int) getpid());
+                if (mkdir(state_dir, 0700) < 0 || mount("tmpfs", state_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") < 0) {
+                        fprintf(stderr, "bench-classic: tmpfs at %s: %s\n", state_dir, strerror(errno));
+                        rmdir(state_dir);
+                        return 1;
+                }
+                snprintf(state_file, sizeof state_file, "%s/procd.state", state_dir);
+        }
         tr_hierarchies hs;
         tr_error err = { 0 };
         if (tr_hierarchies_discover(&hs, &err) < 0) {
                 fprintf(stderr, "bench-classic: %s\n", err.msg);
+                drop_state_tmpfs(state_dir);
                 return 1;
         }
         char base[64], svc[96], sock[160];
@@ -159,10 +187,12 @@ int main(int argc, char **argv)
         tr_cgroup *svc_cg = NULL;
         if (!condor && tr_cgroup_create(&hs, svc, &svc_cg, &err) < 0) {
                 fprintf(stderr, "bench-classic: cgroup %s: %s\n", svc, err.msg);
+                drop_state_tmpfs(state_dir);
                 return 1;
         }
         snprintf(sock, sizeof sock, "/tmp/procd-bench-classic.%d.sock", (int) getpid());
-        const char *const ours[] = { "-S", "60", "--socket", sock, no_state ? "--state-file" : NULL, "", NULL };
+        const char *const ours[] = { "-S", "60", "--socket", sock, no_state || *state_file ? "--state-file" : NULL,
+                                     *state_file ? state_file : "", NULL };
         const char *const theirs[] = { "-S", "60", NULL };
         pid_t *bg = calloc((size_t) background, sizeof *bg);
         pid_t *roots = calloc((size_t) families, sizeof *roots);
@@ -176,8 +206,10 @@ int main(int argc, char **argv)
         pid_t *roots_copy = calloc((size_t) families, sizeof *roots_copy); /* kill_all clears roots */
         if (roots_copy)
                 memcpy(roots_copy, roots, (size_t) n_roots * sizeof *roots);
-        printf("bench-classic: %s, %d background processes, %d families, %d GET_USAGE calls per transport\n",
-               cc_daemon_exe(), n_bg, n_roots, calls);
+        printf("bench-classic: %s, %d background processes, %d families, %d GET_USAGE calls per transport, "
+               "state file %s\n",
+               cc_daemon_exe(), n_bg, n_roots, calls,
+               no_state ? "none" : *state_file ? "on a tmpfs" : "next to the socket (/tmp)");
         cc_daemon d;
         int r = cc_daemon_start_with(&d, condor ? theirs : ours, svc_cg ? enter_cgroup : NULL, svc_cg);
         if (r < 0) {
@@ -269,6 +301,7 @@ out:
         kill_all(roots, n_roots);
         kill_all(bg, n_bg);
         unlink(sock);
+        drop_state_tmpfs(state_dir);
         if (svc_cg) {
                 tr_cgroup *bcg = NULL;
                 if (tr_cgroup_open(&hs, base, TR_CG_MAY_ACT | TR_CG_OWNED, &bcg, NULL) >= 0) {
