@@ -45,14 +45,23 @@ static void check_v1_fields(const pd_state *s)
         CU_ASSERT(b->members[1].pid == 4301 && b->members[1].start_ticks == 124010);
 }
 
+/* A fixture parsed: it must be accepted, of that version, with the two families above. */
+static void parse_fixture(const char *rel, unsigned version, pd_state *s)
+{
+        char *text = ts_read_fixture(rel);
+        tr_error err = { 0 };
+        int r = pd_state_parse(text, strlen(text), s, &err);
+        free(text);
+        CU_ASSERT_EQUAL_FATAL(r, 0);
+        CU_ASSERT_EQUAL(s->version, version);
+        check_v1_fields(s);
+}
+
 static void test_good(void)
 {
-        char *text = ts_read_fixture("state/good.state");
         pd_state s;
         tr_error err = { 0 };
-        CU_ASSERT_EQUAL_FATAL(pd_state_parse(text, strlen(text), &s, &err), 0);
-        CU_ASSERT_EQUAL(s.version, 2);
-        check_v1_fields(&s);
+        parse_fixture("state/good.state", 2, &s);
         const pd_state_family *a = &s.fams[0], *b = &s.fams[1];
         /* version 2's: killed, the root's children at registration */
         CU_ASSERT(!a->killed && b->killed);
@@ -76,19 +85,15 @@ static void test_good(void)
         g_string_free(out2, TRUE);
         pd_state_clear(&s2);
         pd_state_clear(&s);
-        free(text);
 }
 
 /* An earlier procd's file (version 1) reads as it did: the same families, and the keys of
  * version 2 that it carries (killed, kept) ignored; written again it is version 2. */
 static void test_v1(void)
 {
-        char *text = ts_read_fixture("state/v1.state");
         pd_state s;
         tr_error err = { 0 };
-        CU_ASSERT_EQUAL_FATAL(pd_state_parse(text, strlen(text), &s, &err), 0);
-        CU_ASSERT_EQUAL(s.version, 1);
-        check_v1_fields(&s);
+        parse_fixture("state/v1.state", 1, &s);
         for (size_t i = 0; i < s.n; i++)
                 CU_ASSERT(!s.fams[i].killed && s.fams[i].n_kept == 0 && s.fams[i].kept == NULL);
         g_autoptr(GString) out = g_string_new(NULL);
@@ -100,7 +105,6 @@ static void test_v1(void)
         check_v1_fields(&back);
         pd_state_clear(&back);
         pd_state_clear(&s);
-        free(text);
 }
 
 /* One line per case: the fixture and the error it must give (0: accepted). */
