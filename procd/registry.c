@@ -751,6 +751,31 @@ static int restore_watcher(pd_family *f, const pd_state_family *sf, const pd_fam
         return open_watcher(f, sf->watcher_pid, sf->watcher_start_ticks);
 }
 
+/* The root's children at registration as saved, those whose pid still names the same
+ * process; the others (gone, or the pid reused while procd was down) are logged. */
+static void restore_kept(pd_registry *r, pd_family *f, const pd_state_family *sf)
+{
+        char dropped[256] = "";
+        size_t n_dropped = 0, at = 0;
+        for (size_t i = 0; i < sf->n_kept; i++) {
+                const pd_state_member *m = &sf->kept[i];
+                uint64_t st = 0;
+                if (m->pid > 1 && tr_pid_start_ticks(m->pid, &st) == 0 && st == m->start_ticks) {
+                        g_array_append_val(f->kept, ((pd_ident) { m->pid, m->start_ticks }));
+                        continue;
+                }
+                n_dropped++;
+                if (at < sizeof dropped - 16)
+                        at += (size_t) snprintf(dropped + at, sizeof dropped - at, "%s%d", at ? " " : "", (int) m->pid);
+                else if (dropped[at - 1] != '.')
+                        at += (size_t) snprintf(dropped + at, sizeof dropped - at, " ...");
+        }
+        if (n_dropped)
+                reg_log(r, "family %d: %zu of the children its root had at registration gone or their pid reused "
+                           "while procd was down: dropped (%s)",
+                        (int) f->root_pid, n_dropped, dropped);
+}
+
 int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg, const pd_family *like,
                         pd_family **out, bool *watcher_gone, tr_error *err)
 {
@@ -773,7 +798,8 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
         f->gid = sf->gid;
         f->gid_allocated = sf->gid_allocated;
         f->flags = (sf->kill_on_watcher_exit ? PD_FAMILY_KILL_ON_WATCHER_EXIT : 0) | (sf->frozen ? PD_FAMILY_FROZEN : 0) |
-                   (sf->killing ? PD_FAMILY_KILLING : 0) | (sf->suspending ? PD_FAMILY_SUSPENDING : 0);
+                   (sf->killing ? PD_FAMILY_KILLING : 0) | (sf->suspending ? PD_FAMILY_SUSPENDING : 0) |
+                   (sf->killed ? PD_FAMILY_KILLED : 0);
         f->cgroup_origin = sf->cgroup && sf->cgroup_origin <= PD_CG_FAMILY ? (pd_cgroup_origin) sf->cgroup_origin
                                                                              : PD_CG_HANDED;
         if (dup_opt(&f->cgroup_path, sf->cgroup) < 0 || dup_opt(&f->env_marker, sf->env_marker) < 0 ||
@@ -809,6 +835,7 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
                 if (seeds.n)
                         tr_procfam_set_seeds(tr_family_procfam(f->tf), &seeds);
         }
+        restore_kept(r, f, sf);
         /* the tree as saved: under the root family, or under the saved parent when it was
          * restored (else the usual placement) */
         pd_family *parent = r->root;
