@@ -752,7 +752,8 @@ static int restore_watcher(pd_family *f, const pd_state_family *sf, const pd_fam
 }
 
 /* The root's children at registration as saved, those whose pid still names the same
- * process; the others (gone, or the pid reused while procd was down) are logged. */
+ * process; the others (gone, or the pid reused) are logged.  A /proc family's snapshots
+ * drop gone ones without a save, so a child logged here may have gone before the crash. */
 static void restore_kept(pd_registry *r, pd_family *f, const pd_state_family *sf)
 {
         char dropped[256] = "";
@@ -771,8 +772,8 @@ static void restore_kept(pd_registry *r, pd_family *f, const pd_state_family *sf
                         at += (size_t) snprintf(dropped + at, sizeof dropped - at, " ...");
         }
         if (n_dropped)
-                reg_log(r, "family %d: %zu of the children its root had at registration gone or their pid reused "
-                           "while procd was down: dropped (%s)",
+                reg_log(r, "family %d: %zu of the children its root had at registration are gone or their pid names "
+                           "another process now: dropped (%s)",
                         (int) f->root_pid, n_dropped, dropped);
 }
 
