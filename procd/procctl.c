@@ -400,11 +400,13 @@ static double age_seconds(uint64_t start_ticks)
         return age < 0 ? 0 : age;
 }
 
-/* The daemon's state of the family (frozen, killing) first; an empty family says so. */
+/* The daemon's state of the family (frozen, killing, killed) first; an empty family says so. */
 static const char *row_state(const list_row *r)
 {
-        if (strcmp(r->fi->state, "frozen") == 0 || strcmp(r->fi->state, "killing") == 0)
-                return r->fi->state;
+        static const char *const daemon_states[] = { "frozen", "killing", "killed" };
+        for (size_t i = 0; i < TR_ARRAY_SIZE(daemon_states); i++)
+                if (strcmp(r->fi->state, daemon_states[i]) == 0)
+                        return r->fi->state;
         if (r->have_usage && r->u.num_procs.available && r->u.num_procs.value == 0)
                 return "empty";
         return "running";

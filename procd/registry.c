@@ -505,14 +505,29 @@ static bool is_ancestor(const pd_family *a, const pd_family *f)
         return false;
 }
 
-/* The nearest family whose root is an ancestor of pid (its parent is ppid); a cgroup
- * family holding pid (pc: its cgroups, NULL: read them) wins when it lies below that one
- * (a root placed into a job's cgroup by clone3 or a write to cgroup.procs belongs to that
- * job even when its parent is not the job's root). */
-static pd_family *find_parent(pd_registry *r, pid_t pid, pid_t ppid, const tr_pid_cgroups *pc)
+/* Whether f left the process (a child of f's root) to its parent at registration. */
+static bool kept_by(const pd_family *f, pd_ident c)
+{
+        for (guint i = 0; i < f->kept->len; i++) {
+                const pd_ident *k = &g_array_index(f->kept, pd_ident, i);
+                if (k->pid == c.pid && k->start_ticks == c.start_ticks)
+                        return true;
+        }
+        return false;
+}
+
+/* The family that holds pid (started at start_ticks; its parent is ppid), condor_procd's
+ * rule for a new subfamily's parent: the nearest family whose root is an ancestor of pid,
+ * unless the path to that root passes through a child the family kept at registration
+ * (that child and its descendants are its parent's).  A cgroup family holding pid (pc: its
+ * cgroups, NULL: read them) wins when it lies below that one (a root placed into a job's
+ * cgroup by clone3 or a write to cgroup.procs belongs to that job even when its parent is
+ * not the job's root). */
+static pd_family *find_parent(pd_registry *r, pid_t pid, uint64_t start_ticks, pid_t ppid, const tr_pid_cgroups *pc)
 {
         pd_family *by_tree = NULL;
         tr_proc p = { .ppid = ppid };
+        pd_ident c = { pid, start_ticks }; /* the child of pp on the path */
         /* a family counts only while its root is the same process (pid + start time): a
          * dead root's pid reused by an ancestor must not adopt the new family */
         for (int depth = 0; depth < 4096 && !by_tree && p.ppid > 0; depth++) {
@@ -521,7 +536,8 @@ static pd_family *find_parent(pd_registry *r, pid_t pid, pid_t ppid, const tr_pi
                         break;
                 pd_family *f = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(pp));
                 if (f && f->root_start_ticks == p.start_ticks)
-                        by_tree = f;
+                        by_tree = f->parent && kept_by(f, c) ? f->parent : f;
+                c = (pd_ident) { pp, p.start_ticks };
                 /* pp's ancestors started no later than pp: none roots a family when pp is
                  * older than every root */
                 if (pp == 1 || p.start_ticks < r->min_root_start)
@@ -596,7 +612,7 @@ static void arm_watcher(pd_registry *r, pd_family *f)
 static void link_family(pd_registry *r, pd_family *f, pd_family *parent)
 {
         arm_watcher(r, f);
-        f->parent = parent ? parent : find_parent(r, f->root_pid, ppid_of(f->root_pid), NULL);
+        f->parent = parent ? parent : find_parent(r, f->root_pid, f->root_start_ticks, ppid_of(f->root_pid), NULL);
         g_ptr_array_add(f->parent->children, f);
         g_hash_table_insert(r->by_root, GINT_TO_POINTER(f->root_pid), f);
         cg_index(r, f, true);
@@ -695,7 +711,7 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
         }
         tr_pid_cgroups pc = { { 0 } };
         bool have_pc = tr_pid_cgroups_read(r->hs, root_pid, &pc, NULL) >= 0;
-        pd_family *parent = find_parent(r, root_pid, p.ppid, have_pc ? &pc : NULL);
+        pd_family *parent = find_parent(r, root_pid, p.start_ticks, p.ppid, have_pc ? &pc : NULL);
         int idx = pd_famcg_primary(r->hs);
         pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid, have_pc && idx >= 0 ? pc.paths[idx] : NULL };
         tr_cgroup *made = give_cgroup(r, f, parent, &rt);
@@ -735,6 +751,32 @@ static int restore_watcher(pd_family *f, const pd_state_family *sf, const pd_fam
         return open_watcher(f, sf->watcher_pid, sf->watcher_start_ticks);
 }
 
+/* The root's children at registration as saved, those whose pid still names the same
+ * process; the others (gone, or the pid reused) are logged.  A /proc family's snapshots
+ * drop gone ones without a save, so a child logged here may have gone before the crash. */
+static void restore_kept(pd_registry *r, pd_family *f, const pd_state_family *sf)
+{
+        char dropped[256] = "";
+        size_t n_dropped = 0, at = 0;
+        for (size_t i = 0; i < sf->n_kept; i++) {
+                const pd_state_member *m = &sf->kept[i];
+                uint64_t st = 0;
+                if (m->pid > 1 && tr_pid_start_ticks(m->pid, &st) == 0 && st == m->start_ticks) {
+                        g_array_append_val(f->kept, ((pd_ident) { m->pid, m->start_ticks }));
+                        continue;
+                }
+                n_dropped++;
+                if (at < sizeof dropped - 16)
+                        at += (size_t) snprintf(dropped + at, sizeof dropped - at, "%s%d", at ? " " : "", (int) m->pid);
+                else if (dropped[at - 1] != '.')
+                        at += (size_t) snprintf(dropped + at, sizeof dropped - at, " ...");
+        }
+        if (n_dropped)
+                reg_log(r, "family %d: %zu of the children its root had at registration are gone or their pid names "
+                           "another process now: dropped (%s)",
+                        (int) f->root_pid, n_dropped, dropped);
+}
+
 int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg, const pd_family *like,
                         pd_family **out, bool *watcher_gone, tr_error *err)
 {
@@ -757,7 +799,8 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
         f->gid = sf->gid;
         f->gid_allocated = sf->gid_allocated;
         f->flags = (sf->kill_on_watcher_exit ? PD_FAMILY_KILL_ON_WATCHER_EXIT : 0) | (sf->frozen ? PD_FAMILY_FROZEN : 0) |
-                   (sf->killing ? PD_FAMILY_KILLING : 0) | (sf->suspending ? PD_FAMILY_SUSPENDING : 0);
+                   (sf->killing ? PD_FAMILY_KILLING : 0) | (sf->suspending ? PD_FAMILY_SUSPENDING : 0) |
+                   (sf->killed ? PD_FAMILY_KILLED : 0);
         f->cgroup_origin = sf->cgroup && sf->cgroup_origin <= PD_CG_FAMILY ? (pd_cgroup_origin) sf->cgroup_origin
                                                                              : PD_CG_HANDED;
         if (dup_opt(&f->cgroup_path, sf->cgroup) < 0 || dup_opt(&f->env_marker, sf->env_marker) < 0 ||
@@ -793,6 +836,7 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
                 if (seeds.n)
                         tr_procfam_set_seeds(tr_family_procfam(f->tf), &seeds);
         }
+        restore_kept(r, f, sf);
         /* the tree as saved: under the root family, or under the saved parent when it was
          * restored (else the usual placement) */
         pd_family *parent = r->root;

@@ -13,8 +13,10 @@
  * A /proc family whose data is older than its interval is refreshed by a shared snapshot
  * on demand before it answers.
  *
- * Placement: a new subfamily's parent is the nearest registered family whose root is an
- * ancestor of the new root (parent tree), else the root family.
+ * Placement (condor_procd's): a new subfamily's parent is the family that holds its root:
+ * the nearest registered family whose root is an ancestor of the new root (parent tree),
+ * but that family's parent when the path passes through a child it kept at registration
+ * (below), else the root family.
  *
  * One rule for both kinds of family (condor_procd's): REGISTER takes only the root; the
  * descendants it had then stay in the parent family (the root's children are recorded at
@@ -99,7 +101,8 @@ enum {
         PD_FAMILY_KILLING = 1u << 2,              /* a KillFamily is in progress */
         PD_FAMILY_SUSPENDING = 1u << 3,           /* a SuspendFamily is in progress */
         PD_FAMILY_KILLED = 1u << 4,               /* a KillFamily was asked (Dump: "killed" once
-                                                     done; not kept across a restart) */
+                                                     done; kept across a restart since state
+                                                     format version 2) */
 };
 
 typedef void (*pd_registry_log_fn)(void *userdata, const char *message);
@@ -181,7 +184,9 @@ void pd_registry_set_flag(pd_registry *r, pd_family *f, unsigned flag, bool on);
  * family).  The watcher is re-armed through a pidfd (a duplicate of like's when like, a
  * family restored before, watches the same process; *watcher_gone when it exited meanwhile
  * or its pid names another process: the caller applies the watcher-exit rule);
- * seeds for a /proc family from members still alive with the same start time; the uid is
+ * seeds for a /proc family from members still alive with the same start time; the root's
+ * children at registration (f->kept) those still alive with the same start time, the
+ * others logged and dropped; the uid is
  * the saved one (read at registration).  The parent is the root family when the record
  * says so, the restored family rooted at parent_root_pid, else the usual placement. */
 struct pd_state_family;

@@ -2,11 +2,16 @@
 #include "restore.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "trackers/util.h"
+
+_Static_assert(sizeof(pd_ident) == sizeof(pd_state_member) && offsetof(pd_ident, pid) == offsetof(pd_state_member, pid) &&
+                       offsetof(pd_ident, start_ticks) == offsetof(pd_state_member, start_ticks),
+               "a family's kept list is saved as it is");
 
 /* f as a state record whose strings are f's own (borrowed, not to be freed) and whose
  * members go to the reused array members (the snapshot's start times: no /proc read). */
@@ -33,6 +38,10 @@ static void family_view(pd_registry *r, const pd_family *f, GArray *members, pd_
                 .frozen = f->flags & PD_FAMILY_FROZEN,
                 .killing = f->flags & PD_FAMILY_KILLING,
                 .suspending = f->flags & PD_FAMILY_SUSPENDING,
+                .killed = f->flags & PD_FAMILY_KILLED,
+                /* the registry's own array, borrowed: the same layout */
+                .kept = (pd_state_member *) (void *) f->kept->data,
+                .n_kept = f->kept->len,
         };
         g_array_set_size(members, 0);
         if (f->proc_tracked) {

@@ -22,6 +22,7 @@ void pd_state_family_clear(pd_state_family *f)
         free(f->login);
         free(f->no_cgroup_reason);
         free(f->members);
+        free(f->kept);
         memset(f, 0, sizeof *f);
 }
 
@@ -32,14 +33,15 @@ void pd_state_clear(pd_state *s)
         free(s->fams);
         s->fams = NULL;
         s->n = 0;
+        s->version = 0;
 }
 
 /* A family line is written in place (the save's hot path: no printf, no call per field):
  * room for its longest form reserved first, then each field copied. */
 
-/* Room for everything of a line but its strings and members: "family", 15 numeric
- * "\tkey=" (keys under 21 bytes) of up to 20 digits, 5 string keys, the newline. */
-#define LINE_FIXED_MAX (6 + 15 * (2 + 21 + 20) + 5 * (2 + 10) + 1)
+/* Room for everything of a line but its strings, members and kept: "family", 16 numeric
+ * "\tkey=" (keys under 21 bytes) of up to 20 digits, 6 string keys, the newline. */
+#define LINE_FIXED_MAX (6 + 16 * (2 + 21 + 20) + 6 * (2 + 10) + 1)
 #define MEMBER_MAX (1 + 11 + 1 + 20) /* ",-2147483648:18446744073709551615" */
 
 /* An unsigned decimal (what "%" PRIu64 prints). */
@@ -97,6 +99,22 @@ static char *w_str_put(char *w, const char *key_eq, size_t key_len, const w_str 
 
 #define W_STR(w, key, ws) w_str_put(w, "\t" key "=", sizeof("\t" key "=") - 1, ws)
 
+/* pid:start,pid:start... */
+static char *w_idents(char *w, const pd_state_member *m, size_t n)
+{
+        for (size_t j = 0; j < n; j++) {
+                pid_t pid = m[j].pid;
+                if (j)
+                        *w++ = ',';
+                if (pid < 0) /* never written (pids are > 1); as %d prints it */
+                        *w++ = '-';
+                w = w_dec(w, pid < 0 ? (uint64_t) -(int64_t) pid : (uint64_t) pid);
+                *w++ = ':';
+                w = w_dec(w, m[j].start_ticks);
+        }
+        return w;
+}
+
 static void put_dec(GString *out, uint64_t v)
 {
         char buf[20];
@@ -113,7 +131,7 @@ void pd_state_format_header(GString *out)
 void pd_state_format_family(const pd_state_family *f, GString *out)
 {
         w_str cgroup, no_cgroup, env, login;
-        size_t room = LINE_FIXED_MAX + f->n_members * MEMBER_MAX + w_str_prepare(&cgroup, f->cgroup) +
+        size_t room = LINE_FIXED_MAX + (f->n_members + f->n_kept) * MEMBER_MAX + w_str_prepare(&cgroup, f->cgroup) +
                       w_str_prepare(&no_cgroup, f->no_cgroup_reason) + w_str_prepare(&env, f->env_marker) +
                       w_str_prepare(&login, f->login);
         size_t at = out->len;
@@ -149,19 +167,12 @@ void pd_state_format_family(const pd_state_family *f, GString *out)
                 w = W_U64(w, "killing", 1);
         if (f->suspending)
                 w = W_U64(w, "suspending", 1);
-        if (f->n_members) {
-                w = W_KEY(w, "members");
-                for (size_t j = 0; j < f->n_members; j++) {
-                        pid_t pid = f->members[j].pid;
-                        if (j)
-                                *w++ = ',';
-                        if (pid < 0) /* never written (pids are > 1); as %d prints it */
-                                *w++ = '-';
-                        w = w_dec(w, pid < 0 ? (uint64_t) -(int64_t) pid : (uint64_t) pid);
-                        *w++ = ':';
-                        w = w_dec(w, f->members[j].start_ticks);
-                }
-        }
+        if (f->killed)
+                w = W_U64(w, "killed", 1);
+        if (f->n_members)
+                w = w_idents(W_KEY(w, "members"), f->members, f->n_members);
+        if (f->n_kept)
+                w = w_idents(W_KEY(w, "kept"), f->kept, f->n_kept);
         *w++ = '\n';
         g_string_truncate(out, (gsize) (w - out->str));
         g_free(cgroup.owned);
@@ -194,13 +205,16 @@ static int parse_u64_max(const char *v, uint64_t max, uint64_t *out)
         return 0;
 }
 
-static int parse_members(const char *v, pd_state_family *f)
+/* pid:start,pid:start... into *out (given only once per line), *n. */
+static int parse_idents(const char *v, pd_state_member **out, size_t *n)
 {
+        if (*out)
+                return -EINVAL;
         size_t cap = 1;
         for (const char *p = v; *p; p++)
                 cap += *p == ',';
-        f->members = calloc(cap, sizeof *f->members);
-        if (!f->members)
+        *out = calloc(cap, sizeof **out);
+        if (!*out)
                 return -ENOMEM;
         g_auto(GStrv) items = g_strsplit(v, ",", -1);
         for (size_t i = 0; items[i]; i++) {
@@ -211,7 +225,7 @@ static int parse_members(const char *v, pd_state_family *f)
                 *colon = '\0';
                 if (parse_u64_max(items[i], INT32_MAX, &pid) < 0 || pid < 2 || parse_u64_max(colon + 1, UINT64_MAX, &start) < 0)
                         return -EINVAL;
-                f->members[f->n_members++] = (pd_state_member) { (pid_t) pid, start };
+                (*out)[(*n)++] = (pd_state_member) { (pid_t) pid, start };
         }
         return 0;
 }
@@ -232,19 +246,22 @@ static bool escapes_whole(const char *raw)
         return true;
 }
 
-/* One "key=value" of a family line into f; unknown keys are ignored. */
-static int parse_field(const char *key, const char *raw, pd_state_family *f, unsigned *seen)
+/* One "key=value" of a family line of a file of the given version into f; unknown keys
+ * (those of a later version included) are ignored. */
+static int parse_field(unsigned version, const char *key, const char *raw, pd_state_family *f, unsigned *seen)
 {
         static const char *const numeric_keys[] = { "root", "start", "parent", "uid", "watcher", "watcher_start",
                                                     "interval", "login_uid", "gid", "gid_allocated",
                                                     "cgroup_origin", "kill_on_watcher_exit", "frozen", "killing",
-                                                    "suspending" };
-        static const char *const string_keys[] = { "cgroup", "env", "login", "no_cgroup", "members" };
+                                                    "suspending", "killed" };
+        static const char *const string_keys[] = { "cgroup", "env", "login", "no_cgroup", "members", "kept" };
         bool numeric = false, known = false;
         for (size_t i = 0; i < G_N_ELEMENTS(numeric_keys) && !known; i++)
                 known = numeric = strcmp(key, numeric_keys[i]) == 0;
         for (size_t i = 0; i < G_N_ELEMENTS(string_keys) && !known; i++)
                 known = strcmp(key, string_keys[i]) == 0;
+        if (known && version < 2 && (strcmp(key, "killed") == 0 || strcmp(key, "kept") == 0))
+                known = false; /* version 2's: a version-1 file restores as it always did */
         if (!known)
                 return 0; /* a key added later within this version */
         uint64_t v = 0;
@@ -300,10 +317,12 @@ static int parse_field(const char *key, const char *raw, pd_state_family *f, uns
                 f->killing = v != 0;
         } else if (strcmp(key, "suspending") == 0) {
                 f->suspending = v != 0;
+        } else if (strcmp(key, "killed") == 0) {
+                f->killed = v != 0;
         } else if (strcmp(key, "members") == 0) {
-                if (f->members)
-                        return -EINVAL;
-                return parse_members(raw, f);
+                return parse_idents(raw, &f->members, &f->n_members);
+        } else if (strcmp(key, "kept") == 0) {
+                return parse_idents(raw, &f->kept, &f->n_kept);
         } else if (!numeric) {
                 char **dst = strcmp(key, "cgroup") == 0      ? &f->cgroup
                              : strcmp(key, "env") == 0       ? &f->env_marker
@@ -323,7 +342,7 @@ static int parse_field(const char *key, const char *raw, pd_state_family *f, uns
         return 0;
 }
 
-static int parse_family(char *line, pd_state_family *f)
+static int parse_family(unsigned version, char *line, pd_state_family *f)
 {
         unsigned seen = 0;
         char *save = NULL;
@@ -332,7 +351,7 @@ static int parse_family(char *line, pd_state_family *f)
                 if (!eq)
                         return -EINVAL;
                 *eq = '\0';
-                int r = parse_field(tok, eq + 1, f, &seen);
+                int r = parse_field(version, tok, eq + 1, f, &seen);
                 if (r < 0)
                         return r;
         }
@@ -355,9 +374,10 @@ int pd_state_parse(const char *buf, size_t len, pd_state *out, tr_error *err)
         uint64_t version;
         if (tr_parse_u64(line + magic_len + 1, &version) < 0)
                 return tr_error_set(err, EBADMSG, "state file: bad version line");
-        if (version != PD_STATE_VERSION)
-                return tr_error_set(err, EPROTONOSUPPORT, "state file version %" PRIu64 " (this procd reads %u)",
-                                    version, PD_STATE_VERSION);
+        if (version < PD_STATE_VERSION_MIN || version > PD_STATE_VERSION)
+                return tr_error_set(err, EPROTONOSUPPORT, "state file version %" PRIu64 " (this procd reads %u to %u)",
+                                    version, PD_STATE_VERSION_MIN, PD_STATE_VERSION);
+        out->version = (unsigned) version;
         size_t cap = 0, lineno = 1;
         bool ended = false;
         g_autoptr(GHashTable) roots = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -394,7 +414,7 @@ int pd_state_parse(const char *buf, size_t len, pd_state *out, tr_error *err)
                 }
                 pd_state_family *f = &out->fams[out->n++];
                 memset(f, 0, sizeof *f);
-                int k = parse_family(line + 7, f);
+                int k = parse_family(out->version, line + 7, f);
                 if (k == -ENOMEM) {
                         r = tr_error_set(err, ENOMEM, "state file: out of memory");
                         break;

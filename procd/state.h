@@ -1,9 +1,9 @@
 /* state.h - procd's state file: the registered families, so that a restarted (or crashed
  * and restarted) procd finds them again.
  *
- * Format (version 1), text, one record per line, fields separated by a tab:
+ * Format (version 2), text, one record per line, fields separated by a tab:
  *
- *   procd-state<TAB>1
+ *   procd-state<TAB>2
  *   family<TAB>root=PID<TAB>start=TICKS<TAB>parent=PID<TAB>...key=value...
  *   ...
  *   end<TAB>N
@@ -15,9 +15,14 @@
  * 2: the family's own cgroup; procd removes 1 and 2), no_cgroup (why the family got no
  * cgroup of its own), env, login, login_uid, gid,
  * gid_allocated, kill_on_watcher_exit, frozen, killing, suspending, members (pid:start,pid:start... of a /proc
- * family's last snapshot).  Unknown keys are ignored (added within a version); a missing
+ * family's last snapshot); since version 2: killed (1: a KillFamily was asked; Dump says
+ * "killed"), kept (pid:start,... the root's children at registration, which stay in the
+ * parent family).  Unknown keys are ignored (added within a version); a missing
  * "end" line, or one whose count differs, means a truncated file.  A file that does not
  * start with the magic is foreign; a higher version is refused (never guessed at).
+ *
+ * Version 1 (no killed, no kept) is still read: its families restore as they did (killed and
+ * kept, were a version-1 file to carry them, are ignored there as unknown keys).
  *
  * Writing is atomic: PATH.tmp written, fsync'd, renamed over PATH, directory fsync'd.
  * A file that cannot be trusted is set aside (renamed PATH.bad-<why>-<time>), never deleted.
@@ -32,7 +37,8 @@
 #include "trackers/error.h"
 
 #define PD_STATE_MAGIC "procd-state"
-#define PD_STATE_VERSION 1u
+#define PD_STATE_VERSION 2u     /* written */
+#define PD_STATE_VERSION_MIN 1u /* the oldest still read */
 
 typedef struct pd_state_member {
         pid_t pid;
@@ -60,13 +66,17 @@ typedef struct pd_state_family {
         bool frozen;
         bool killing;               /* a KillFamily was in progress: finished after a restart */
         bool suspending;            /* a SuspendFamily was in progress: re-applied */
+        bool killed;                /* a KillFamily was asked (version 2) */
         pd_state_member *members;
         size_t n_members;
+        pd_state_member *kept;      /* the root's children at registration (version 2) */
+        size_t n_kept;
 } pd_state_family;
 
 typedef struct pd_state {
         pd_state_family *fams;
         size_t n;
+        unsigned version;           /* of the file parsed */
 } pd_state;
 
 void pd_state_clear(pd_state *s);

@@ -60,7 +60,7 @@ tr_freeze_state tr_cg_current_state(tr_cgroup *cg)
 {
         if (tr_cg_has_v2_freeze(cg)) {
                 char buf[16];
-                bool asked = tr_read_file_at(cg->dirfd[cg->hs->v2], "cgroup.freeze", buf, sizeof buf, NULL) > 0 &&
+                bool asked = tr_read_file_at(tr_cg_dirfd(cg, cg->hs->v2), "cgroup.freeze", buf, sizeof buf, NULL) > 0 &&
                              buf[0] == '1';
                 if (v2_frozen(cg) == 1)
                         return TR_FROZEN;
@@ -84,7 +84,7 @@ int tr_cg_do_freeze(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reach
         uint64_t deadline = tr_now_usec() + timeout_usec;
         *reached = TR_THAWED;
         if (tr_cg_has_v2_freeze(cg)) {
-                int r = tr_write_file_at(cg->dirfd[cg->hs->v2], "cgroup.freeze", "1", err);
+                int r = tr_write_file_at(tr_cg_dirfd(cg, cg->hs->v2), "cgroup.freeze", "1", err);
                 if (r < 0)
                         return r;
                 /* "frozen 1" appears in cgroup.events once every task stopped; a task in
@@ -95,7 +95,7 @@ int tr_cg_do_freeze(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reach
         int i = tr_cg_v1_freezer(cg);
         if (i < 0)
                 return tr_error_set(err, EOPNOTSUPP, "no freezer for this cgroup");
-        int r = tr_write_file_at(cg->dirfd[i], "freezer.state", "FROZEN", err);
+        int r = tr_write_file_at(tr_cg_dirfd(cg, i), "freezer.state", "FROZEN", err);
         if (r < 0)
                 return r;
         r = tr_poll_until(deadline, 1000, is_v1_frozen, cg);
@@ -128,12 +128,12 @@ int tr_cg_do_thaw(tr_cgroup *cg, uint64_t timeout_usec, tr_freeze_state *reached
         if (!c.v2 && c.v1 < 0)
                 return tr_error_set(err, EOPNOTSUPP, "no freezer for this cgroup");
         if (c.v2) {
-                int r = tr_write_file_at(cg->dirfd[cg->hs->v2], "cgroup.freeze", "0", err);
+                int r = tr_write_file_at(tr_cg_dirfd(cg, cg->hs->v2), "cgroup.freeze", "0", err);
                 if (r < 0)
                         return r;
         }
         if (c.v1 >= 0 && tr_cg_v1_state(cg) != TR_THAWED) {
-                int r = tr_write_file_at(cg->dirfd[c.v1], "freezer.state", "THAWED", err);
+                int r = tr_write_file_at(tr_cg_dirfd(cg, c.v1), "freezer.state", "THAWED", err);
                 if (r < 0)
                         return r;
         }

@@ -66,9 +66,19 @@ static inline bool tr_cg_is_gone_errno(int e) { return e == ENOENT || e == ENODE
 
 /* ---- the handle (cgroup.c) ---------------------------------------------------------- */
 
-/* Index of the handle's v2 cgroup, or of the v1 hierarchy holding c, or -1 when absent. */
-int tr_cg_v2_index(const tr_cgroup *cg);
-int tr_cg_v1_index(const tr_cgroup *cg, tr_controller c);
+/* dirfd[i]: a slot whose path is known but not opened yet (the hierarchies after the
+ * primary one of a handle opened through a tr_cg_opener).  path[i] is set exactly when
+ * dirfd[i] is an fd or TR_CG_DIR_LAZY. */
+#define TR_CG_DIR_LAZY (-2)
+
+/* The O_PATH dirfd of hierarchy i, opened now when it was left for later; -1 when the
+ * handle is not in hierarchy i (a lazy slot whose cgroup is gone there drops out). */
+int tr_cg_dirfd(tr_cgroup *cg, int i);
+
+/* Index of the handle's v2 cgroup, or of the v1 hierarchy holding c, or -1 when absent
+ * (a lazy slot is opened). */
+int tr_cg_v2_index(tr_cgroup *cg);
+int tr_cg_v1_index(tr_cgroup *cg, tr_controller c);
 
 /* The kept-open fd of counter file h (opened on first use).  -ENOENT when the file does not
  * exist in this cgroup (remembered), -ENODEV when the cgroup was removed under the fd. */

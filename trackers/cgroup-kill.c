@@ -21,7 +21,7 @@
 static bool cg_exists(tr_cgroup *cg)
 {
         for (int i = 0; i < cg->hs->n; i++)
-                if (cg->dirfd[i] >= 0 && faccessat(cg->dirfd[i], "cgroup.procs", F_OK, 0) == 0)
+                if (tr_cg_dirfd(cg, i) >= 0 && faccessat(tr_cg_dirfd(cg, i), "cgroup.procs", F_OK, 0) == 0)
                         return true;
         return false;
 }
@@ -46,7 +46,7 @@ static pid_t holds_self_or_ancestor(const tr_cgroup *cg, bool self_only)
                         return depth == 0 ? pid : 0; /* our own cgroup unknown: refuse */
                 bool held = false;
                 for (int i = 0; i < cg->hs->n && !held; i++)
-                        held = cg->dirfd[i] >= 0 && cg->path[i] && pc.paths[i] &&
+                        held = cg->path[i] && pc.paths[i] &&
                                tr_cgroup_path_under(pc.paths[i], cg->path[i]);
                 tr_pid_cgroups_clear(&pc);
                 if (held)
@@ -66,7 +66,7 @@ int tr_cg_check_may_act(tr_cgroup *cg, const char *op, bool destroy, tr_error *e
         if (!(cg->flags & TR_CG_MAY_ACT) && !(destroy && (cg->flags & TR_CG_OWNED)))
                 return tr_error_set(err, EPERM, "%s: cgroup handle was not created or handed to us", op);
         for (int i = 0; i < cg->hs->n; i++)
-                if (cg->dirfd[i] >= 0 && tr_cgroup_is_root(&cg->hs->h[i], cg->path[i]))
+                if (cg->path[i] && tr_cgroup_is_root(&cg->hs->h[i], cg->path[i]))
                         return tr_error_set(err, EPERM, "%s: %s:%s is a hierarchy root", op,
                                             cg->hs->h[i].mount_point, cg->path[i]);
         /* destroy only rmdirs (a cgroup holding a process cannot be removed anyway): the
@@ -209,13 +209,13 @@ static int kill_via_cgroup_kill(tr_cgroup *cg, uint64_t deadline, tr_kill_result
         res->method = "cgroup.kill";
         /* cgroup.kill (5.14+) SIGKILLs the whole subtree in the kernel and makes forks
          * racing it fail, so one write suffices. */
-        int r = tr_write_file_at(cg->dirfd[cg->hs->v2], "cgroup.kill", "1", err);
+        int r = tr_write_file_at(tr_cg_dirfd(cg, cg->hs->v2), "cgroup.kill", "1", err);
         if (r < 0)
                 return r;
         /* A v1 freezer left FROZEN keeps the killed tasks from dying until thawed. */
         int i = tr_cg_v1_freezer(cg);
         if (i >= 0 && tr_cg_v1_state(cg) != TR_THAWED)
-                (void) tr_write_file_at(cg->dirfd[i], "freezer.state", "THAWED", NULL);
+                (void) tr_write_file_at(tr_cg_dirfd(cg, i), "freezer.state", "THAWED", NULL);
         res->empty = wait_empty(cg, deadline);
         return 0;
 }

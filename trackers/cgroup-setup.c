@@ -244,10 +244,10 @@ int tr_cgroup_create_child(tr_cgroup *parent, const char *name, uint32_t hier_ma
                 return tr_error_set(err, ENOMEM, "out of memory");
         bool any = false;
         for (int i = 0; i < hs->n; i++) {
-                if (!(hier_mask & (1u << i)) || parent->dirfd[i] < 0)
+                if (!(hier_mask & (1u << i)) || tr_cg_dirfd(parent, i) < 0)
                         continue;
                 bool pfd_is_root = tr_cgroup_is_root(&hs->h[i], parent->path[i]);
-                int fd = make_child(hs, i, parent->dirfd[i], name, pfd_is_root, enable_in_parent, err);
+                int fd = make_child(hs, i, tr_cg_dirfd(parent, i), name, pfd_is_root, enable_in_parent, err);
                 if (fd < 0)
                         return tr_error_prefix(err, "in %s:%s", hs->h[i].mount_point, parent->path[i]);
                 if (tr_cg_adopt(cg, i, parent->path[i], name, fd) < 0) {
@@ -283,13 +283,13 @@ int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err)
         char v[32];
         snprintf(v, sizeof v, "%d", (int) pid);
         for (int i = 0; i < cg->hs->n; i++) {
-                if (cg->dirfd[i] < 0)
+                if (tr_cg_dirfd(cg, i) < 0)
                         continue;
-                r = tr_write_file_at(cg->dirfd[i], "cgroup.procs", v, err);
+                r = tr_write_file_at(tr_cg_dirfd(cg, i), "cgroup.procs", v, err);
                 if (r == -EBUSY && i == cg->hs->v2)
                         /* v2: the cgroup has controllers enabled for children, so it holds
                          * no process itself (no-internal-processes rule): its leaf does */
-                        r = attach_leaf(cg->dirfd[i], v, err);
+                        r = attach_leaf(tr_cg_dirfd(cg, i), v, err);
                 if (r < 0)
                         return tr_error_prefix(err, "attach pid %d to %s:%s", (int) pid, cg->hs->h[i].mount_point,
                                                cg->path[i]);
@@ -339,18 +339,18 @@ int tr_cgroup_destroy(tr_cgroup *cg, uint64_t timeout_usec, tr_error *err)
         }
         int result = 0;
         for (int i = 0; i < cg->hs->n; i++) {
-                if (cg->dirfd[i] < 0)
+                if (tr_cg_dirfd(cg, i) < 0)
                         continue;
                 /* every descendant, deepest first; a failed one is reported, its siblings
                  * are still removed */
                 char failed[NAME_MAX + 1] = "";
                 tr_cg_walk w = { .post = rmdir_post, .ud = &deadline, .keep_going = true, .deep_is_error = true,
                                  .failed = failed, .failed_size = sizeof failed };
-                r = tr_cg_walk_children(cg->dirfd[i], &w);
+                r = tr_cg_walk_children(tr_cg_dirfd(cg, i), &w);
                 if (r == 0) {
                         const char *base = strrchr(cg->path[i], '/');
                         base = base ? base + 1 : cg->path[i];
-                        _cleanup_close_ int pfd = openat(cg->dirfd[i], "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        _cleanup_close_ int pfd = openat(tr_cg_dirfd(cg, i), "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
                         if (pfd < 0)
                                 r = tr_cg_is_gone_errno(errno) ? 0 : -errno;
                         else

@@ -75,7 +75,7 @@ static int read_own_procs(tr_cgroup *cg, int i, bool v2, tr_pidset *set)
                 int fd = tr_cg_hot_fd(cg, H_PROCS);
                 return fd < 0 ? fd : read_procs_fd(cg, fd, true, set);
         }
-        _cleanup_close_ int fd = openat(cg->dirfd[i], "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        _cleanup_close_ int fd = openat(tr_cg_dirfd(cg, i), "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOCTTY);
         return fd < 0 ? -errno : read_procs_fd(cg, fd, false, set);
 }
 
@@ -104,7 +104,7 @@ int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
         int v2 = tr_cg_v2_index(cg);
         bool any = false;
         for (int i = 0; i < cg->hs->n; i++) {
-                if (cg->dirfd[i] < 0 || (v2 >= 0 && i != v2))
+                if ((v2 >= 0 && i != v2) || tr_cg_dirfd(cg, i) < 0)
                         continue;
                 /* a gone top-level cgroup: cgroup.procs is ENOENT (openat) or ENODEV (read on
                  * the kept fd) there */
@@ -116,7 +116,7 @@ int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
                         procs_visit pv = { .cg = cg, .set = out, .n0 = out->n, .v2 = i == v2 };
                         tr_cg_subtree_visit v = { .file = "cgroup.procs", .keep_open = i == v2, .read = visit_procs,
                                                   .restart = restart_procs, .ud = &pv };
-                        r = tr_cg_subtree_each(&cg->procs_tree[i], cg->dirfd[i], &v);
+                        r = tr_cg_subtree_each(&cg->procs_tree[i], tr_cg_dirfd(cg, i), &v);
                 }
                 if (r < 0)
                         return tr_error_setx(err, -r, "listing members of %s:%s", cg->hs->h[i].mount_point,
@@ -210,7 +210,7 @@ static void usage_memory(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, s
         ov.sum = ov.own;
         tr_cg_subtree_visit sv = { .file = "memory.oom_control", .keep_open = true, .read = visit_oom,
                                    .restart = restart_oom, .ud = &ov };
-        if (tr_cg_subtree_each(&cg->oom_tree, cg->dirfd[i], &sv) == 0)
+        if (tr_cg_subtree_each(&cg->oom_tree, tr_cg_dirfd(cg, i), &sv) == 0)
                 tr_u64_set(u, &u->oom_kills, ov.sum, TR_SRC_CGROUP_V1);
 }
 

@@ -63,21 +63,49 @@ static const struct {
         [H1_MEM_OOM] = { "memory.oom_control", false, TR_CTRL_MEMORY },
 };
 
-int tr_cg_v2_index(const tr_cgroup *cg)
+/* A hierarchy left for later (tr_cgroup_open_for_cgroups through an opener): opened at
+ * its path now.  Gone there (ENOENT/ENOTDIR): the handle is not in that hierarchy from now
+ * on, as when a cgroup is not made in it.  Another failure (EMFILE...): tried again on the
+ * next use. */
+static int open_lazy(tr_cgroup *cg, int i)
 {
-        int i = cg->hs->v2;
-        return (i >= 0 && cg->dirfd[i] >= 0) ? i : -1;
+        char fs[PATH_MAX];
+        int fd = -1, e = ENOENT;
+        if (tr_hierarchy_fs_path(&cg->hs->h[i], cg->path[i], fs, sizeof fs, NULL) == 0) {
+                fd = open(fs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                e = errno;
+        }
+        if (fd >= 0) {
+                cg->dirfd[i] = fd;
+        } else if (e == ENOENT || e == ENOTDIR) {
+                free(TR_TAKE_PTR(cg->path[i]));
+                cg->dirfd[i] = -1;
+        }
+        return fd;
 }
 
-int tr_cg_v1_index(const tr_cgroup *cg, tr_controller c)
+int tr_cg_dirfd(tr_cgroup *cg, int i)
+{
+        if (i < 0 || i >= TR_MAX_HIER)
+                return -1;
+        return cg->dirfd[i] == TR_CG_DIR_LAZY ? open_lazy(cg, i) : cg->dirfd[i];
+}
+
+int tr_cg_v2_index(tr_cgroup *cg)
+{
+        int i = cg->hs->v2;
+        return (i >= 0 && tr_cg_dirfd(cg, i) >= 0) ? i : -1;
+}
+
+int tr_cg_v1_index(tr_cgroup *cg, tr_controller c)
 {
         if ((unsigned) c >= TR_CTRL_COUNT)
                 return -1;
         int i = cg->hs->v1_of[c];
-        return (i >= 0 && cg->dirfd[i] >= 0) ? i : -1;
+        return (i >= 0 && tr_cg_dirfd(cg, i) >= 0) ? i : -1;
 }
 
-static int hot_index(const tr_cgroup *cg, enum tr_cg_hot h)
+static int hot_index(tr_cgroup *cg, enum tr_cg_hot h)
 {
         return hot_files[h].v2 ? tr_cg_v2_index(cg) : tr_cg_v1_index(cg, hot_files[h].ctrl);
 }
@@ -241,6 +269,18 @@ static int opener_open(tr_cg_opener *o, int i, const char *path)
         return fd < 0 && errno == ENOENT ? -2 : fd;
 }
 
+/* path as slot i's path: "/a/b/" -> "/a/b" (destroy needs the last component). */
+static int set_path(tr_cgroup *cg, int i, const char *path, tr_error *err)
+{
+        cg->path[i] = strdup(path);
+        if (!cg->path[i])
+                return tr_error_set(err, ENOMEM, "out of memory");
+        size_t n = strlen(cg->path[i]);
+        while (n > 1 && cg->path[i][n - 1] == '/')
+                cg->path[i][--n] = '\0';
+        return 0;
+}
+
 /* Open cgroup `path` of hierarchy i into the handle (through o's kept parent when o is not
  * NULL).  0 when opened, 1 when it does not exist there (or lies outside that mount),
  * -errno on other failures. */
@@ -260,18 +300,29 @@ static int open_one_with(tr_cgroup *cg, tr_cg_opener *o, int i, const char *path
                         return 1;
                 return tr_error_setx(err, errno, "open cgroup %s", fs);
         }
-        cg->path[i] = strdup(path);
-        if (cg->path[i]) { /* "/a/b/" -> "/a/b" (destroy needs the last component) */
-                size_t n = strlen(cg->path[i]);
-                while (n > 1 && cg->path[i][n - 1] == '/')
-                        cg->path[i][--n] = '\0';
-        }
-        if (!cg->path[i]) {
+        r = set_path(cg, i, path, err);
+        if (r < 0) {
                 close(fd);
-                return tr_error_set(err, ENOMEM, "out of memory");
+                return r;
         }
         cg->dirfd[i] = fd;
         return 0;
+}
+
+/* Slot i of the handle left for later: path kept, opened on first use (tr_cg_dirfd).  0,
+ * 1 when path lies outside that hierarchy's mount, -errno. */
+static int defer_one(tr_cgroup *cg, int i, const char *path, tr_error *err)
+{
+        char fs[PATH_MAX];
+        int r = tr_hierarchy_fs_path(&cg->hs->h[i], path, fs, sizeof fs, NULL);
+        if (r == -ENOENT)
+                return 1;
+        if (r < 0)
+                return tr_error_set(err, -r, "cgroup path %s: %s", path, strerror(-r));
+        r = set_path(cg, i, path, err);
+        if (r == 0)
+                cg->dirfd[i] = TR_CG_DIR_LAZY;
+        return r;
 }
 
 static int open_one(tr_cgroup *cg, int i, const char *path, tr_error *err)
@@ -364,18 +415,23 @@ int tr_cgroup_open_for_cgroups(const tr_hierarchies *hs, tr_cg_opener *o, const 
         _cleanup_cgroup_ tr_cgroup *cg = cg_new(hs, flags);
         if (!cg)
                 return tr_error_set(err, ENOMEM, "out of memory");
-        int r = 0;
-        for (int i = 0; i < hs->n && r >= 0; i++) {
+        bool opened = false;
+        for (int k = 0; k < hs->n; k++) {
+                /* through an opener: the primary hierarchy's order (v2 first) */
+                int i = !o || hs->v2 < 0 ? k : k == 0 ? hs->v2 : k <= hs->v2 ? k - 1 : k;
                 /* pid's own cgroup wins where it is `path` or below it: the family is tied
                  * to its most-specific cgroup (without path: always pid's cgroup); elsewhere
                  * `path` as named, when this hierarchy has it. */
-                if (pc && pc->paths[i] && (!path || tr_cgroup_path_under(pc->paths[i], path)))
-                        r = open_one_with(cg, o, i, pc->paths[i], err);
-                else
-                        r = path ? open_one_with(cg, o, i, path, err) : 1;
+                const char *p = pc && pc->paths[i] && (!path || tr_cgroup_path_under(pc->paths[i], path))
+                                        ? pc->paths[i]
+                                        : path;
+                if (!p)
+                        continue;
+                int r = o && opened ? defer_one(cg, i, p, err) : open_one_with(cg, o, i, p, err);
+                if (r < 0)
+                        return r;
+                opened = opened || r == 0;
         }
-        if (r < 0)
-                return r;
         return cg_finish_open(&cg, out, what ? what : path ? path : "", err);
 }
 
@@ -412,10 +468,7 @@ int tr_cgroup_primary_index(const tr_cgroup *cg)
         return -1;
 }
 
-int tr_cgroup_dirfd(const tr_cgroup *cg, int i)
-{
-        return (i >= 0 && i < TR_MAX_HIER) ? cg->dirfd[i] : -1;
-}
+int tr_cgroup_dirfd(tr_cgroup *cg, int i) { return tr_cg_dirfd(cg, i); }
 
 int tr_cgroup_v2_fd(tr_cgroup *cg)
 {
@@ -423,15 +476,15 @@ int tr_cgroup_v2_fd(tr_cgroup *cg)
         if (i < 0)
                 return -1;
         if (cg->v2_fd < 0)
-                cg->v2_fd = openat(cg->dirfd[i], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                cg->v2_fd = openat(tr_cg_dirfd(cg, i), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         return cg->v2_fd;
 }
 
 /* ---- read / write ------------------------------------------------------------------ */
 
-static int check_index(const tr_cgroup *cg, int i, tr_error *err)
+static int check_index(tr_cgroup *cg, int i, tr_error *err)
 {
-        if (i < 0 || i >= cg->hs->n || cg->dirfd[i] < 0)
+        if (i < 0 || i >= cg->hs->n || tr_cg_dirfd(cg, i) < 0)
                 return tr_error_set(err, ENOENT, "cgroup not present in hierarchy %d", i);
         return 0;
 }
@@ -473,7 +526,7 @@ int tr_cgroup_read(tr_cgroup *cg, int i, const char *file, char *buf, size_t siz
 
 bool tr_cgroup_has_file(tr_cgroup *cg, int i, const char *file)
 {
-        if (i < 0 || i >= cg->hs->n || cg->dirfd[i] < 0 || !file)
+        if (i < 0 || i >= cg->hs->n || tr_cg_dirfd(cg, i) < 0 || !file)
                 return false;
         return faccessat(cg->dirfd[i], file, F_OK, 0) == 0;
 }

@@ -51,7 +51,11 @@ int tr_cgroup_open_for_pid(const tr_hierarchies *hs, const char *path, pid_t pid
                            tr_cgroup **out, tr_error *err);
 /* Many cgroups opened one after another, most of them siblings (a restarted daemon reopens
  * its families): an opener keeps the last parent directory of each hierarchy open, so that
- * each open is a lookup of one name.  Not thread-safe; free it when done. */
+ * each open is a lookup of one name.  A handle opened through it is opened now only in its
+ * first hierarchy that has the cgroup (v2 first, as tr_cgroup_primary_index): that proves
+ * the cgroup exists; its other hierarchies keep their path and are opened on first use
+ * (tr_cgroup_dirfd and every operation; one gone by then is left out, as a hierarchy the
+ * cgroup was never made in).  Not thread-safe; free it when done (the handles stay valid). */
 typedef struct tr_cg_opener tr_cg_opener;
 tr_cg_opener *tr_cg_opener_new(const tr_hierarchies *hs);
 void tr_cg_opener_free(tr_cg_opener *o);
@@ -96,13 +100,15 @@ static inline void tr_cgroup_freep(tr_cgroup **cg)
 #define _cleanup_cgroup_ __attribute__((cleanup(tr_cgroup_freep)))
 
 const tr_hierarchies *tr_cgroup_hierarchies(const tr_cgroup *cg);
-/* Path in hierarchy i ("/jobs/job_42"), NULL when the cgroup is not in that hierarchy. */
+/* Path in hierarchy i ("/jobs/job_42"), NULL when the cgroup is not in that hierarchy (for
+ * one a handle left for later: the path it is opened at, until a use finds it gone). */
 const char *tr_cgroup_path(const tr_cgroup *cg, int i);
 /* The hierarchy a cgroup is matched in (membership, nesting): v2 when it has a path there,
  * else its first hierarchy; -1 when it is in none. */
 int tr_cgroup_primary_index(const tr_cgroup *cg);
-/* The O_PATH dirfd in hierarchy i, or -1.  Owned by the handle. */
-int tr_cgroup_dirfd(const tr_cgroup *cg, int i);
+/* The O_PATH dirfd in hierarchy i, or -1.  Owned by the handle.  (A hierarchy a handle
+ * left for later is opened here; gone there: -1, and its path drops out.) */
+int tr_cgroup_dirfd(tr_cgroup *cg, int i);
 /* An O_RDONLY|O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1 when
  * there is no v2 cgroup.  Owned by the handle. */
 int tr_cgroup_v2_fd(tr_cgroup *cg);

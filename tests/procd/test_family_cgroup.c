@@ -534,6 +534,17 @@ static void check_register_rule(procd_client *c, const char *source)
         tr_usage u;
         EXPECT(procd_get_usage(c, fk.pid, &u, &e_), PROCD_OK);
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 2);
+        /* a subfamily's parent is the family that holds its root (condor_procd's
+         * register_subfamily): the kept child's is the parent family, the later child's
+         * the new family */
+        EXPECT(procd_register_subfamily(c, kids[0], 0, 1, &e_), PROCD_OK);
+        EXPECT(procd_register_subfamily(c, kids[1], 0, 1, &e_), PROCD_OK);
+        CU_ASSERT_FATAL(ph_dump_one(c, kids[0], &fi));
+        CU_ASSERT_EQUAL(fi.parent_root_pid, getpid());
+        CU_ASSERT_FATAL(ph_dump_one(c, kids[1], &fi));
+        CU_ASSERT_EQUAL(fi.parent_root_pid, fk.pid);
+        EXPECT(procd_unregister_family(c, kids[0], &e_), PROCD_OK);
+        EXPECT(procd_unregister_family(c, kids[1], &e_), PROCD_OK);
         /* unregister folds the family's processes into the parent; register again takes
          * the root alone once more (both children existed before) */
         EXPECT(procd_unregister_family(c, fk.pid, &e_), PROCD_OK);

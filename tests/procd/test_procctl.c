@@ -122,7 +122,8 @@ static void test_usage_json(void)
 }
 
 /* percent CPU from procd's two readings; a family whose processes all exited before any
- * scan has no CPU value (unknown is not zero); list and top columns */
+ * scan has no CPU value (unknown is not zero); list and top columns; the states frozen
+ * and killed */
 static void test_list_top_percent(void)
 {
         pid_t a = ph_sleeper(), gone = ph_sleeper();
@@ -163,6 +164,12 @@ static void test_list_top_percent(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "procctl top"));
         CU_ASSERT_PTR_NOT_NULL(strstr(out, as));
         CU_ASSERT_EQUAL(run("--socket", S, "top", "-n", "0", NULL), 2);
+        /* a family procd killed is listed killed (not empty), in text and JSON */
+        CU_ASSERT_EQUAL(run("--socket", S, "kill", as, NULL), 0);
+        CU_ASSERT_EQUAL(run("--socket", S, "list", as, NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, " killed "));
+        CU_ASSERT_EQUAL(run("--socket", S, "--json", "list", as, NULL), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"state\": \"killed\""));
         CU_ASSERT_EQUAL(run("--socket", S, "unregister", as, NULL), 0);
         CU_ASSERT_EQUAL(run("--socket", S, "unregister", gs, NULL), 0);
         ts_kill_reap(a);

@@ -355,11 +355,13 @@ static void test_suspend_continue_kill_proc(void)
         EXPECT(procd_unregister_family(C, chain[0], &e_), PROCD_OK);
 }
 
-/* Nested subfamilies: A -> B -> C by parent tree, B and C registered once the chain
- * exists: each takes its root alone (what it had forked stays in the parent family);
- * unregistering B folds its members and its subfamily C into A; A's usage covers its
- * subfamilies (condor_procd's sum), each process once, before and after the fold;
- * KillFamily(A) takes the subfamilies along. */
+/* Subfamilies of a chain p0 -> p1 -> p2 -> p3 -> p4: A = p0 registered before the chain
+ * grew, B = p1 and C = p3 once it exists.  Each takes its root alone (what it had forked
+ * stays in the family that held it); C's parent is the family that holds p3 (condor_procd's
+ * register_subfamily): A, since B left p2 and so p3 to A.  Unregistering B folds its
+ * members into A; A's usage covers its subfamilies (condor_procd's sum), each process once,
+ * before and after the fold; KillFamily(A) takes the subfamilies along.  (A subfamily
+ * nested in a subfamily, and its fold: test_family_cgroup's "nested families".) */
 static void test_nested_and_fold(void)
 {
         pid_t p[5];
@@ -373,7 +375,7 @@ static void test_nested_and_fold(void)
         CU_ASSERT_FATAL(dump_one(p[1], &fi));
         CU_ASSERT_EQUAL(fi.parent_root_pid, p[0]);
         CU_ASSERT_FATAL(dump_one(p[3], &fi));
-        CU_ASSERT_EQUAL(fi.parent_root_pid, p[1]);
+        CU_ASSERT_EQUAL(fi.parent_root_pid, p[0]);
         EXPECT(procd_snapshot(C, &e_), PROCD_OK);
         /* B took its root alone: p[2] stayed in A; C holds p[3] alone */
         CU_ASSERT_FALSE(family_has_member(p[1], p[2]));
@@ -381,9 +383,10 @@ static void test_nested_and_fold(void)
         CU_ASSERT(family_has_member(p[1], p[1]));
         CU_ASSERT(family_has_member(p[3], p[3]));
         CU_ASSERT_FALSE(family_has_member(p[3], p[4]));
+        CU_ASSERT(family_has_member(p[0], p[4])); /* C left it to the family that held p3: A */
         tr_usage u;
         EXPECT(procd_get_usage(C, p[0], &u, &e_), PROCD_OK);
-        CU_ASSERT_EQUAL(u.num_procs.value, 5); /* A's p0, p2 + B's p1, p4 + C's p3 */
+        CU_ASSERT_EQUAL(u.num_procs.value, 5); /* A's p0, p2, p4 + B's p1 + C's p3 */
         EXPECT(procd_unregister_family(C, p[1], &e_), PROCD_OK);
         CU_ASSERT_FATAL(dump_one(p[3], &fi));
         CU_ASSERT_EQUAL(fi.parent_root_pid, p[0]);

@@ -169,20 +169,30 @@ static void test_many_families(void)
 }
 
 
-/* A process A that forks B, then A drops to uid USER (B stays root): A's family belongs
- * to USER, B's (a subfamily below it by parent tree) to root. */
+/* A process A, registered as a family, that then forks B and drops to uid USER (B stays
+ * root): A's family belongs to USER, B's (a subfamily below it once registered: B is forked
+ * after A's registration, so A's family holds it) to root. */
 static int owner_split(pid_t *a, pid_t *b)
 {
-        int p[2];
+        int p[2], go[2];
         if (pipe(p) < 0)
                 return -errno;
+        if (pipe(go) < 0) {
+                close(p[0]);
+                close(p[1]);
+                return -errno;
+        }
         fflush(NULL);
         pid_t top = fork();
         if (top < 0)
                 return -errno;
         if (top == 0) {
                 close(p[0]);
+                close(go[1]);
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
+                char g;
+                if (read(go[0], &g, 1) != 1)
+                        _exit(1);
                 pid_t c = fork();
                 if (c == 0) {
                         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -195,8 +205,12 @@ static int owner_split(pid_t *a, pid_t *b)
                         pause();
         }
         close(p[1]);
+        close(go[0]);
         *a = top;
-        ssize_t n = read(p[0], b, sizeof *b);
+        procd_error e;
+        procd_status st = pd_cmd_register_subfamily(&CM, &ROOT, top, 0, 60, &e);
+        ssize_t n = st == PROCD_OK && write(go[1], "g", 1) == 1 ? read(p[0], b, sizeof *b) : -1;
+        close(go[1]);
         close(p[0]);
         for (int i = 0; i < 200; i++) { /* until A's setresuid shows */
                 uid_t u = 0;
@@ -212,9 +226,8 @@ static int owner_split(pid_t *a, pid_t *b)
 static void test_subtree_authorization(void)
 {
         pid_t a = 0, b = 0;
-        CU_ASSERT_FATAL(owner_split(&a, &b) == 0);
+        CU_ASSERT_FATAL(owner_split(&a, &b) == 0); /* A registered */
         procd_error e;
-        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, a, 0, 60, &e), PROCD_OK);
         CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, b, 0, 60, &e), PROCD_OK);
         CU_ASSERT_EQUAL(pd_registry_find(R, b)->parent, pd_registry_find(R, a));
         CU_ASSERT_EQUAL(pd_cmd_suspend_family(&CM, &USER, a, &e), PROCD_E_PERMISSION);
@@ -308,26 +321,35 @@ static void test_reused_pid(void)
         CU_ASSERT_EQUAL(pd_cmd_snapshot(&CM, &ROOT, &e), PROCD_OK); /* ch[1] seen as a member */
         ts_kill_reap(ch[0]);
         usleep(30000);
-        int p[2];
-        CU_ASSERT_FATAL(pipe(p) == 0);
-        pid_t z = 0;
+        int p[2], go[2];
+        CU_ASSERT_FATAL(pipe(p) == 0 && pipe(go) == 0);
+        pid_t z = 0, z2 = 0;
         y = fork_at(ch[0]);
-        if (y == 0) { /* the new process at the old root's pid forks a child of its own */
+        if (y == 0) { /* the new process at the old root's pid forks a child of its own, and
+                         a second one when told to */
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
-                pid_t c = fork();
-                if (c == 0) {
-                        prctl(PR_SET_PDEATHSIG, SIGKILL);
-                        for (;;)
-                                pause();
+                close(go[1]);
+                for (int i = 0; i < 2; i++) {
+                        char g;
+                        if (i == 1 && read(go[0], &g, 1) != 1)
+                                _exit(1);
+                        pid_t c = fork();
+                        if (c == 0) {
+                                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                                for (;;)
+                                        pause();
+                        }
+                        if (write(p[1], &c, sizeof c) != sizeof c)
+                                _exit(1);
                 }
-                if (write(p[1], &c, sizeof c) != sizeof c)
-                        _exit(1);
                 for (;;)
                         pause();
         }
         close(p[1]);
+        close(go[0]);
         if (y != ch[0] || read(p[0], &z, sizeof z) != sizeof z) {
                 printf("SKIP reused pid (members left): clone3 set_tid gave %d\n", (int) y);
+                close(go[1]);
                 close(p[0]);
                 if (y > 0)
                         ts_kill_reap(y);
@@ -336,7 +358,6 @@ static void test_reused_pid(void)
                 CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, ch[0], &e), PROCD_OK);
                 return;
         }
-        close(p[0]);
         CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, y, 0, 60, &e), PROCD_E_ALREADY_REGISTERED);
         CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "still has members"));
         CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, z, 0, 60, &e), PROCD_OK);
@@ -347,10 +368,20 @@ static void test_reused_pid(void)
         ts_reap_orphans(0);
         CU_ASSERT(ph_wait_gone(ch[1], 2000));
         CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, y, 0, 60, &e), PROCD_OK);
+        /* z, forked before, stays with the family that held it (condor_procd's rule); what y
+         * forks now is y's family's */
         CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, z, 0, 60, &e), PROCD_OK);
-        CU_ASSERT(parent_is(z, y));
+        CU_ASSERT(parent_is(z, getpid()));
+        CU_ASSERT(write(go[1], "g", 1) == 1 && read(p[0], &z2, sizeof z2) == sizeof z2);
+        close(go[1]);
+        close(p[0]);
+        CU_ASSERT_FATAL(z2 > 1);
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, z2, 0, 60, &e), PROCD_OK);
+        CU_ASSERT(parent_is(z2, y));
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, z2, &e), PROCD_OK);
         CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, z, &e), PROCD_OK);
         CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, y, &e), PROCD_OK);
+        kill(z2, SIGKILL);
         kill(z, SIGKILL);
         ts_kill_reap(y);
         ts_reap_orphans(0);

@@ -635,6 +635,112 @@ out:
         unlink(log);
 }
 
+/* Whether Dump(root)'s members are exactly want (n of them, in any order). */
+static bool members_are(procd_client *c, pid_t root, const pid_t *want, size_t n)
+{
+        procd_family_info *fi = NULL;
+        size_t nfi = 0, found = 0;
+        if (procd_dump(c, root, &fi, &nfi, NULL) != PROCD_OK || nfi < 1 || fi[0].root_pid != root)
+                return false;
+        for (size_t i = 0; i < fi[0].n_members; i++)
+                for (size_t j = 0; j < n; j++)
+                        found += fi[0].members[i] == want[j];
+        bool same = found == n && fi[0].n_members == n;
+        if (!same)
+                fprintf(stderr, "family %d: %zu members, %zu of the %zu expected\n", (int) root, fi[0].n_members, found,
+                        n);
+        procd_family_info_free(fi, nfi);
+        return same;
+}
+
+/* Wait until pid is a zombie (killed, not reaped: a family killed by procd whose root its
+ * parent, a starter, has not reaped yet). */
+static bool wait_zombie(pid_t pid, int timeout_ms)
+{
+        for (int t = 0; t < timeout_ms && ts_proc_state(pid) != 'Z'; t += 10)
+                usleep(10000);
+        return ts_proc_state(pid) == 'Z';
+}
+
+/* State file version 2: a family procd killed still says killed after a restart (a /proc
+ * family and a handed cgroup one, their roots killed but not reaped yet), and a /proc
+ * family does not take the children its root had at REGISTER (they stay in the parent
+ * family); a kept child whose pid names another process now is dropped and logged. */
+static void test_killed_and_kept(void)
+{
+        if (!need_setup())
+                return;
+        char log[128], redirect[200], path[256], cgpath[256];
+        snprintf(log, sizeof log, "/tmp/procd-restart-kept.%d.log", (int) getpid());
+        snprintf(redirect, sizeof redirect, "exec \"$@\" 2>>%s", log);
+        const char *extra[] = { "--no-family-cgroups", NULL };
+        const char *wrapper[] = { "sh", "-c", redirect, "sh", NULL };
+        ph_daemon d;
+        CU_ASSERT_EQUAL_FATAL(ph_start(&d, extra, wrapper, 10000), 0);
+        procd_client *c = ph_connect(&d);
+        /* killed: k (/proc), kc (a handed cgroup), each killed by procd, not reaped */
+        tr_cgroup *cg = NULL;
+        pid_t k = ph_sleeper(), kc = ph_sleeper_in_cgroup("rs-killed", cgpath, sizeof cgpath, &cg);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, k, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, kc, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_track_via_cgroup(c, kc, cgpath, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_kill_family(c, k, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_kill_family(c, kc, NULL), PROCD_OK);
+        CU_ASSERT(wait_zombie(k, 5000) && wait_zombie(kc, 5000));
+        char st[32];
+        CU_ASSERT_STRING_EQUAL(family_state(c, k, st, sizeof st), "killed");
+        CU_ASSERT_STRING_EQUAL(family_state(c, kc, st, sizeof st), "killed");
+        /* kept: a[0] and b[0] each forked a child (and it a grandchild) before REGISTER */
+        pid_t a[3] = { 0 }, b[3] = { 0 };
+        CU_ASSERT_EQUAL_FATAL(ph_chain(2, a), 0);
+        CU_ASSERT_EQUAL_FATAL(ph_chain(2, b), 0);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, a[0], 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, b[0], 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_snapshot(c, NULL), PROCD_OK);
+        CU_ASSERT(members_are(c, a[0], a, 1) && members_are(c, b[0], b, 1));
+        procd_disconnect(c);
+        ph_crash(&d);
+
+        /* meanwhile b[1]'s pid "names another process": its saved start time changed */
+        snprintf(path, sizeof path, "%s/procd.state", d.dir);
+        pd_state s;
+        CU_ASSERT_EQUAL_FATAL(pd_state_read(path, &s, NULL), 0);
+        CU_ASSERT_EQUAL(s.version, PD_STATE_VERSION);
+        size_t tampered = 0;
+        for (size_t i = 0; i < s.n; i++)
+                for (size_t j = 0; s.fams[i].root_pid == b[0] && j < s.fams[i].n_kept; j++)
+                        if (s.fams[i].kept[j].pid == b[1]) {
+                                s.fams[i].kept[j].start_ticks += 1;
+                                tampered++;
+                        }
+        CU_ASSERT_EQUAL(tampered, 1);
+        CU_ASSERT_EQUAL(pd_state_write(path, &s, NULL), 0);
+        pd_state_clear(&s);
+
+        CU_ASSERT_EQUAL_FATAL(ph_start_in(&d, extra, wrapper, 10000), 0);
+        c = ph_connect(&d);
+        CU_ASSERT_STRING_EQUAL(family_state(c, k, st, sizeof st), "killed");
+        CU_ASSERT_STRING_EQUAL(family_state(c, kc, st, sizeof st), "killed");
+        CU_ASSERT_EQUAL(procd_snapshot(c, NULL), PROCD_OK);
+        /* a's earlier child and grandchild stay out; b's, no longer known as kept, are taken */
+        CU_ASSERT(members_are(c, a[0], a, 1));
+        CU_ASSERT(members_are(c, b[0], b, 3));
+        char pid_text[16];
+        snprintf(pid_text, sizeof pid_text, "(%d)", (int) b[1]);
+        CU_ASSERT(log_has(log, "children its root had at registration", pid_text));
+        procd_disconnect(c);
+        CU_ASSERT_EQUAL(ph_stop(&d, 10000), 0);
+        ts_kill_reap(k);
+        ts_kill_reap(kc);
+        ph_chain_kill(2, a);
+        ph_chain_kill(2, b);
+        ts_reap_orphans(2000);
+        if (cg)
+                tr_cgroup_destroy(cg, 2000000, NULL);
+        tr_cgroup_free(cg);
+        unlink(log);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -642,6 +748,7 @@ int main(void)
                 { "SIGKILL in the middle of KillFamily and SuspendFamily", test_crash_mid_kill_and_suspend },
                 { "dropped families and untrusted state files", test_dropped_and_untrusted },
                 { "fam.* cgroups no family owns after a crash", test_orphan_family_cgroups },
+                { "killed families and kept children after a crash (state version 2)", test_killed_and_kept },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = { { "restart", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };

@@ -1,6 +1,7 @@
-/* test_state.c - the state file (procd/state.c) on fixture files: a good file, files that
- * must not be trusted (truncated, foreign, a later version, bad values), a round trip, the
- * atomic write and setting a bad file aside. */
+/* test_state.c - the state file (procd/state.c) on fixture files: a good file (version 2),
+ * an earlier procd's version-1 file, files that must not be trusted (truncated, foreign, a
+ * later version, bad values), a round trip, the atomic write and setting a bad file aside,
+ * the formatter's bytes against a reference. */
 #include <CUnit/CUnit.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -13,14 +14,11 @@
 #include "procd/state.h"
 #include "testsupport.h"
 
-static void test_good(void)
+/* What good.state and v1.state both say of their two families (the fields of version 1). */
+static void check_v1_fields(const pd_state *s)
 {
-        char *text = ts_read_fixture("state/good.state");
-        pd_state s;
-        tr_error err = { 0 };
-        CU_ASSERT_EQUAL_FATAL(pd_state_parse(text, strlen(text), &s, &err), 0);
-        CU_ASSERT_EQUAL_FATAL(s.n, 2);
-        const pd_state_family *a = &s.fams[0], *b = &s.fams[1];
+        CU_ASSERT_EQUAL_FATAL(s->n, 2);
+        const pd_state_family *a = &s->fams[0], *b = &s->fams[1];
         CU_ASSERT_EQUAL(a->root_pid, 4242);
         CU_ASSERT_EQUAL(a->root_start_ticks, 123456);
         CU_ASSERT_EQUAL(a->parent_root_pid, 0);
@@ -45,6 +43,33 @@ static void test_good(void)
         CU_ASSERT_EQUAL_FATAL(b->n_members, 2);
         CU_ASSERT(b->members[0].pid == 4300 && b->members[0].start_ticks == 124000);
         CU_ASSERT(b->members[1].pid == 4301 && b->members[1].start_ticks == 124010);
+}
+
+/* A fixture parsed: it must be accepted, of that version, with the two families above. */
+static void parse_fixture(const char *rel, unsigned version, pd_state *s)
+{
+        char *text = ts_read_fixture(rel);
+        tr_error err = { 0 };
+        int r = pd_state_parse(text, strlen(text), s, &err);
+        free(text);
+        CU_ASSERT_EQUAL_FATAL(r, 0);
+        CU_ASSERT_EQUAL(s->version, version);
+        check_v1_fields(s);
+}
+
+static void test_good(void)
+{
+        pd_state s;
+        tr_error err = { 0 };
+        parse_fixture("state/good.state", 2, &s);
+        const pd_state_family *a = &s.fams[0], *b = &s.fams[1];
+        /* version 2's: killed, the root's children at registration */
+        CU_ASSERT(!a->killed && b->killed);
+        CU_ASSERT_EQUAL_FATAL(a->n_kept, 1);
+        CU_ASSERT(a->kept[0].pid == 4250 && a->kept[0].start_ticks == 123500);
+        CU_ASSERT_EQUAL_FATAL(b->n_kept, 2);
+        CU_ASSERT(b->kept[0].pid == 4302 && b->kept[0].start_ticks == 124005);
+        CU_ASSERT(b->kept[1].pid == 4303 && b->kept[1].start_ticks == 124006);
 
         /* round trip: what is written reads back the same, byte for byte */
         GString *out = g_string_new(NULL);
@@ -55,11 +80,31 @@ static void test_good(void)
         pd_state_format(&s2, out2);
         CU_ASSERT_STRING_EQUAL(out->str, out2->str);
         CU_ASSERT_EQUAL(s2.n, 2);
+        CU_ASSERT(s2.fams[1].killed && s2.fams[1].n_kept == 2);
         g_string_free(out, TRUE);
         g_string_free(out2, TRUE);
         pd_state_clear(&s2);
         pd_state_clear(&s);
-        free(text);
+}
+
+/* An earlier procd's file (version 1) reads as it did: the same families, and the keys of
+ * version 2 that it carries (killed, kept) ignored; written again it is version 2. */
+static void test_v1(void)
+{
+        pd_state s;
+        tr_error err = { 0 };
+        parse_fixture("state/v1.state", 1, &s);
+        for (size_t i = 0; i < s.n; i++)
+                CU_ASSERT(!s.fams[i].killed && s.fams[i].n_kept == 0 && s.fams[i].kept == NULL);
+        g_autoptr(GString) out = g_string_new(NULL);
+        pd_state_format(&s, out);
+        CU_ASSERT(g_str_has_prefix(out->str, "procd-state\t2\n"));
+        pd_state back;
+        CU_ASSERT_EQUAL_FATAL(pd_state_parse(out->str, out->len, &back, &err), 0);
+        CU_ASSERT_EQUAL(back.version, 2);
+        check_v1_fields(&back);
+        pd_state_clear(&back);
+        pd_state_clear(&s);
 }
 
 /* One line per case: the fixture and the error it must give (0: accepted). */
@@ -90,7 +135,11 @@ static void test_untrusted(void)
         check_file("state/future.state", -EPROTONOSUPPORT, "version");
         check_file("state/bad-root.state", -EBADMSG, "corrupt");
         check_file("state/duplicate.state", -EBADMSG, "corrupt");
+        check_file("state/bad-kept.state", -EBADMSG, "corrupt");
+        check_file("state/kept-twice.state", -EBADMSG, "corrupt");
+        check_file("state/bad-killed.state", -EBADMSG, "corrupt");
         check_file("state/empty.state", 0, NULL);
+        check_file("state/v1.state", 0, NULL);
 }
 
 /* Every prefix of the good file is refused (a write cut anywhere). */
@@ -155,8 +204,8 @@ static void test_write_read_set_aside(void)
         free(text);
 }
 
-/* The version-1 formatter as it was written before the decimal appender (printf and
- * g_strescape for every value): the new one must give the same bytes. */
+/* The formatter as it was written before the decimal appender (printf and g_strescape for
+ * every value), with version 2's keys: the new one must give the same bytes. */
 static void ref_put_str(GString *out, const char *key, const char *v)
 {
         if (!v)
@@ -166,6 +215,15 @@ static void ref_put_str(GString *out, const char *key, const char *v)
 }
 
 static void ref_put_u64(GString *out, const char *key, uint64_t v) { g_string_append_printf(out, "\t%s=%" PRIu64, key, v); }
+
+static void ref_put_idents(GString *out, const char *key, const pd_state_member *m, size_t n)
+{
+        if (!n)
+                return;
+        g_string_append_printf(out, "\t%s=", key);
+        for (size_t j = 0; j < n; j++)
+                g_string_append_printf(out, "%s%d:%" PRIu64, j ? "," : "", (int) m[j].pid, m[j].start_ticks);
+}
 
 static void reference_format(const pd_state *s, GString *out)
 {
@@ -203,12 +261,10 @@ static void reference_format(const pd_state *s, GString *out)
                         ref_put_u64(out, "killing", 1);
                 if (f->suspending)
                         ref_put_u64(out, "suspending", 1);
-                if (f->n_members) {
-                        g_string_append(out, "\tmembers=");
-                        for (size_t j = 0; j < f->n_members; j++)
-                                g_string_append_printf(out, "%s%d:%" PRIu64, j ? "," : "", (int) f->members[j].pid,
-                                                       f->members[j].start_ticks);
-                }
+                if (f->killed)
+                        ref_put_u64(out, "killed", 1);
+                ref_put_idents(out, "members", f->members, f->n_members);
+                ref_put_idents(out, "kept", f->kept, f->n_kept);
                 g_string_append_c(out, '\n');
         }
         g_string_append_printf(out, "end\t%zu\n", s->n);
@@ -227,9 +283,11 @@ static bool family_same(const pd_state_family *a, const pd_state_family *b)
                     a->login_uid == b->login_uid && a->by_gid == b->by_gid && a->gid == b->gid &&
                     a->gid_allocated == b->gid_allocated && a->kill_on_watcher_exit == b->kill_on_watcher_exit &&
                     a->frozen == b->frozen && a->killing == b->killing && a->suspending == b->suspending &&
-                    a->n_members == b->n_members;
+                    a->killed == b->killed && a->n_members == b->n_members && a->n_kept == b->n_kept;
         for (size_t i = 0; same && i < a->n_members; i++)
                 same = a->members[i].pid == b->members[i].pid && a->members[i].start_ticks == b->members[i].start_ticks;
+        for (size_t i = 0; same && i < a->n_kept; i++)
+                same = a->kept[i].pid == b->kept[i].pid && a->kept[i].start_ticks == b->kept[i].start_ticks;
         return same;
 }
 
@@ -237,7 +295,7 @@ static bool family_same(const pd_state_family *a, const pd_state_family *b)
  * parses back to the same family. */
 static void check_format(const char *name, pd_state_family f)
 {
-        pd_state s = { &f, 1 };
+        pd_state s = { .fams = &f, .n = 1 };
         g_autoptr(GString) got = g_string_new(NULL), want = g_string_new(NULL);
         pd_state_format(&s, got);
         reference_format(&s, want);
@@ -294,20 +352,28 @@ static void test_format_same_bytes(void)
         check_format("frozen", FAM(.frozen = true));
         check_format("killing", FAM(.killing = true));
         check_format("suspending", FAM(.suspending = true));
+        check_format("killed", FAM(.killed = true));
+        check_format("killing and killed", FAM(.killing = true, .killed = true));
         check_format("all flags", FAM(.kill_on_watcher_exit = true, .frozen = true, .killing = true,
-                                      .suspending = true, .watcher_pid = 1, .watcher_start_ticks = 1));
+                                      .suspending = true, .killed = true, .watcher_pid = 1, .watcher_start_ticks = 1));
         check_format("one member", FAM(.members = one, .n_members = 1));
         check_format("members", FAM(.members = many, .n_members = G_N_ELEMENTS(many)));
+        check_format("one kept", FAM(.kept = one, .n_kept = 1));
+        check_format("kept", FAM(.kept = many, .n_kept = G_N_ELEMENTS(many)));
+        check_format("members and kept", FAM(.members = one, .n_members = 1, .kept = many, .n_kept = G_N_ELEMENTS(many)));
+        check_format("a cgroup family killed with kept", FAM(.cgroup = "/jobs/job42", .killed = true, .kept = one,
+                                                            .n_kept = 1));
         check_format("everything", FAM(.parent_root_pid = 17, .root_uid = 1000, .watcher_pid = 4200,
                                        .watcher_start_ticks = 9, .cgroup = "/x y/\"z\"", .cgroup_origin = 2,
                                        .no_cgroup_reason = NULL, .env_marker = "A=B", .login = "carol",
                                        .login_uid = 1002, .by_gid = true, .gid = 70000, .gid_allocated = true,
                                        .kill_on_watcher_exit = true, .frozen = true, .killing = true,
-                                       .suspending = true, .members = many, .n_members = G_N_ELEMENTS(many)));
+                                       .suspending = true, .killed = true, .members = many,
+                                       .n_members = G_N_ELEMENTS(many), .kept = many, .n_kept = G_N_ELEMENTS(many)));
 
         /* a whole file (the fixture's families, and none) */
         char *text = ts_read_fixture("state/good.state");
-        pd_state s, none = { NULL, 0 };
+        pd_state s, none = { .fams = NULL };
         tr_error err = { 0 };
         CU_ASSERT_EQUAL_FATAL(pd_state_parse(text, strlen(text), &s, &err), 0);
         const pd_state *cases[] = { &s, &none };
@@ -326,6 +392,7 @@ int main(void)
 {
         CU_TestInfo tests[] = {
                 { "good file, round trip", test_good },
+                { "version-1 file read as before", test_v1 },
                 { "untrusted files refused", test_untrusted },
                 { "every truncation refused", test_every_truncation },
                 { "atomic write, read, set aside", test_write_read_set_aside },

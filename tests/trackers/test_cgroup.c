@@ -2,6 +2,7 @@
  * lookup, the dirfds in every hierarchy, a first usage through the kept-open files
  * (integration, root; see cgtest.h). */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -109,14 +110,85 @@ static void check_create_members(const tr_hierarchies *hs, const char *tag)
 
 HOST_TEST(create_members, "create/attach/members")
 
+/* Through an opener (a restart reopening its families): the handle is opened in its primary
+ * hierarchy alone, the others keep their path and open on first use; one gone there by then
+ * drops out (path NULL, dirfd -1) and the rest works as with a handle opened everywhere. */
+static void check_opener_lazy(const tr_hierarchies *hs, const char *tag)
+{
+        char name[64], sub[80];
+        snprintf(name, sizeof name, "ol-%s", tag);
+        snprintf(sub, sizeof sub, "%s/empty", name);
+        tr_cgroup *top = make_cg(hs, name);
+        _cleanup_cgroup_ tr_cgroup *made = top ? make_cg(hs, sub) : NULL;
+        CU_ASSERT_FATAL(top && made);
+        pid_t p = start_in(top, run_sleeper, NULL);
+        tr_pid_cgroups pc;
+        CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_read(hs, p, &pc, NULL), 0);
+        int primary = tr_cgroup_primary_index(top), other = primary == 0 ? 1 : 0;
+        CU_ASSERT_FATAL(primary >= 0 && hs->n >= 2);
+
+        int fds0 = count_fds();
+        tr_error err = { 0 };
+        tr_cg_opener *o = tr_cg_opener_new(hs);
+        _cleanup_cgroup_ tr_cgroup *cg = NULL, *empty = NULL;
+        CU_ASSERT_EQUAL(tr_cgroup_open_for_cgroups(hs, o, tr_cgroup_path(top, primary), &pc, NULL, TR_CG_MAY_ACT, &cg,
+                                                   &err),
+                        0);
+        CU_ASSERT_EQUAL(tr_cgroup_open_for_cgroups(hs, o, tr_cgroup_path(made, primary), NULL, NULL, TR_CG_MAY_ACT,
+                                                   &empty, &err),
+                        0);
+        tr_cg_opener_free(o);
+        tr_pid_cgroups_clear(&pc);
+        CU_ASSERT_FATAL(cg && empty);
+        CU_ASSERT_EQUAL(count_fds(), fds0 + 2); /* one dirfd each, nothing else yet */
+        CU_ASSERT_EQUAL(tr_cgroup_primary_index(cg), primary);
+        for (int i = 0; i < hs->n; i++) {
+                CU_ASSERT_STRING_EQUAL(tr_cgroup_path(cg, i), tr_cgroup_path(top, i));
+                CU_ASSERT_STRING_EQUAL(tr_cgroup_path(empty, i), tr_cgroup_path(made, i));
+        }
+
+        /* gone in another hierarchy before its first use */
+        char fs[PATH_MAX];
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchy_fs_path(&hs->h[other], tr_cgroup_path(made, other), fs, sizeof fs, NULL), 0);
+        CU_ASSERT_EQUAL(rmdir(fs), 0);
+        CU_ASSERT_EQUAL(tr_cgroup_dirfd(empty, other), -1);
+        CU_ASSERT_PTR_NULL(tr_cgroup_path(empty, other));
+        CU_ASSERT(tr_cgroup_dirfd(empty, primary) >= 0);
+        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+        CU_ASSERT_EQUAL(tr_cgroup_members(empty, &m, &err), 0);
+        CU_ASSERT_EQUAL(m.n, 0);
+
+        /* usage, members and kill through the hierarchies opened on first use */
+        CU_ASSERT(tr_cgroup_dirfd(cg, other) >= 0);
+        tr_usage u, want;
+        CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
+        CU_ASSERT_EQUAL(tr_cgroup_usage(top, &want, &err), 0);
+        CU_ASSERT_TRUE(u.num_procs.available && u.num_procs.value == 1);
+        CU_ASSERT_EQUAL(u.cpu_usec.source, want.cpu_usec.source);
+        CU_ASSERT_EQUAL(u.memory_current_bytes.source, want.memory_current_bytes.source);
+        CU_ASSERT_EQUAL(u.pids_current.available, want.pids_current.available);
+        CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
+        CU_ASSERT_TRUE(m.n == 1 && tr_pidset_contains(&m, p));
+        tr_kill_result res = { 0 };
+        CU_ASSERT_EQUAL(tr_cgroup_kill(cg, 10000000, &res, &err), 0);
+        CU_ASSERT_TRUE(res.empty);
+        tr_kill_result_free(&res);
+        ts_kill_reap(p); /* reaps it (killed above) */
+        kill_destroy(top);
+}
+
+HOST_TEST(opener_lazy, "opener: primary now, the rest on first use")
+
 int main(void)
 {
         CU_TestInfo host[] = {
                 { "create_members", host_create_members },
+                { "opener_lazy", host_opener_lazy },
                 CU_TEST_INFO_NULL,
         };
         CU_TestInfo v1[] = {
                 { "create_members", v1_create_members },
+                { "opener_lazy", v1_opener_lazy },
                 CU_TEST_INFO_NULL,
         };
         return cgt_run("cgroup", host, v1, NULL);
