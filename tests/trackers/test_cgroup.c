@@ -125,7 +125,9 @@ static void check_opener_lazy(const tr_hierarchies *hs, const char *tag)
         tr_pid_cgroups pc;
         CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_read(hs, p, &pc, NULL), 0);
         int primary = tr_cgroup_primary_index(top), other = primary == 0 ? 1 : 0;
-        CU_ASSERT_FATAL(primary >= 0 && hs->n >= 2);
+        CU_ASSERT_FATAL(primary >= 0);
+        if (hs->n < 2) /* pure v2: the primary is the only hierarchy */
+                printf("SKIP opener (%s): other hierarchies opened on first use: one hierarchy here\n", tag);
 
         int fds0 = count_fds();
         tr_error err = { 0 };
@@ -148,18 +150,22 @@ static void check_opener_lazy(const tr_hierarchies *hs, const char *tag)
         }
 
         /* gone in another hierarchy before its first use */
-        char fs[PATH_MAX];
-        CU_ASSERT_EQUAL_FATAL(tr_hierarchy_fs_path(&hs->h[other], tr_cgroup_path(made, other), fs, sizeof fs, NULL), 0);
-        CU_ASSERT_EQUAL(rmdir(fs), 0);
-        CU_ASSERT_EQUAL(tr_cgroup_dirfd(empty, other), -1);
-        CU_ASSERT_PTR_NULL(tr_cgroup_path(empty, other));
-        CU_ASSERT(tr_cgroup_dirfd(empty, primary) >= 0);
         _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+        if (hs->n >= 2) {
+                char fs[PATH_MAX];
+                CU_ASSERT_EQUAL_FATAL(
+                        tr_hierarchy_fs_path(&hs->h[other], tr_cgroup_path(made, other), fs, sizeof fs, NULL), 0);
+                CU_ASSERT_EQUAL(rmdir(fs), 0);
+                CU_ASSERT_EQUAL(tr_cgroup_dirfd(empty, other), -1);
+                CU_ASSERT_PTR_NULL(tr_cgroup_path(empty, other));
+        }
+        CU_ASSERT(tr_cgroup_dirfd(empty, primary) >= 0);
         CU_ASSERT_EQUAL(tr_cgroup_members(empty, &m, &err), 0);
         CU_ASSERT_EQUAL(m.n, 0);
 
         /* usage, members and kill through the hierarchies opened on first use */
-        CU_ASSERT(tr_cgroup_dirfd(cg, other) >= 0);
+        if (hs->n >= 2)
+                CU_ASSERT(tr_cgroup_dirfd(cg, other) >= 0);
         tr_usage u, want;
         CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
         CU_ASSERT_EQUAL(tr_cgroup_usage(top, &want, &err), 0);
