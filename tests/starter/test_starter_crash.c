@@ -49,6 +49,36 @@ static bool pid_gone(const void *p) { return !ts_alive(*(const pid_t *) p); }
 static bool job_cg_gone(const void *tag) { return !sr_cgroup_exists(tag, "job", false); }
 static bool top_cg_gone(const void *tag) { return !sr_cgroup_exists(tag, NULL, false); }
 
+/* Until procd tracks the starter's job `tag` (root pid root) via its job cgroup: the
+ * starter's RegisterSubfamily and TrackFamilyViaCgroup are both done (bounded at 30 s). */
+static bool procd_tracks_job(const char *sock, pid_t root, const char *tag)
+{
+        procd_client *c = NULL;
+        if (procd_connect(sock, &c, NULL) != PROCD_OK)
+                return false;
+        char want[96];
+        snprintf(want, sizeof want, "/%s/job", tag);
+        bool tracked = false;
+        for (int i = 0; i < 3000 && !tracked; i++) {
+                procd_family_info *fi = NULL;
+                size_t n = 0;
+                if (procd_dump(c, root, &fi, &n, NULL) == PROCD_OK)
+                        for (size_t k = 0; k < n; k++) {
+                                const char *t = fi[k].tracking;
+                                size_t len = strlen(t), wl = strlen(want);
+                                tracked = tracked || (fi[k].root_pid == root && strncmp(t, "cgroup:", 7) == 0 &&
+                                                      len >= wl && strcmp(t + len - wl, want) == 0);
+                        }
+                procd_family_info_free(fi, n);
+                if (!tracked)
+                        usleep(10000);
+        }
+        procd_disconnect(c);
+        if (!tracked)
+                printf("\nprocd does not track %s (root %d) via its job cgroup\n", tag, (int) root);
+        return tracked;
+}
+
 /* One more starter on the same base: it sweeps what dead starters left. */
 static void sweep_with_starter(const char *tag, const char *const *mode)
 {
@@ -150,10 +180,11 @@ static void test_procd_restart_mid_job(void)
         pid_t pd = sr_procd_start(sock, "pd2");
         CU_ASSERT_FATAL(pd > 1);
         const char *a[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name",
-                            "pd-restart", "--report", rep, "--", "/bin/sleep", "3", NULL };
+                            "pd-restart", "--report", rep, "--", "/bin/sleep", "10", NULL };
         pid_t sa = sr_spawn("pd-restart", a);
-        CU_ASSERT_FATAL(sr_job_root("pd-restart") > 1);
-        usleep(300000); /* registered by now (the job sleeps 3 s) */
+        pid_t ja = sr_job_root("pd-restart");
+        CU_ASSERT_FATAL(ja > 1);
+        CU_ASSERT_FATAL(procd_tracks_job(sock, ja, "pd-restart")); /* the job sleeps 10 s */
         ts_kill_reap(pd);
         pd = sr_procd_start(sock, "pd2");
         CU_ASSERT_FATAL(pd > 1);
@@ -164,10 +195,11 @@ static void test_procd_restart_mid_job(void)
 
         /* started again without its state: the job is forgotten, the report says so */
         const char *b[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "pd-forgot",
-                            "--report", rep2, "--", "/bin/sleep", "3", NULL };
+                            "--report", rep2, "--", "/bin/sleep", "10", NULL };
         pid_t sb = sr_spawn("pd-forgot", b);
-        CU_ASSERT_FATAL(sr_job_root("pd-forgot") > 1);
-        usleep(300000);
+        pid_t jb = sr_job_root("pd-forgot");
+        CU_ASSERT_FATAL(jb > 1);
+        CU_ASSERT_FATAL(procd_tracks_job(sock, jb, "pd-forgot"));
         ts_kill_reap(pd);
         unlink(state);
         pd = sr_procd_start(sock, "pd2");
