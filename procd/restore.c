@@ -134,9 +134,13 @@ static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state
                 if (k < 0)
                         tr_error_set(err, -k, "cgroup %s is gone", sf->cgroup);
         }
+        /* an exited root (a zombie: a killed family not reaped yet) reads "/" in every v1
+         * hierarchy, where the kernel reports exited tasks in the root cgroup; only the v2
+         * tree keeps its path.  No proof there that it left. */
+        bool exited = k >= 0 && !tr_pid_alive(sf->root_pid);
         bool inside = false, compared = false;
         for (int i = 0; k >= 0 && i < hs->n && !inside; i++) {
-                if (!tr_cgroup_path(cg, i) || !pc.paths[i])
+                if (!tr_cgroup_path(cg, i) || !pc.paths[i] || (exited && !hs->h[i].is_v2))
                         continue;
                 compared = true;
                 inside = tr_cgroup_path_under(pc.paths[i], sf->cgroup);
