@@ -8,6 +8,8 @@
 #   make deb    Debian packages with debhelper into $(BUILD_DIR)/deb
 #   make test-vm  the integration tests and the demo in pure-v2, pure-v1 and hybrid qemu guests
 #               (tests/vm/lanes; VM_MODES="v2" for one lane)
+#   make test-vm-ci  what CI runs: the mode-dependent tests (ctest label `lane`, scale cases
+#               small) and the demo in the same three guests, sharing PROCD_VM_BUDGET s (3000)
 #   make test-deb-live  make deb, then install, start, use and purge the packages on a fresh
 #               Debian 12 with systemd as PID 1 (a qemu guest: tests/install/deb-live.sh)
 BUILD_DIR ?= build
@@ -16,7 +18,7 @@ JOBS      ?= $(shell nproc)
 CTEST_ARGS ?=
 VM_MODES  ?= v2 v1 hybrid
 
-.PHONY: all deps build test test-vm test-deb-live demo sanitize bench install deb clean
+.PHONY: all deps build test test-vm test-vm-ci test-deb-live demo sanitize bench install deb clean
 
 all: build
 
@@ -34,6 +36,9 @@ test: build
 
 test-vm: build
 	tests/vm/lanes $(BUILD_DIR) $(VM_MODES)
+
+test-vm-ci: build
+	tests/vm/lanes --ci $(BUILD_DIR) $(VM_MODES)
 
 demo: build
 	tests/demo/demo.sh $(BUILD_DIR)

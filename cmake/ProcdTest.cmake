@@ -1,4 +1,6 @@
-# procd_add_test(NAME name SOURCES a.c b.c LIBS lib... [LABELS unit|integration] [TIMEOUT s])
+# procd_add_test(NAME name SOURCES a.c b.c LIBS lib... [LABELS unit|integration|lane] [TIMEOUT s])
+# Label `lane`: a mode-dependent integration test that the CI guest lanes run in a pure-v2,
+# a pure-v1 and a hybrid guest (tests/vm/lanes --ci, make test-vm-ci); the host runs it too.
 # Builds a CUnit test program and registers it with ctest.  Fixture files are found through
 # the PROCD_FIXTURES environment variable; every test also gets the stale-cgroup sweep as a
 # ctest fixture so a crashed run leaves nothing behind.

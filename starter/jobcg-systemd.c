@@ -6,8 +6,8 @@
  * pipe), StartTransientUnit("procd-<name>.scope", "fail", PIDs=[helper], Delegate=yes), wait
  * for JobRemoved of that job (result "done") and for the scope's ControlGroup, all bounded by
  * --systemd-timeout; then the helper moves to <scope>/starter so <scope> is an inner node.
- * Teardown: close the pipe (the helper exits), reap it by pid; the empty scope is stopped
- * and removed by systemd.
+ * Teardown: close the pipe (the helper exits), reap it by pid; StopUnit for the empty scope,
+ * which systemd then removes.
  */
 #include <dbus/dbus.h>
 #include <errno.h>
@@ -496,19 +496,34 @@ static void systemd_teardown(st_jobcg *jc)
                         usleep(2000);
                 }
         }
-        /* the empty scope: systemd stops it and removes its cgroup; wait a little for that
-         * so that nothing of this job is left when the starter exits. */
-        if (jc->top[0] && jc->hs && jc->hs->v2 >= 0 && s->job_removed) {
+        /* the empty scope: stopped, and its cgroup removed, by systemd.  Asked explicitly:
+         * systemd stops an empty scope by itself only when told it is empty (cgroup.events
+         * in the v2 tree; on pure v1 only PID 1 hears of it, from the release agent, so a
+         * user manager or a host without the agent keeps the unit for ever).  "No such
+         * unit" (gone already) and a late reply change nothing.  Then wait a little, in the
+         * hierarchy systemd tracks units in, so that nothing of this job is left when the
+         * starter exits. */
+        if (jc->top[0] && jc->hs && s->conn && s->job_removed) {
+                s->deadline = tr_now_usec() + 2000000;
+                DBusMessage *msg = new_call(SD_PATH, SD_MANAGER, "StopUnit");
+                const char *unit = s->unit, *mode = "replace";
+                if (msg && dbus_message_append_args(msg, DBUS_TYPE_STRING, &unit, DBUS_TYPE_STRING, &mode,
+                                                    DBUS_TYPE_INVALID))
+                        call(s, msg, NULL, NULL);
+                else if (msg)
+                        dbus_message_unref(msg);
+                int tracked = jc->hs->v2;
+                for (int i = 0; tracked < 0 && i < jc->hs->n; i++)
+                        if (strcmp(jc->hs->h[i].key, "name=systemd") == 0)
+                                tracked = i;
                 char dir[PATH_MAX];
-                if (tr_hierarchy_fs_path(&jc->hs->h[jc->hs->v2], jc->top, dir, sizeof dir, NULL) >= 0) {
-                        uint64_t end = tr_now_usec() + 2000000;
-                        while (access(dir, F_OK) == 0 && tr_now_usec() < end) {
-                                if (s->conn)
-                                        dbus_connection_read_write(s->conn, 10);
-                                else
-                                        usleep(10000);
+                if (tracked >= 0 &&
+                    tr_hierarchy_fs_path(&jc->hs->h[tracked], jc->top, dir, sizeof dir, NULL) >= 0) {
+                        while (access(dir, F_OK) == 0 && remaining_ms(s) > 0) {
+                                if (!dbus_connection_read_write(s->conn, 10))
+                                        usleep(10000); /* closed: only the directory to watch */
                                 DBusMessage *m;
-                                while (s->conn && (m = dbus_connection_pop_message(s->conn)))
+                                while ((m = dbus_connection_pop_message(s->conn)))
                                         dbus_message_unref(m);
                         }
                 }

@@ -5,7 +5,7 @@ target_link_libraries(procd_test_harness PUBLIC procd_testsupport procd_client P
 target_include_directories(procd_test_harness PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 
 procd_add_test(NAME test_procd SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd.c
-               LIBS procd_test_harness LABELS integration TIMEOUT 300)
+               LIBS procd_test_harness LABELS "integration;lane" TIMEOUT 300)
 add_dependencies(test_procd procd)
 procd_add_test(NAME test_procd_dbus SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_dbus.c
                LIBS procd_test_harness LABELS integration TIMEOUT 300)
@@ -22,7 +22,7 @@ procd_add_test(NAME test_procd_quota SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_proc
                LIBS procd_test_harness PkgConfig::GLIB LABELS integration TIMEOUT 300)
 add_dependencies(test_procd_quota procd)
 procd_add_test(NAME test_family_cgroup SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_family_cgroup.c
-               LIBS procd_test_harness procd_core LABELS integration TIMEOUT 300)
+               LIBS procd_test_harness procd_core LABELS "integration;lane" TIMEOUT 300)
 add_dependencies(test_family_cgroup procd)
 procd_add_test(NAME test_procd_options
                SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_options.c ${PROJECT_SOURCE_DIR}/procd/options.c

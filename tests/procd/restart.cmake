@@ -2,5 +2,5 @@
 procd_add_test(NAME test_state SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_state.c
                LIBS procd_core LABELS unit TIMEOUT 60)
 procd_add_test(NAME test_procd_restart SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_restart.c
-               LIBS procd_test_harness procd_core LABELS integration TIMEOUT 1200)
+               LIBS procd_test_harness procd_core LABELS "integration;lane" TIMEOUT 1200)
 add_dependencies(test_procd_restart procd)

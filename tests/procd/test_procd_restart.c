@@ -1,7 +1,8 @@
 /* test_procd_restart.c - procd SIGKILLed and started again on the same state file, with
- * real processes: 600 families of six tracking kinds (cgroup, parent tree, environment,
- * login, allocated gid, associated gid) answer usage, suspend and continue as before, and
- * ten of each kind are killed (each its own root only);
+ * real processes: 600 families (fewer in the guest lanes: PROCD_TEST_RESTART_PER_KIND) of
+ * six tracking kinds (cgroup, parent tree, environment, login, allocated gid, associated
+ * gid) answer usage, suspend and continue as before, and ten of each kind are killed (each
+ * its own root only);
  * none lost, none killed by the restart; frozen ones still frozen; watchers re-armed.
  * SIGKILL in the middle of a KillFamily and of a SuspendFamily; what cannot be restored
  * (root gone, cgroup gone, root moved out) is dropped and the rest goes on; an untrusted
@@ -20,11 +21,16 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "procd/family-cgroup.h"
 #include "procd/state.h"
 #include "testsupport.h"
 #include "trackers/util.h"
 
-#define PER_KIND 100
+/* Families per kind: 100 on the host; PROCD_TEST_RESTART_PER_KIND (a multiple of 10 in
+ * 20..190: ten of each kind are killed among the first 20, the gid range holds 200) makes
+ * fewer in the guest lanes, where each /proc family's registration and restore read /proc of
+ * every process under emulation. */
+static int PER_KIND = 100;
 #define N_KINDS 6
 static const char *const KIND[N_KINDS] = { "cgroup", "parent", "environment", "login", "allocated-gid",
                                            "associated-gid" };
@@ -182,6 +188,7 @@ static void test_many_families(void)
                 printf("SKIP restart of login families: no user games\n");
                 return;
         }
+        PER_KIND = (int) ts_scale("PROCD_TEST_RESTART_PER_KIND", 100, 20, 190, 10);
         ph_daemon d;
         CU_ASSERT_EQUAL_FATAL(ph_start(&d, RESTART_ARGS, NULL, 10000), 0);
         procd_client *c = ph_connect(&d);
@@ -518,13 +525,14 @@ static void fam_path(const char *parent, pid_t root, char *buf, size_t size)
         snprintf(buf, size, "%s/fam.%d.%llu", parent, (int) root, (unsigned long long) start);
 }
 
-/* Move pid (a process of this test) into cgroup path. */
-static void move_into(const char *path, pid_t pid)
+/* Move pid (a process of this test) into the family cgroup path where procd keeps a root:
+ * its leaf in the v2 tree, the family's cgroup itself in v1 hierarchies (no leaf there). */
+static void move_into_family(const char *path, pid_t pid)
 {
         tr_cgroup *cg = NULL;
         CU_ASSERT_EQUAL(tr_cgroup_open(ts_hierarchies(), path, TR_CG_MAY_ACT, &cg, NULL), 0);
         if (cg)
-                CU_ASSERT_EQUAL(tr_cgroup_attach(cg, pid, NULL), 0);
+                CU_ASSERT_EQUAL(pd_famcg_attach(cg, pid, NULL), 0);
         tr_cgroup_free(cg);
 }
 
@@ -560,7 +568,7 @@ static void test_orphan_family_cgroups(void)
          * busy: its root exits, a process it left behind stays; keep: untouched */
         pid_t gone = ph_sleeper(), busy = ph_sleeper(), keep = ph_sleeper(), stray = ph_sleeper(), chain[2];
         CU_ASSERT_EQUAL_FATAL(ph_chain(1, chain), 0);
-        char p_gone[320], p_busy[320], p_keep[320], p_top[320], p_sub[400], leaf[420];
+        char p_gone[320], p_busy[320], p_keep[320], p_top[320], p_sub[400];
         fam_path(base, gone, p_gone, sizeof p_gone);
         fam_path(base, busy, p_busy, sizeof p_busy);
         fam_path(base, keep, p_keep, sizeof p_keep);
@@ -578,15 +586,13 @@ static void test_orphan_family_cgroups(void)
                         ph_stop(&d, 10000);
                         goto out;
                 }
-        /* the subfamily's root joins its parent's leaf (as a child forked there would), so
+        /* the subfamily's root joins its parent's cgroup (as a child forked there would), so
          * that its cgroup is made inside the parent's; a process of busy's family that
          * outlives its root */
-        snprintf(leaf, sizeof leaf, "%s/self", p_top);
-        move_into(leaf, chain[1]);
+        move_into_family(p_top, chain[1]);
         CU_ASSERT_EQUAL(procd_register_subfamily(c, chain[1], 0, 60, NULL), PROCD_OK);
         CU_ASSERT(cg_exists(p_sub));
-        snprintf(leaf, sizeof leaf, "%s/self", p_busy);
-        move_into(leaf, stray);
+        move_into_family(p_busy, stray);
         procd_disconnect(c);
         ph_crash(&d);
         ts_kill_reap(gone);

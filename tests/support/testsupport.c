@@ -176,6 +176,22 @@ const char *ts_build_dir(void)
         return d ? d : ".";
 }
 
+long ts_scale(const char *name, long dflt, long min, long max, long step)
+{
+        const char *v = getenv(name);
+        if (!v || !*v)
+                return dflt;
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (errno || *end || n < min || n > max || n % step) {
+                printf("%s=%s ignored (a multiple of %ld in %ld..%ld): %ld\n", name, v, step, min, max, dflt);
+                return dflt;
+        }
+        printf("%s=%ld (default %ld)\n", name, n, dflt);
+        return n;
+}
+
 void ts_reap_orphans(int wait_ms)
 {
         /* By pid, never waitpid(-1): a test may still wait for a child of its own.  Orphans

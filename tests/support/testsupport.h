@@ -34,6 +34,12 @@ char *ts_read_fixture(const char *rel);
 /* Directory of the build tree (for programs the tests run: procd, procctl, starter). */
 const char *ts_build_dir(void);
 
+/* A test's scale (how many families a scale case makes): the environment variable `name`
+ * when it holds a whole number in [min, max] that is a multiple of `step`, else `dflt`
+ * (the host's full count).  The guest lanes set small counts (tests/vm/lanes --ci); a
+ * value that does not fit is reported and ignored. */
+long ts_scale(const char *name, long dflt, long min, long max, long step);
+
 /* Reap, by pid, this program's exited children (it is the subreaper of its descendants'
  * orphans, set by ts_run); while live children remain, keep looking for up to wait_ms
  * (killed ones still dying). */
