@@ -282,9 +282,10 @@ static int set_path(tr_cgroup *cg, int i, const char *path, tr_error *err)
 }
 
 /* Open cgroup `path` of hierarchy i into the handle (through o's kept parent when o is not
- * NULL).  0 when opened, 1 when it does not exist there (or lies outside that mount),
- * -errno on other failures. */
-static int open_one_with(tr_cgroup *cg, tr_cg_opener *o, int i, const char *path, tr_error *err)
+ * NULL), or with `later` only keep the path for a first use (tr_cg_dirfd).  0 when opened
+ * (kept), 1 when it does not exist there (or lies outside that mount), -errno on other
+ * failures. */
+static int open_one_with(tr_cgroup *cg, tr_cg_opener *o, int i, const char *path, bool later, tr_error *err)
 {
         char fs[PATH_MAX];
         int r = tr_hierarchy_fs_path(&cg->hs->h[i], path, fs, sizeof fs, NULL);
@@ -292,6 +293,12 @@ static int open_one_with(tr_cgroup *cg, tr_cg_opener *o, int i, const char *path
                 return 1;
         if (r < 0)
                 return tr_error_set(err, -r, "cgroup path %s: %s", path, strerror(-r));
+        if (later) {
+                r = set_path(cg, i, path, err);
+                if (r == 0)
+                        cg->dirfd[i] = TR_CG_DIR_LAZY;
+                return r;
+        }
         int fd = o ? opener_open(o, i, path) : -2;
         if (fd == -2)
                 fd = open(fs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -309,25 +316,9 @@ static int open_one_with(tr_cgroup *cg, tr_cg_opener *o, int i, const char *path
         return 0;
 }
 
-/* Slot i of the handle left for later: path kept, opened on first use (tr_cg_dirfd).  0,
- * 1 when path lies outside that hierarchy's mount, -errno. */
-static int defer_one(tr_cgroup *cg, int i, const char *path, tr_error *err)
-{
-        char fs[PATH_MAX];
-        int r = tr_hierarchy_fs_path(&cg->hs->h[i], path, fs, sizeof fs, NULL);
-        if (r == -ENOENT)
-                return 1;
-        if (r < 0)
-                return tr_error_set(err, -r, "cgroup path %s: %s", path, strerror(-r));
-        r = set_path(cg, i, path, err);
-        if (r == 0)
-                cg->dirfd[i] = TR_CG_DIR_LAZY;
-        return r;
-}
-
 static int open_one(tr_cgroup *cg, int i, const char *path, tr_error *err)
 {
-        return open_one_with(cg, NULL, i, path, err);
+        return open_one_with(cg, NULL, i, path, false, err);
 }
 
 static int cg_finish_open(tr_cgroup **cgp, tr_cgroup **out, const char *what, tr_error *err)
@@ -427,7 +418,7 @@ int tr_cgroup_open_for_cgroups(const tr_hierarchies *hs, tr_cg_opener *o, const 
                                         : path;
                 if (!p)
                         continue;
-                int r = o && opened ? defer_one(cg, i, p, err) : open_one_with(cg, o, i, p, err);
+                int r = open_one_with(cg, o, i, p, o && opened, err);
                 if (r < 0)
                         return r;
                 opened = opened || r == 0;

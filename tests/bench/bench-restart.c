@@ -1,13 +1,17 @@
 /* bench-restart.c - time for procd to restore its families after a SIGKILL (run by hand
  * as root; not a test).
  *
- *   bench-restart [--families N] [--kind cgroup|family|proc] [--hold]
+ *   bench-restart [--families N] [--kind cgroup|family|proc] [--hold] [--restarts N] [--procd PATH]...
  *
  * For each kind (cgroup: one sleeping root each in a cgroup of its own under
  * /procd-bench-restart.<pid>, handed to procd by TrackFamilyViaCgroup; family: procd makes
  * each family's fam.* cgroup under /procd-bench-restart.<pid>/fams (--family-cgroup-base);
  * proc: /proc families, --no-family-cgroups), starts build/procd/procd on a temporary
  * socket, registers N families, SIGKILLs procd and starts it again on the same state file.
+ * --restarts N: restart N times in a row (SIGKILL, start) on the same families, one row each.
+ * --procd PATH (up to 4 times): the procd binaries to restart with, in turn (default: this
+ * build's); the families are registered with the first.  Two binaries, e.g. main before and
+ * after a change, are so measured on the same state file in the same minute.
  * --hold: after the restart, print the state file and wait for a line on stdin before
  * cleaning up (to profile further restarts of a copy of the state file by hand).  Prints procd's own figure ("restored N of M families
  * in X ms", from its log), the wall time from exec to listening, the same wall time for a
@@ -35,6 +39,8 @@
 
 enum kind { K_CGROUP, K_FAMILY, K_PROC };
 static const char *const kind_names[] = { "cgroup", "family", "proc" };
+
+#define MAX_EXES 4
 
 typedef struct run {
         char dir[64], socket[128], log[128], exe[PATH_MAX], fambase[128];
@@ -133,11 +139,18 @@ static double restored_ms(const run *r, size_t *restored, double *cpu_ms)
         return ms;
 }
 
-static int bench_kind(const char *exe, int n, enum kind kind, bool hold, const tr_hierarchies *hs, const char *base)
+typedef struct bench_opts {
+        int families, restarts, n_exes;
+        bool hold;
+        const char *exes[MAX_EXES];
+} bench_opts;
+
+static int bench_kind(const bench_opts *bo, enum kind kind, const tr_hierarchies *hs, const char *base)
 {
         run r = { .kind = kind };
+        int n = bo->families;
         bool cgroup = kind == K_CGROUP;
-        snprintf(r.exe, sizeof r.exe, "%s", exe);
+        snprintf(r.exe, sizeof r.exe, "%s", bo->exes[0]);
         snprintf(r.fambase, sizeof r.fambase, "%s/fams", base);
         snprintf(r.dir, sizeof r.dir, "/tmp/procd-bench-restart.XXXXXX");
         if (!mkdtemp(r.dir))
@@ -172,15 +185,24 @@ static int bench_kind(const char *exe, int n, enum kind kind, bool hold, const t
         snprintf(state, sizeof state, "%s/procd.state", r.dir);
         struct stat st = { 0 };
         stat(state, &st);
-        bench_kill_reap(r.procd);
-        double wall_ms = start_procd(&r);
-        size_t restored = 0;
-        double cpu_ms = -1, ms = restored_ms(&r, &restored, &cpu_ms);
-        printf("| %-6s | %5d | %8zu | %8.1f ms | %8.1f ms | %10.1f ms | %8.1f ms | %8lld B |\n", kind_names[kind], n,
-               restored, ms, cpu_ms, wall_ms, empty_ms, (long long) st.st_size);
+        for (int round = 0; round < bo->restarts; round++) {
+                for (int e = 0; e < bo->n_exes; e++) {
+                        bench_kill_reap(r.procd);
+                        snprintf(r.exe, sizeof r.exe, "%s", bo->exes[e]);
+                        double wall_ms = start_procd(&r);
+                        size_t restored = 0;
+                        double cpu_ms = -1, ms = restored_ms(&r, &restored, &cpu_ms);
+                        printf("| %-6s | %5d | %8zu | %8.1f ms | %8.1f ms | %10.1f ms | %8.1f ms | %8lld B |", kind_names[kind],
+                               n, restored, ms, cpu_ms, wall_ms, empty_ms, (long long) st.st_size);
+                        if (bo->n_exes > 1)
+                                printf(" %s", bo->exes[e]);
+                        printf("\n");
+                        fflush(stdout);
+                }
+        }
         if (failed)
                 printf("(%d registrations failed)\n", failed);
-        if (hold) {
+        if (bo->hold) {
                 printf("holding: state file %s, procd log %s; press Enter to clean up\n", state, r.log);
                 fflush(stdout);
                 char line[16];
@@ -212,11 +234,15 @@ static int bench_kind(const char *exe, int n, enum kind kind, bool hold, const t
 
 int main(int argc, char **argv)
 {
-        int n = 1000, only = -1;
-        bool hold = false;
+        bench_opts bo = { .families = 1000, .restarts = 1 };
+        int only = -1;
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--families") == 0 && i + 1 < argc) {
-                        n = atoi(argv[++i]);
+                        bo.families = atoi(argv[++i]);
+                } else if (strcmp(argv[i], "--restarts") == 0 && i + 1 < argc) {
+                        bo.restarts = atoi(argv[++i]);
+                } else if (strcmp(argv[i], "--procd") == 0 && i + 1 < argc && bo.n_exes < MAX_EXES) {
+                        bo.exes[bo.n_exes++] = argv[++i];
                 } else if (strcmp(argv[i], "--kind") == 0 && i + 1 < argc) {
                         i++;
                         for (int k = 0; k < 3; k++)
@@ -227,9 +253,10 @@ int main(int argc, char **argv)
                                 return 2;
                         }
                 } else if (strcmp(argv[i], "--hold") == 0) {
-                        hold = true;
+                        bo.hold = true;
                 } else {
-                        fprintf(stderr, "usage: bench-restart [--families N] [--kind cgroup|family|proc] [--hold]\n");
+                        fprintf(stderr, "usage: bench-restart [--families N] [--kind cgroup|family|proc] [--hold] "
+                                        "[--restarts N] [--procd PATH]...\n");
                         return 2;
                 }
         }
@@ -248,6 +275,12 @@ int main(int argc, char **argv)
                         *sl = '\0';
         }
         snprintf(exe, sizeof exe, "%s/procd/procd", self);
+        if (bo.n_exes == 0)
+                bo.exes[bo.n_exes++] = exe;
+        if (bo.families < 1 || bo.restarts < 1) {
+                fprintf(stderr, "bench-restart: --families and --restarts need a positive number\n");
+                return 2;
+        }
         prctl(PR_SET_CHILD_SUBREAPER, 1);
         tr_hierarchies hs;
         tr_error err = { 0 };
@@ -267,7 +300,7 @@ int main(int argc, char **argv)
         int r = 0;
         for (int k = 0; k < 3 && r == 0; k++)
                 if (only < 0 || only == k)
-                        r = bench_kind(exe, n, (enum kind) k, hold, &hs, base);
+                        r = bench_kind(&bo, (enum kind) k, &hs, base);
         char fams[160];
         snprintf(fams, sizeof fams, "%s/fams", base);
         remove_everywhere(&hs, fams);
