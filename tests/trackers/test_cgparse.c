@@ -280,6 +280,72 @@ static void test_v1_blkio(void)
         ASSERT_FIELD(u, io_write_bytes, 3145728, TR_SRC_CGROUP_V1);
 }
 
+/* ---- captured in qemu guests on Debian 12's kernel 6.1 (tests/vm/capture-fixtures): a
+ * cgroup that spun ~1 s, holds 80 MB anonymous (perl) and 4 MiB of shmem, and wrote 8 MiB
+ * with fsync to the guest's virtio disk (254:0) and read it back with O_DIRECT ---- */
+
+static void test_v2_guest(void)
+{
+        _cleanup_free_ char *cpu = ts_read_fixture("v2-guest/cpu.stat");
+        _cleanup_free_ char *mem = ts_read_fixture("v2-guest/memory.stat");
+        _cleanup_free_ char *ev = ts_read_fixture("v2-guest/memory.events");
+        _cleanup_free_ char *io = ts_read_fixture("v2-guest/io.stat");
+        _cleanup_free_ char *cg = ts_read_fixture("v2-guest/cgroup.events");
+        _cleanup_free_ char *pr = ts_read_fixture("v2-guest/memory.pressure");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpu_stat(cpu, &u), 0);
+        ASSERT_FIELD(u, cpu_usec, 3916611, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, cpu_user_usec, 1277521, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, cpu_system_usec, 2639090, TR_SRC_CGROUP_V2);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_stat_v2(mem, &u), 0);
+        ASSERT_FIELD(u, memory_anon_bytes, 80453632, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, memory_shmem_bytes, 4194304, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, memory_file_bytes, 9490432 - 4194304, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, rss_bytes, 80453632 + 4194304, TR_SRC_CGROUP_V2);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_events(ev, &u), 0);
+        ASSERT_FIELD(u, oom_kills, 0, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, oom_group_kills, 0, TR_SRC_CGROUP_V2); /* 6.1 has oom_group_kill */
+        CU_ASSERT_EQUAL_FATAL(tr_parse_io_stat(io, &u), 0);
+        ASSERT_FIELD(u, io_read_bytes, 8392704, TR_SRC_CGROUP_V2);
+        ASSERT_FIELD(u, io_write_bytes, 8388608, TR_SRC_CGROUP_V2);
+        int populated = -1, frozen = -1;
+        CU_ASSERT_EQUAL(tr_parse_cgroup_events(cg, &populated, &frozen), 0);
+        CU_ASSERT_EQUAL(populated, 1);
+        CU_ASSERT_EQUAL(frozen, 0);
+        uint64_t some = 1, full = 1;
+        bool has_full = false;
+        CU_ASSERT_EQUAL(tr_parse_pressure(pr, &some, &full, &has_full), 0);
+        CU_ASSERT(has_full && some == 0 && full == 0);
+}
+
+static void test_v1_guest(void)
+{
+        _cleanup_free_ char *st = ts_read_fixture("v1-guest/cpuacct.stat");
+        _cleanup_free_ char *us = ts_read_fixture("v1-guest/cpuacct.usage");
+        _cleanup_free_ char *mem = ts_read_fixture("v1-guest/memory.stat");
+        _cleanup_free_ char *oc = ts_read_fixture("v1-guest/memory.oom_control");
+        _cleanup_free_ char *bl = ts_read_fixture("v1-guest/blkio.throttle.io_service_bytes_recursive");
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpuacct_stat(st, 100, &u), 0);
+        ASSERT_FIELD(u, cpu_user_usec, 1230000, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, cpu_system_usec, 4540000, TR_SRC_CGROUP_V1);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpuacct_usage(us, &u), 0);
+        ASSERT_FIELD(u, cpu_usec, 5781184, TR_SRC_CGROUP_V1);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_stat_v1(mem, &u), 0);
+        ASSERT_FIELD(u, memory_anon_bytes, 80453632, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, memory_shmem_bytes, 4194304, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, memory_file_bytes, 9453568 - 4194304, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, rss_bytes, 80453632 + 4194304, TR_SRC_CGROUP_V1);
+        uint64_t k = 1;
+        CU_ASSERT_EQUAL(tr_parse_oom_control_v1(oc, &k), 0); /* 6.1 has oom_kill */
+        CU_ASSERT_EQUAL(k, 0);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_blkio_bytes(bl, &u), 0);
+        ASSERT_FIELD(u, io_read_bytes, 8388608, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, io_write_bytes, 8388608, TR_SRC_CGROUP_V1);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -296,6 +362,8 @@ int main(void)
                 { "v1_cpuacct", test_v1_cpuacct },
                 { "v1_memory", test_v1_memory },
                 { "v1_blkio", test_v1_blkio },
+                { "v2_guest (captured, 6.1)", test_v2_guest },
+                { "v1_guest (captured, 6.1)", test_v1_guest },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = {

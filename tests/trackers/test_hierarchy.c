@@ -258,6 +258,50 @@ static void test_pid_cgroups_v1(void)
         tr_pid_cgroups_clear(&pc);
 }
 
+/* Captured in qemu guests on Debian 12's kernel 6.1 (tests/vm/capture-fixtures): the
+ * mountinfo and /proc/PID/cgroup of a process in /procd-fixture.<pid>. */
+static void test_guest_v2(void)
+{
+        tr_hierarchies hs;
+        parse_fixture("v2-guest/mountinfo", &hs);
+        CU_ASSERT_EQUAL(hs.mode, TR_MODE_V2);
+        CU_ASSERT_EQUAL_FATAL(hs.n, 1);
+        CU_ASSERT_STRING_EQUAL(hs.h[0].mount_point, "/sys/fs/cgroup");
+        _cleanup_free_ char *ctl = ts_read_fixture("v2-guest/cgroup.controllers");
+        tr_hierarchies_set_v2_controllers(&hs, ctl);
+        uint32_t want = (1u << TR_CTRL_CPUSET) | (1u << TR_CTRL_CPU) | (1u << TR_CTRL_IO) | (1u << TR_CTRL_MEMORY) |
+                        (1u << TR_CTRL_PIDS);
+        CU_ASSERT_EQUAL(hs.h[0].controllers, want);
+        _cleanup_free_ char *text = ts_read_fixture("v2-guest/proc-pid-cgroup");
+        tr_pid_cgroups pc;
+        CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_parse(&hs, text, &pc, NULL), 0);
+        CU_ASSERT_STRING_EQUAL(pc.paths[0], "/procd-fixture.165");
+        tr_pid_cgroups_clear(&pc);
+}
+
+static void test_guest_v1(void)
+{
+        tr_hierarchies hs;
+        parse_fixture("v1-guest/mountinfo", &hs);
+        CU_ASSERT_EQUAL(hs.mode, TR_MODE_V1);
+        CU_ASSERT_EQUAL(hs.v2, -1);
+        CU_ASSERT_EQUAL(hs.n, 13); /* 12 controller hierarchies + name=systemd */
+        int cpu = hs.v1_of[TR_CTRL_CPU];
+        CU_ASSERT_FATAL(cpu >= 0);
+        CU_ASSERT_EQUAL(hs.v1_of[TR_CTRL_CPUACCT], cpu);
+        CU_ASSERT_STRING_EQUAL(hs.h[cpu].mount_point, "/sys/fs/cgroup/cpu,cpuacct");
+        CU_ASSERT_EQUAL(hs.v1_of[TR_CTRL_NET_CLS], hs.v1_of[TR_CTRL_NET_PRIO]);
+        _cleanup_free_ char *text = ts_read_fixture("v1-guest/proc-pid-cgroup");
+        tr_pid_cgroups pc;
+        CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_parse(&hs, text, &pc, NULL), 0);
+        static const tr_controller in_job[] = { TR_CTRL_CPU, TR_CTRL_MEMORY, TR_CTRL_BLKIO, TR_CTRL_PIDS, TR_CTRL_FREEZER };
+        for (size_t i = 0; i < TR_ARRAY_SIZE(in_job); i++)
+                CU_ASSERT_STRING_EQUAL(pc.paths[hs.v1_of[in_job[i]]], "/procd-fixture.199");
+        CU_ASSERT_STRING_EQUAL(pc.paths[hs.v1_of[TR_CTRL_CPUSET]], "/");
+        CU_ASSERT_STRING_EQUAL(pc.paths[find_mount(&hs, "/sys/fs/cgroup/systemd")], "/");
+        tr_pid_cgroups_clear(&pc);
+}
+
 static void test_fs_path_mount_root(void)
 {
         tr_hierarchies hs;
@@ -364,6 +408,8 @@ int main(void)
                 { "pid_cgroups_v2", test_pid_cgroups_v2 },
                 { "pid_cgroups_hybrid", test_pid_cgroups_hybrid },
                 { "pid_cgroups_v1", test_pid_cgroups_v1 },
+                { "guest_v2 (captured, 6.1)", test_guest_v2 },
+                { "guest_v1 (captured, 6.1)", test_guest_v1 },
                 { "fs_path_mount_root", test_fs_path_mount_root },
                 { "path_under", test_path_under },
                 { "is_root", test_is_root },
