@@ -169,6 +169,18 @@ static void test_many_families(void)
 }
 
 
+/* A child that pauses until it is killed or its parent dies; -1 when fork failed. */
+static pid_t fork_pauser(void)
+{
+        pid_t c = fork();
+        if (c == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                for (;;)
+                        pause();
+        }
+        return c;
+}
+
 /* A process A, registered as a family, that then forks B and drops to uid USER (B stays
  * root): A's family belongs to USER, B's (a subfamily below it once registered: B is forked
  * after A's registration, so A's family holds it) to root. */
@@ -193,12 +205,7 @@ static int owner_split(pid_t *a, pid_t *b)
                 char g;
                 if (read(go[0], &g, 1) != 1)
                         _exit(1);
-                pid_t c = fork();
-                if (c == 0) {
-                        prctl(PR_SET_PDEATHSIG, SIGKILL);
-                        for (;;)
-                                pause();
-                }
+                pid_t c = fork_pauser();
                 if (c < 0 || setresuid(4242, 4242, 4242) < 0 || write(p[1], &c, sizeof c) != sizeof c)
                         _exit(1);
                 for (;;)
@@ -333,12 +340,7 @@ static void test_reused_pid(void)
                         char g;
                         if (i == 1 && read(go[0], &g, 1) != 1)
                                 _exit(1);
-                        pid_t c = fork();
-                        if (c == 0) {
-                                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                                for (;;)
-                                        pause();
-                        }
+                        pid_t c = fork_pauser();
                         if (write(p[1], &c, sizeof c) != sizeof c)
                                 _exit(1);
                 }
