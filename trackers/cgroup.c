@@ -64,14 +64,22 @@ static const struct {
 };
 
 /* A hierarchy left for later (tr_cgroup_open_for_cgroups through an opener): opened at
- * its path now.  Gone there (ENOENT/ENOTDIR): the handle is not in that hierarchy from now
- * on, as when a cgroup is not made in it.  Another failure (EMFILE...): tried again on the
+ * its path now, if the cgroup the handle's kept dirfds hold still exists.  Gone there
+ * (ENOENT/ENOTDIR), or ours gone: the handle is not in that hierarchy from now on, as when
+ * a cgroup is not made in it.  Another failure (EMFILE...): tried again on the
  * next use. */
 static int open_lazy(tr_cgroup *cg, int i)
 {
         char fs[PATH_MAX];
         int fd = -1, e = ENOENT;
-        if (tr_hierarchy_fs_path(&cg->hs->h[i], cg->path[i], fs, sizeof fs, NULL) == 0) {
+        /* the path may name a new cgroup made there after ours was removed (job cgroup paths
+         * are reused per slot): only while the cgroup a kept dirfd holds still exists */
+        bool ours = false;
+        for (int j = 0; j < cg->hs->n && !ours; j++)
+                if (cg->dirfd[j] >= 0)
+                        ours = faccessat(cg->dirfd[j], "cgroup.procs", F_OK, 0) == 0 ||
+                               (errno != ENOENT && errno != ENODEV);
+        if (ours && tr_hierarchy_fs_path(&cg->hs->h[i], cg->path[i], fs, sizeof fs, NULL) == 0) {
                 fd = open(fs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 e = errno;
         }

@@ -82,6 +82,11 @@ static void test_eviction(void)
         CU_ASSERT(take(a, &late, 0));
         CU_ASSERT_EQUAL(p[6].evicted, 1);
         CU_ASSERT_EQUAL(pd_admission_held(a), TOTAL);
+        peer late2 = { 0 };
+        p[7].leaving = true;
+        CU_ASSERT(take(a, &late2, 1001)); /* a non-root newcomer */
+        CU_ASSERT_EQUAL(p[7].evicted, 1);
+        CU_ASSERT_EQUAL(pd_admission_held(a), TOTAL);
         pd_admission_free(a);
 }
 
