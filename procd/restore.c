@@ -2,11 +2,13 @@
 #include "restore.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
+#include "trackers/procscan.h"
 #include "trackers/util.h"
 
 _Static_assert(sizeof(pd_ident) == sizeof(pd_state_member) && offsetof(pd_ident, pid) == offsetof(pd_state_member, pid) &&
@@ -100,17 +102,20 @@ int pd_persist_save(pd_persist *p, pd_registry *r, const char *path, tr_error *e
         return pd_state_write_text(path, text->str, text->len, err);
 }
 
-/* The root is still the process saved (pid + start time).  Read after everything else
- * read about the root, so that those reads were of the same process. */
-static int check_root(const pd_state_family *sf, tr_error *err)
+/* The root is still the process saved (pid + start time); *alive: it has not exited (a
+ * zombie has).  One read of /proc/PID/stat, made after everything else read about the
+ * root, so that those reads were of the same process. */
+static int check_root(const pd_state_family *sf, bool *alive, tr_error *err)
 {
-        uint64_t now = 0;
-        if (sf->root_pid <= 1 || tr_pid_start_ticks(sf->root_pid, &now) < 0)
+        tr_proc now;
+        if (sf->root_pid <= 1 || tr_proc_stat_read(sf->root_pid, &now) < 0)
                 return tr_error_set(err, ESRCH, "root %d is gone", (int) sf->root_pid);
-        if (now != sf->root_start_ticks)
+        if (now.start_ticks != sf->root_start_ticks)
                 return tr_error_set(err, ESRCH, "pid %d now names another process (start %llu, saved %llu)",
-                                    (int) sf->root_pid, (unsigned long long) now,
+                                    (int) sf->root_pid, (unsigned long long) now.start_ticks,
                                     (unsigned long long) sf->root_start_ticks);
+        if (alive)
+                *alive = now.state != 'Z' && now.state != 'X';
         return 0;
 }
 
@@ -123,7 +128,8 @@ static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state
         tr_pid_cgroups pc = { { 0 } };
         if (tr_pid_cgroups_read(hs, sf->root_pid, &pc, NULL) < 0)
                 return tr_error_set(err, ESRCH, "root %d is gone", (int) sf->root_pid);
-        int k = check_root(sf, err);
+        bool alive = false;
+        int k = check_root(sf, &alive, err);
         _cleanup_cgroup_ tr_cgroup *cg = NULL;
         if (k >= 0) {
                 /* as the tracker opens them: a handed cgroup at the root's own (deeper) cgroup,
@@ -136,11 +142,11 @@ static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state
         }
         /* an exited root (a zombie: a killed family not reaped yet) reads "/" in every v1
          * hierarchy, where the kernel reports exited tasks in the root cgroup; only the v2
-         * tree keeps its path.  No proof there that it left. */
-        bool exited = k >= 0 && !tr_pid_alive(sf->root_pid);
+         * tree keeps its path.  No proof there that it left.  (Alive at the stat read, made
+         * after the cgroup read, means alive at that read: the v1 lines were its own.) */
         bool inside = false, compared = false;
         for (int i = 0; k >= 0 && i < hs->n && !inside; i++) {
-                if (!tr_cgroup_path(cg, i) || !pc.paths[i] || (exited && !hs->h[i].is_v2))
+                if (!tr_cgroup_path(cg, i) || !pc.paths[i] || (!alive && !hs->h[i].is_v2))
                         continue;
                 compared = true;
                 inside = tr_cgroup_path_under(pc.paths[i], sf->cgroup);
@@ -154,17 +160,74 @@ static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state
         return 0;
 }
 
-/* One record into the registry (the checks, then the family). */
-static int restore_one(pd_registry *r, tr_cg_opener *o, GHashTable *watchers, const pd_state_family *sf, pd_family **f,
+/* What the checks of one record found, before the registry sees it: its cgroup opened
+ * (a cgroup family), or why it cannot be restored (msg, k < 0). */
+typedef struct checked {
+        int k;
+        tr_cgroup *cg;
+        char *msg;
+} checked;
+
+/* The checks of records [from, to) of s, through an opener of their own. */
+typedef struct check_range {
+        const tr_hierarchies *hs;
+        const pd_state *s;
+        checked *out;
+        size_t from, to;
+} check_range;
+
+static gpointer check_records(gpointer data)
+{
+        const check_range *c = data;
+        tr_cg_opener *opener = tr_cg_opener_new(c->hs); /* NULL: each cgroup opened by path */
+        for (size_t i = c->from; i < c->to; i++) {
+                const pd_state_family *sf = &c->s->fams[i];
+                tr_error err = { 0 };
+                checked *o = &c->out[i];
+                o->k = sf->cgroup ? open_cgroup(c->hs, opener, sf, &o->cg, &err) : check_root(sf, NULL, &err);
+                if (o->k < 0)
+                        o->msg = g_strdup(err.msg);
+        }
+        tr_cg_opener_free(opener);
+        return NULL;
+}
+
+/* Below this many records the checks run on the main thread alone. */
+#define PARALLEL_MIN_RECORDS 64
+#define MAX_CHECK_THREADS 8
+
+/* The checks of every record, on as many threads as procd may run on (at most 8).  They
+ * only read /proc and cgroupfs and open the families' cgroups; nothing is shared but the
+ * hierarchies (read only) and each record's own slot in out.  The registry is filled
+ * afterwards, on the main thread, in the file's order. */
+static void check_all(const tr_hierarchies *hs, const pd_state *s, checked *out)
+{
+        cpu_set_t set;
+        int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+        size_t n_threads = s->n < PARALLEL_MIN_RECORDS ? 1 : (size_t) CLAMP(cpus, 1, MAX_CHECK_THREADS);
+        check_range ranges[MAX_CHECK_THREADS];
+        GThread *threads[MAX_CHECK_THREADS] = { NULL };
+        for (size_t t = 0; t < n_threads; t++) {
+                ranges[t] = (check_range) { hs, s, out, s->n * t / n_threads, s->n * (t + 1) / n_threads };
+                if (t > 0)
+                        threads[t] = g_thread_try_new("procd-restore", check_records, &ranges[t], NULL);
+        }
+        check_records(&ranges[0]);
+        for (size_t t = 1; t < n_threads; t++) {
+                if (threads[t])
+                        g_thread_join(threads[t]);
+                else
+                        check_records(&ranges[t]); /* no thread: done here */
+        }
+}
+
+/* One checked record into the registry (its cgroup handle goes to the tracker). */
+static int restore_one(pd_registry *r, GHashTable *watchers, const pd_state_family *sf, checked *c, pd_family **f,
                        bool *watcher_gone, tr_error *err)
 {
-        tr_cgroup *cg = NULL;
-        int k = sf->cgroup ? open_cgroup(pd_registry_hierarchies(r), o, sf, &cg, err) : check_root(sf, err);
-        if (k < 0)
-                return k;
         /* families of one watcher (a starter's) share its checked pidfd */
         const pd_family *like = sf->watcher_pid > 0 ? g_hash_table_lookup(watchers, GINT_TO_POINTER(sf->watcher_pid)) : NULL;
-        k = pd_registry_restore(r, sf, cg, like, f, watcher_gone, err);
+        int k = pd_registry_restore(r, sf, TR_TAKE_PTR(c->cg), like, f, watcher_gone, err);
         if (k >= 0 && !*watcher_gone && (*f)->watcher_pidfd >= 0)
                 g_hash_table_insert(watchers, GINT_TO_POINTER(sf->watcher_pid), *f);
         return k;
@@ -232,17 +295,22 @@ static void restore_families(pd_commands *cm, const char *path, pd_restore_stats
         st->in_file = s.n;
         g_autoptr(GPtrArray) gone = g_ptr_array_new();
         g_autoptr(GPtrArray) restored = g_ptr_array_new();
-        /* families' cgroups are mostly siblings: one name looked up each */
-        tr_cg_opener *opener = tr_cg_opener_new(pd_registry_hierarchies(cm->reg));
+        /* families' cgroups are mostly siblings: one name looked up each (an opener per
+         * checking thread) */
+        g_autofree checked *checks = g_new0(checked, s.n ? s.n : 1);
+        check_all(pd_registry_hierarchies(cm->reg), &s, checks);
         g_autoptr(GHashTable) watchers = g_hash_table_new(g_direct_hash, g_direct_equal);
         for (size_t i = 0; i < s.n; i++) {
                 const pd_state_family *sf = &s.fams[i];
                 pd_family *f = NULL;
                 bool watcher_gone = false;
                 tr_error_clear(&err);
-                k = restore_one(cm->reg, opener, watchers, sf, &f, &watcher_gone, &err);
+                k = checks[i].k;
+                if (k >= 0)
+                        k = restore_one(cm->reg, watchers, sf, &checks[i], &f, &watcher_gone, &err);
+                g_autofree char *why = TR_TAKE_PTR(checks[i].msg);
                 if (k < 0) {
-                        g_warning("family %d not restored: %s", (int) sf->root_pid, err.msg);
+                        g_warning("family %d not restored: %s", (int) sf->root_pid, why ? why : err.msg);
                         st->dropped++;
                         continue;
                 }
@@ -251,7 +319,6 @@ static void restore_families(pd_commands *cm, const char *path, pd_restore_stats
                 if (watcher_gone)
                         g_ptr_array_add(gone, GINT_TO_POINTER(f->root_pid));
         }
-        tr_cg_opener_free(opener);
         pd_state_clear(&s);
         /* the flags first (a family may go away below) */
         for (guint i = 0; i < restored->len; i++)

@@ -362,6 +362,22 @@ int tr_pid_cgroups_parse(const tr_hierarchies *hs, const char *text, tr_pid_cgro
         return 0;
 }
 
+int tr_pid_cgroups_read_file(const tr_hierarchies *hs, const char *file, tr_pid_cgroups *out, tr_error *err)
+{
+        /* one pread for the usual text (tr_pread_all: a short read of this single-record
+         * seq_file is its end); a longer one (deep paths: EFBIG) read again whole */
+        char small[4096];
+        _cleanup_free_ char *text = NULL;
+        int r = tr_read_file_at(AT_FDCWD, file, small, sizeof small, NULL);
+        if (r == -EFBIG)
+                r = tr_read_file_alloc_at(AT_FDCWD, file, &text, NULL, err);
+        else if (r < 0)
+                return tr_error_setx(err, -r, "read %s", file);
+        if (r < 0)
+                return r;
+        return tr_pid_cgroups_parse(hs, text ? text : small, out, err);
+}
+
 int tr_pid_cgroups_read(const tr_hierarchies *hs, pid_t pid, tr_pid_cgroups *out, tr_error *err)
 {
         char file[64];
@@ -371,11 +387,8 @@ int tr_pid_cgroups_read(const tr_hierarchies *hs, pid_t pid, tr_pid_cgroups *out
                 snprintf(file, sizeof file, "/proc/self/cgroup");
         else
                 snprintf(file, sizeof file, "/proc/%d/cgroup", (int) pid);
-        _cleanup_free_ char *text = NULL;
-        int r = tr_read_file_alloc_at(AT_FDCWD, file, &text, NULL, err);
-        if (r < 0)
-                return r == -ENOENT ? tr_error_set(err, ESRCH, "pid %d is gone", (int) pid) : r;
-        return tr_pid_cgroups_parse(hs, text, out, err);
+        int r = tr_pid_cgroups_read_file(hs, file, out, err);
+        return r == -ENOENT ? tr_error_set(err, ESRCH, "pid %d is gone", (int) pid) : r;
 }
 
 bool tr_cgroup_path_under(const char *path, const char *prefix)

@@ -86,6 +86,8 @@ typedef struct tr_pid_cgroups {
 
 int tr_pid_cgroups_parse(const tr_hierarchies *hs, const char *text, tr_pid_cgroups *out, tr_error *err);
 int tr_pid_cgroups_read(const tr_hierarchies *hs, pid_t pid, tr_pid_cgroups *out, tr_error *err);
+/* The same from a file of that format (/proc/PID/cgroup itself, or a copy of one). */
+int tr_pid_cgroups_read_file(const tr_hierarchies *hs, const char *file, tr_pid_cgroups *out, tr_error *err);
 void tr_pid_cgroups_clear(tr_pid_cgroups *pc);
 
 /* Filesystem path of cgroup path `cg_path` (as /proc/PID/cgroup names it) in hierarchy h:

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testsupport.h"
 #include "trackers/hierarchy.h"
@@ -227,6 +228,45 @@ static void test_pid_cgroups_hybrid(void)
         tr_pid_cgroups_clear(&pc);
 }
 
+/* The file read: the usual text in one read, a long one (deep paths, more than the first
+ * read's 4 KiB) read whole. */
+static void test_pid_cgroups_read_file(void)
+{
+        tr_hierarchies hs;
+        parse_fixture("hybrid/mountinfo", &hs);
+        _cleanup_free_ char *fixture = ts_read_fixture("hybrid/proc-pid-cgroup");
+        for (size_t depth = 1; depth <= 40; depth += 39) {
+                /* every hierarchy's line names /000.../001...: levels of 100 characters */
+                char path[40 * 100 + 1] = "", text[TR_MAX_HIER * sizeof path + 1024] = "";
+                for (size_t d = 0; d < depth; d++)
+                        snprintf(path + strlen(path), sizeof path - strlen(path), "/%03zu%096d", d, 0);
+                for (char *line = fixture, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+                        char *colon = memchr(line, ':', (size_t) (nl - line));
+                        char *second = colon ? memchr(colon + 1, ':', (size_t) (nl - colon - 1)) : NULL;
+                        if (second)
+                                snprintf(text + strlen(text), sizeof text - strlen(text), "%.*s%s\n",
+                                         (int) (second + 1 - line), line, path);
+                }
+                char file[] = "/tmp/procd-test-pid-cgroup.XXXXXX";
+                int fd = mkstemp(file);
+                CU_ASSERT_TRUE_FATAL(fd >= 0);
+                CU_ASSERT_EQUAL(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+                close(fd);
+                printf("\n    %zu levels: %zu bytes", depth, strlen(text));
+                tr_pid_cgroups pc;
+                int r = tr_pid_cgroups_read_file(&hs, file, &pc, NULL);
+                unlink(file);
+                CU_ASSERT_EQUAL_FATAL(r, 0);
+                for (int i = 0; i < hs.n; i++) {
+                        CU_ASSERT_PTR_NOT_NULL_FATAL(pc.paths[i]);
+                        CU_ASSERT_STRING_EQUAL(pc.paths[i], path);
+                }
+                tr_pid_cgroups_clear(&pc);
+        }
+        tr_pid_cgroups pc;
+        CU_ASSERT_EQUAL(tr_pid_cgroups_read_file(&hs, "/nonexistent/procd-test", &pc, NULL), -ENOENT);
+}
+
 static void test_pid_cgroups_v1(void)
 {
         tr_hierarchies hs;
@@ -408,6 +448,7 @@ int main(void)
                 { "pid_cgroups_v2", test_pid_cgroups_v2 },
                 { "pid_cgroups_hybrid", test_pid_cgroups_hybrid },
                 { "pid_cgroups_v1", test_pid_cgroups_v1 },
+                { "pid_cgroups_read_file", test_pid_cgroups_read_file },
                 { "guest_v2 (captured, 6.1)", test_guest_v2 },
                 { "guest_v1 (captured, 6.1)", test_guest_v1 },
                 { "fs_path_mount_root", test_fs_path_mount_root },
