@@ -4,7 +4,8 @@
  *   bench-classic [--families N] [--background N] [--calls N] [--daemon PATH] [--no-state]
  *                 [--state-tmpfs]
  *
- * Starts build/procd/procd (or --daemon, e.g. HTCondor's condor_procd, FIFO only) with
+ * Starts build/procd/procd (or --daemon, FIFO only: HTCondor's condor_procd, or
+ * build/tests/bench/classic-floor, the protocol alone with no work behind it) with
  * -A <tmp>/procd_pipe --socket <tmp>/procd.sock inside a cgroup of its own under
  * /procd-bench-classic.<pid> (so that every family gets a cgroup at REGISTER), N background
  * sleepers (default 5,000) and N families (default 1,000, half registered through each
@@ -163,7 +164,9 @@ int main(int argc, char **argv)
                 families = 4;
         signal(SIGPIPE, SIG_IGN);
         prctl(PR_SET_CHILD_SUBREAPER, 1);
-        bool condor = cc_daemon_is_condor();
+        /* FIFO only: HTCondor's daemon, or the protocol's floor (classic-floor) */
+        const char *exe_base = strrchr(cc_daemon_exe(), '/');
+        bool condor = cc_daemon_is_condor() || !strcmp(exe_base ? exe_base + 1 : cc_daemon_exe(), "classic-floor");
         char state_dir[64] = "", state_file[96] = "";
         if (state_tmpfs && !no_state) {
                 snprintf(state_dir, sizeof state_dir, "/tmp/procd-bench-state.%d", (int) getpid());

@@ -5,3 +5,7 @@
 add_executable(bench-classic ${CMAKE_CURRENT_LIST_DIR}/bench-classic.c)
 target_link_libraries(bench-classic PRIVATE procd_classic_client procd_test_harness procd_client trackers)
 add_dependencies(bench-classic procd)
+# classic-floor: a daemon that only speaks the protocol (every answer success, no work), so
+# that `bench-classic --daemon build/tests/bench/classic-floor` measures what the protocol
+# alone costs per call here: the floor under GET_USAGE's server CPU.
+add_executable(classic-floor ${CMAKE_CURRENT_LIST_DIR}/classic-floor.c)
