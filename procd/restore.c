@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "procd/family-cgroup.h"
 #include "trackers/procscan.h"
 #include "trackers/util.h"
 
@@ -119,24 +120,55 @@ static int check_root(const pd_state_family *sf, bool *alive, tr_error *err)
         return 0;
 }
 
+/* The root listed in the cgroup.procs where procd put it (the family's leaf in a v2
+ * hierarchy, the cgroup itself in v1), read in the handle's primary hierarchy: proof that
+ * it is in the cgroup, cheaper than /proc/PID/cgroup, which formats the path of every
+ * hierarchy.  Not listed proves nothing (moved below, a zombie, past the buffer): the
+ * caller makes the full check.  Only whole lines count. */
+static bool listed_in_family_cgroup(tr_cgroup *cg, pid_t pid)
+{
+        int i = tr_cgroup_primary_index(cg);
+        int dirfd = i >= 0 ? tr_cgroup_dirfd(cg, i) : -1;
+        if (dirfd < 0)
+                return false;
+        char buf[4096];
+        bool v2 = tr_cgroup_hierarchies(cg)->h[i].is_v2;
+        int n = tr_read_file_at(dirfd, v2 ? PD_FAMCG_LEAF "/cgroup.procs" : "cgroup.procs", buf, sizeof buf, NULL);
+        for (char *line = buf, *nl; n > 0 && (nl = memchr(line, '\n', (size_t) (buf + n - line))); line = nl + 1) {
+                char *end;
+                long v = strtol(line, &end, 10);
+                if (end == nl && end != line && v == pid)
+                        return true;
+        }
+        return false;
+}
+
 /* A cgroup family's cgroup, opened once (the handle goes to the tracker): it must still
  * exist, and hold the root (its own cgroup is the saved one or below it in every hierarchy
  * that has the saved one).  The root's identity is checked after its cgroups are read. */
 static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state_family *sf, tr_cgroup **out,
                        tr_error *err)
 {
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
         tr_pid_cgroups pc = { { 0 } };
-        if (tr_pid_cgroups_read(hs, sf->root_pid, &pc, NULL) < 0)
+        bool handed = sf->cgroup_origin == PD_CG_HANDED;
+        bool inside = false, compared = false;
+        int k = 0;
+        if (!handed) {
+                /* one procd made: opened as named */
+                k = tr_cgroup_open_for_cgroups(hs, o, sf->cgroup, NULL, NULL, TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
+                if (k < 0)
+                        return tr_error_set(err, -k, "cgroup %s is gone", sf->cgroup);
+                if (sf->cgroup_origin == PD_CG_FAMILY)
+                        inside = compared = listed_in_family_cgroup(cg, sf->root_pid);
+        }
+        if (!inside && tr_pid_cgroups_read(hs, sf->root_pid, &pc, NULL) < 0)
                 return tr_error_set(err, ESRCH, "root %d is gone", (int) sf->root_pid);
         bool alive = false;
-        int k = check_root(sf, &alive, err);
-        _cleanup_cgroup_ tr_cgroup *cg = NULL;
-        if (k >= 0) {
-                /* as the tracker opens them: a handed cgroup at the root's own (deeper) cgroup,
-                 * one procd made as named */
-                bool handed = sf->cgroup_origin == PD_CG_HANDED;
-                k = tr_cgroup_open_for_cgroups(hs, o, sf->cgroup, handed ? &pc : NULL, NULL,
-                                               handed ? TR_CG_MAY_ACT : TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
+        k = check_root(sf, &alive, err);
+        if (k >= 0 && handed) {
+                /* as the tracker opens it: at the root's own (deeper) cgroup */
+                k = tr_cgroup_open_for_cgroups(hs, o, sf->cgroup, &pc, NULL, TR_CG_MAY_ACT, &cg, err);
                 if (k < 0)
                         tr_error_set(err, -k, "cgroup %s is gone", sf->cgroup);
         }
@@ -144,7 +176,6 @@ static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state
          * hierarchy, where the kernel reports exited tasks in the root cgroup; only the v2
          * tree keeps its path.  No proof there that it left.  (Alive at the stat read, made
          * after the cgroup read, means alive at that read: the v1 lines were its own.) */
-        bool inside = false, compared = false;
         for (int i = 0; k >= 0 && i < hs->n && !inside; i++) {
                 if (!tr_cgroup_path(cg, i) || !pc.paths[i] || (!alive && !hs->h[i].is_v2))
                         continue;

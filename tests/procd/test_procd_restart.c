@@ -567,6 +567,14 @@ static void test_orphan_family_cgroups(void)
         /* gone: its root exits; chain: a family and its subfamily (nested cgroup), both exit;
          * busy: its root exits, a process it left behind stays; keep: untouched */
         pid_t gone = ph_sleeper(), busy = ph_sleeper(), keep = ph_sleeper(), stray = ph_sleeper(), chain[2];
+        /* left: its root moves out of its family cgroup while procd is down (dropped);
+         * deeper: its root moves into a cgroup below its family's (restored) */
+        pid_t left = ph_sleeper(), deeper = ph_sleeper();
+        char p_left[320], p_deeper[320], p_below[400];
+        fam_path(base, left, p_left, sizeof p_left);
+        fam_path(base, deeper, p_deeper, sizeof p_deeper);
+        snprintf(p_below, sizeof p_below, "%s/below", p_deeper);
+        tr_cgroup *below = NULL, *top = NULL;
         CU_ASSERT_EQUAL_FATAL(ph_chain(1, chain), 0);
         char p_gone[320], p_busy[320], p_keep[320], p_top[320], p_sub[400];
         fam_path(base, gone, p_gone, sizeof p_gone);
@@ -575,10 +583,10 @@ static void test_orphan_family_cgroups(void)
         fam_path(base, chain[0], p_top, sizeof p_top);
         fam_path(p_top, chain[1], p_sub, sizeof p_sub);
         bool reaped = false;
-        pid_t regs[] = { gone, busy, keep, chain[0] };
+        pid_t regs[] = { gone, busy, keep, chain[0], left, deeper };
         for (size_t i = 0; i < TR_ARRAY_SIZE(regs); i++)
                 CU_ASSERT_EQUAL(procd_register_subfamily(c, regs[i], 0, 60, NULL), PROCD_OK);
-        const char *made[] = { p_gone, p_busy, p_keep, p_top };
+        const char *made[] = { p_gone, p_busy, p_keep, p_top, p_left, p_deeper };
         for (size_t i = 0; i < TR_ARRAY_SIZE(made); i++)
                 if (!cg_exists(made[i])) {
                         printf("SKIP orphan family cgroups: procd made no family cgroup %s\n", made[i]);
@@ -601,6 +609,12 @@ static void test_orphan_family_cgroups(void)
         ts_kill_reap(chain[0]);
         ts_reap_orphans(2000); /* chain[1], ours as subreaper: no zombie keeps its pid */
         reaped = true;
+        CU_ASSERT_EQUAL(tr_cgroup_open(ts_hierarchies(), ts_cgroup_base(), TR_CG_MAY_ACT, &top, NULL), 0);
+        if (top)
+                CU_ASSERT_EQUAL(tr_cgroup_attach(top, left, NULL), 0);
+        CU_ASSERT_EQUAL(tr_cgroup_create(ts_hierarchies(), p_below, &below, NULL), 0);
+        if (below)
+                CU_ASSERT_EQUAL(tr_cgroup_attach(below, deeper, NULL), 0);
         CU_ASSERT_EQUAL_FATAL(ph_start_in(&d, extra, wrapper, 10000), 0);
         CU_ASSERT(!cg_exists(p_gone));
         CU_ASSERT(!cg_exists(p_sub));
@@ -613,6 +627,14 @@ static void test_orphan_family_cgroups(void)
         CU_ASSERT(log_has(log, "removed family cgroup", p_top));
         CU_ASSERT(log_has(log, "holds processes but no family owns it", p_busy));
         c = ph_connect(&d);
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        CU_ASSERT_EQUAL(procd_dump(c, 0, &fi, &n, NULL), PROCD_OK);
+        CU_ASSERT_PTR_NULL(find_info(fi, n, left));
+        CU_ASSERT_PTR_NOT_NULL(find_info(fi, n, deeper));
+        CU_ASSERT(log_has(log, "no longer in cgroup", p_left));
+        procd_family_info_free(fi, n);
+        CU_ASSERT(ts_alive(left) && ts_alive(deeper)); /* dropped is not killed */
         tr_usage u;
         CU_ASSERT_EQUAL(procd_get_usage(c, keep, &u, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_suspend_family(c, keep, NULL), PROCD_OK);
@@ -622,6 +644,12 @@ static void test_orphan_family_cgroups(void)
 out:
         ts_kill_reap(keep);
         ts_kill_reap(stray);
+        ts_kill_reap(left);
+        ts_kill_reap(deeper);
+        if (below)
+                CU_ASSERT_EQUAL(tr_cgroup_destroy(below, 2000000, NULL), 0);
+        tr_cgroup_free(below);
+        tr_cgroup_free(top);
         if (!reaped) {
                 ts_kill_reap(gone);
                 ts_kill_reap(busy);
