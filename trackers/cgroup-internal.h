@@ -72,8 +72,15 @@ static inline bool tr_cg_is_gone_errno(int e) { return e == ENOENT || e == ENODE
 #define TR_CG_DIR_LAZY (-2)
 
 /* The O_PATH dirfd of hierarchy i, opened now when it was left for later; -1 when the
- * handle is not in hierarchy i (a lazy slot whose cgroup is gone there drops out). */
+ * handle is not in hierarchy i (a lazy slot whose cgroup is gone there drops out), or when
+ * that open failed for another reason (EMFILE...; the slot stays, for the next use). */
 int tr_cg_dirfd(tr_cgroup *cg, int i);
+/* Every hierarchy left for later opened now, for an operation `op` that acts on the
+ * cgroup in all of them (attach, write, kill, signal, freeze, destroy: the may-act and
+ * may-change checks call it): one gone there drops out, one that cannot be opened for
+ * another reason (EMFILE...) fails the operation with that errno, rather than letting it
+ * skip the hierarchy as one the cgroup is not in. */
+int tr_cg_open_all(tr_cgroup *cg, const char *op, tr_error *err);
 
 /* Index of the handle's v2 cgroup, or of the v1 hierarchy holding c, or -1 when absent
  * (a lazy slot is opened). */
@@ -100,7 +107,7 @@ int tr_cg_adopt(tr_cgroup *cg, int i, const char *parent_path, const char *name,
 bool tr_cg_path_ok(const char *path);
 
 /* attach/write: TR_CG_MAY_ACT alone (they may target a cgroup holding the caller). */
-int tr_cg_check_may_change(const tr_cgroup *cg, const char *op, tr_error *err);
+int tr_cg_check_may_change(tr_cgroup *cg, const char *op, tr_error *err);
 
 /* ---- setup (cgroup-setup.c) ------------------------------------------------------- */
 

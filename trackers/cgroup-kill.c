@@ -69,6 +69,9 @@ int tr_cg_check_may_act(tr_cgroup *cg, const char *op, bool destroy, tr_error *e
                 if (cg->path[i] && tr_cgroup_is_root(&cg->hs->h[i], cg->path[i]))
                         return tr_error_set(err, EPERM, "%s: %s:%s is a hierarchy root", op,
                                             cg->hs->h[i].mount_point, cg->path[i]);
+        int r = tr_cg_open_all(cg, op, err);
+        if (r < 0)
+                return r;
         /* destroy only rmdirs (a cgroup holding a process cannot be removed anyway): the
          * caller alone is checked there */
         pid_t holder = holds_self_or_ancestor(cg, destroy);

@@ -66,8 +66,9 @@ static const struct {
 /* A hierarchy left for later (tr_cgroup_open_for_cgroups through an opener): opened at
  * its path now, if the cgroup the handle's kept dirfds hold still exists.  Gone there
  * (ENOENT/ENOTDIR), or ours gone: the handle is not in that hierarchy from now on, as when
- * a cgroup is not made in it.  Another failure (EMFILE...): tried again on the
- * next use. */
+ * a cgroup is not made in it.  Another failure (EMFILE...): the slot stays for later,
+ * tried again on the next use (tr_cg_open_all makes an operation that acts fail on it).
+ * Returns the fd or -errno. */
 static int open_lazy(tr_cgroup *cg, int i)
 {
         char fs[PATH_MAX];
@@ -89,14 +90,30 @@ static int open_lazy(tr_cgroup *cg, int i)
                 free(TR_TAKE_PTR(cg->path[i]));
                 cg->dirfd[i] = -1;
         }
-        return fd;
+        return fd >= 0 ? fd : -e;
 }
 
 int tr_cg_dirfd(tr_cgroup *cg, int i)
 {
         if (i < 0 || i >= TR_MAX_HIER)
                 return -1;
-        return cg->dirfd[i] == TR_CG_DIR_LAZY ? open_lazy(cg, i) : cg->dirfd[i];
+        if (cg->dirfd[i] != TR_CG_DIR_LAZY)
+                return cg->dirfd[i];
+        int fd = open_lazy(cg, i);
+        return fd >= 0 ? fd : -1;
+}
+
+int tr_cg_open_all(tr_cgroup *cg, const char *op, tr_error *err)
+{
+        for (int i = 0; i < cg->hs->n; i++) {
+                if (cg->dirfd[i] != TR_CG_DIR_LAZY)
+                        continue;
+                int fd = open_lazy(cg, i);
+                if (fd < 0 && cg->dirfd[i] == TR_CG_DIR_LAZY)
+                        return tr_error_setx(err, -fd, "%s: cannot open %s:%s", op, cg->hs->h[i].mount_point,
+                                             cg->path[i]);
+        }
+        return 0;
 }
 
 int tr_cg_v2_index(tr_cgroup *cg)
@@ -491,11 +508,11 @@ static int check_index(tr_cgroup *cg, int i, tr_error *err)
 /* attach and write change the cgroup (membership, limits, freezer.state...): like every
  * mutating operation they need TR_CG_MAY_ACT.  Only the flag: unlike kill/freeze they may
  * target a cgroup holding the caller (a process attaching itself, a limit on its own job). */
-int tr_cg_check_may_change(const tr_cgroup *cg, const char *op, tr_error *err)
+int tr_cg_check_may_change(tr_cgroup *cg, const char *op, tr_error *err)
 {
         if (!(cg->flags & TR_CG_MAY_ACT))
                 return tr_error_set(err, EPERM, "%s: cgroup handle was not created or handed to us", op);
-        return 0;
+        return tr_cg_open_all(cg, op, err);
 }
 
 int tr_cgroup_write(tr_cgroup *cg, int i, const char *file, const char *value, tr_error *err)
