@@ -274,18 +274,88 @@ static void check_lazy_transient(const tr_hierarchies *hs, const char *tag)
 
 HOST_TEST(lazy_transient, "opener: a lazy open failing with EMFILE fails the operation")
 
+/* A restored handle whose cgroup is removed and made again at the same path (a job
+ * cgroup's path reused for the next job in the slot) before the handle's first use of its
+ * other hierarchies: nothing done through the old handle reaches the new cgroup or its
+ * process, in the primary hierarchy or in one left for later. */
+static void check_lazy_reused_path(const tr_hierarchies *hs, const char *tag)
+{
+        char name[64];
+        snprintf(name, sizeof name, "lr-%s", tag);
+        tr_cgroup *top = make_cg(hs, name);
+        CU_ASSERT_FATAL(top != NULL);
+        pid_t p = start_in(top, run_sleeper, NULL);
+        int primary = tr_cgroup_primary_index(top), other = primary == 0 ? 1 : 0;
+        tr_pid_cgroups pc;
+        CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_read(hs, p, &pc, NULL), 0);
+        tr_cg_opener *o = tr_cg_opener_new(hs);
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        CU_ASSERT_EQUAL(tr_cgroup_open_for_cgroups(hs, o, tr_cgroup_path(top, primary), &pc, NULL, TR_CG_MAY_ACT, &cg,
+                                                   NULL),
+                        0);
+        tr_cg_opener_free(o);
+        tr_pid_cgroups_clear(&pc);
+        CU_ASSERT_FATAL(cg != NULL);
+
+        /* the job ends and its cgroup goes; the next job's cgroup takes the same path */
+        ts_kill_reap(p);
+        kill_destroy(top);
+        tr_cgroup *next = make_cg(hs, name);
+        CU_ASSERT_FATAL(next != NULL);
+        pid_t q = start_in(next, run_sleeper, NULL);
+        tr_pidset before = TR_PIDSET_INIT;
+        CU_ASSERT_EQUAL(tr_cgroup_members(next, &before, NULL), 0);
+        CU_ASSERT_TRUE(before.n == 1 && tr_pidset_contains(&before, q));
+        tr_pidset_clear(&before);
+
+        /* the old handle: its lazily kept hierarchies drop out instead of opening the new
+         * cgroup by name, and whatever it is asked to do misses q */
+        if (hs->n >= 2) {
+                CU_ASSERT_EQUAL(tr_cgroup_dirfd(cg, other), -1);
+                CU_ASSERT_PTR_NULL(tr_cgroup_path(cg, other));
+        } else {
+                printf("SKIP reused path (%s): hierarchies opened later: one hierarchy here\n", tag);
+        }
+        tr_pidset m = TR_PIDSET_INIT;
+        int members = tr_cgroup_members(cg, &m, NULL);
+        CU_ASSERT_TRUE(members < 0 || m.n == 0);
+        tr_pidset_clear(&m);
+        tr_kill_result res = { 0 };
+        int kill = tr_cgroup_kill(cg, 2000000, &res, NULL);
+        CU_ASSERT_TRUE(kill < 0 || res.survivors.n == 0);
+        tr_kill_result_free(&res);
+        CU_ASSERT(tr_cgroup_freeze(cg, 1000000, NULL, NULL) < 0 || ts_proc_state(q) != 'T');
+        CU_ASSERT(tr_cgroup_signal(cg, SIGKILL, NULL) <= 0);
+        CU_ASSERT_TRUE(tr_cgroup_attach(cg, q, NULL) < 0);
+        usleep(100000);
+        CU_ASSERT_TRUE(ts_alive(q));
+        tr_freeze_state st = TR_THAWED;
+        CU_ASSERT_EQUAL(tr_cgroup_thaw(next, 1000000, &st, NULL), 0); /* in case: q must not stay frozen */
+        CU_ASSERT_EQUAL(tr_cgroup_members(next, &m, NULL), 0);
+        CU_ASSERT_TRUE(m.n == 1 && tr_pidset_contains(&m, q)); /* q still in the new cgroup */
+        tr_pidset_clear(&m);
+        printf("\n    (%s) old handle on a reused path: members %d, kill %d; q alive and in the new cgroup\n", tag,
+               members, kill);
+        ts_kill_reap(q);
+        kill_destroy(next);
+}
+
+HOST_TEST(lazy_reused_path, "opener: a removed and remade path is not reached by the old handle")
+
 int main(void)
 {
         CU_TestInfo host[] = {
                 { "create_members", host_create_members },
                 { "opener_lazy", host_opener_lazy },
                 { "lazy_transient", host_lazy_transient },
+                { "lazy_reused_path", host_lazy_reused_path },
                 CU_TEST_INFO_NULL,
         };
         CU_TestInfo v1[] = {
                 { "create_members", v1_create_members },
                 { "opener_lazy", v1_opener_lazy },
                 { "lazy_transient", v1_lazy_transient },
+                { "lazy_reused_path", v1_lazy_reused_path },
                 CU_TEST_INFO_NULL,
         };
         return cgt_run("cgroup", host, v1, NULL);
