@@ -166,6 +166,28 @@ static void test_procd_sigkill(void)
         sr_procd_stop(pd, sock);
 }
 
+/* A job that runs until the test lets it end, whatever the time taken meanwhile: a shell
+ * blocked reading the FIFO gate (made here, per run).  Its argv is job_argv. */
+static void make_gate(const char *tag, char *gate, size_t size)
+{
+        sr_path(gate, size, tag, ".gate");
+        unlink(gate);
+        CU_ASSERT_EQUAL_FATAL(mkfifo(gate, 0600), 0);
+}
+
+#define GATED_JOB(gate) "/bin/sh", "-c", "read line < \"$0\"", (gate)
+
+/* Let the job waiting on gate end (no reader left: nothing to do), then remove the FIFO. */
+static void open_gate(const char *gate)
+{
+        int fd = open(gate, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+                CU_ASSERT_EQUAL(write(fd, "go\n", 3), 3);
+                close(fd);
+        }
+        unlink(gate);
+}
+
 static void test_procd_restart_mid_job(void)
 {
         if (!ts_need_root("starter crash tests") || !ts_cgroup_base())
@@ -179,15 +201,20 @@ static void test_procd_restart_mid_job(void)
         sr_path(rep2, sizeof rep2, "pd-forgot", ".json");
         pid_t pd = sr_procd_start(sock, "pd2");
         CU_ASSERT_FATAL(pd > 1);
+        char gate[PATH_MAX], gate2[PATH_MAX];
+        make_gate("pd-restart", gate, sizeof gate);
+        make_gate("pd-forgot", gate2, sizeof gate2);
         const char *a[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name",
-                            "pd-restart", "--report", rep, "--", "/bin/sleep", "10", NULL };
+                            "pd-restart", "--report", rep, "--", GATED_JOB(gate), NULL };
         pid_t sa = sr_spawn("pd-restart", a);
         pid_t ja = sr_job_root("pd-restart");
         CU_ASSERT_FATAL(ja > 1);
-        CU_ASSERT_FATAL(procd_tracks_job(sock, ja, "pd-restart")); /* the job sleeps 10 s */
+        CU_ASSERT_FATAL(procd_tracks_job(sock, ja, "pd-restart")); /* the job waits at its gate */
         ts_kill_reap(pd);
         pd = sr_procd_start(sock, "pd2");
         CU_ASSERT_FATAL(pd > 1);
+        CU_ASSERT(ts_alive(ja)); /* still running across the restart */
+        open_gate(gate);
         int st = ts_wait(sa, 30000);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         CU_ASSERT(file_has("pd-restart", ".json", "\"tracker\": \"procd\""));
@@ -195,7 +222,7 @@ static void test_procd_restart_mid_job(void)
 
         /* started again without its state: the job is forgotten, the report says so */
         const char *b[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "pd-forgot",
-                            "--report", rep2, "--", "/bin/sleep", "10", NULL };
+                            "--report", rep2, "--", GATED_JOB(gate2), NULL };
         pid_t sb = sr_spawn("pd-forgot", b);
         pid_t jb = sr_job_root("pd-forgot");
         CU_ASSERT_FATAL(jb > 1);
@@ -204,6 +231,8 @@ static void test_procd_restart_mid_job(void)
         unlink(state);
         pd = sr_procd_start(sock, "pd2");
         CU_ASSERT_FATAL(pd > 1);
+        CU_ASSERT(ts_alive(jb));
+        open_gate(gate2);
         st = ts_wait(sb, 30000);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
         CU_ASSERT(file_has("pd-forgot", ".json", "\"tracker\": \"embedded\""));
