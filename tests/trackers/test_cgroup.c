@@ -191,6 +191,25 @@ static void check_opener_lazy(const tr_hierarchies *hs, const char *tag)
 
 HOST_TEST(opener_lazy, "opener: primary now, the rest on first use")
 
+/* top opened again as a restart does (through an opener, for its process p): its
+ * primary hierarchy now, the others left for later.  NULL on failure (asserted). */
+static tr_cgroup *open_restored(const tr_hierarchies *hs, tr_cgroup *top, pid_t p)
+{
+        tr_pid_cgroups pc;
+        if (tr_pid_cgroups_read(hs, p, &pc, NULL) < 0) {
+                CU_FAIL("cannot read the sleeper's cgroups");
+                return NULL;
+        }
+        tr_cg_opener *o = tr_cg_opener_new(hs);
+        tr_cgroup *cg = NULL;
+        CU_ASSERT_EQUAL(tr_cgroup_open_for_cgroups(hs, o, tr_cgroup_path(top, tr_cgroup_primary_index(top)), &pc, NULL,
+                                                   TR_CG_MAY_ACT, &cg, NULL),
+                        0);
+        tr_cg_opener_free(o);
+        tr_pid_cgroups_clear(&pc);
+        return cg;
+}
+
 /* Fill every fd number below a lowered RLIMIT_NOFILE (so the next open fails with EMFILE);
  * returns how many dups were made (undo with fill_fds_undo). */
 static int fill_fds(struct rlimit *saved, int *dups, int max)
@@ -227,15 +246,7 @@ static void check_lazy_transient(const tr_hierarchies *hs, const char *tag)
         CU_ASSERT_FATAL(top != NULL);
         pid_t p = start_in(top, run_sleeper, NULL);
         int primary = tr_cgroup_primary_index(top), other = primary == 0 ? 1 : 0;
-        tr_pid_cgroups pc;
-        CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_read(hs, p, &pc, NULL), 0);
-        tr_cg_opener *o = tr_cg_opener_new(hs);
-        _cleanup_cgroup_ tr_cgroup *cg = NULL;
-        CU_ASSERT_EQUAL(tr_cgroup_open_for_cgroups(hs, o, tr_cgroup_path(top, primary), &pc, NULL, TR_CG_MAY_ACT, &cg,
-                                                   NULL),
-                        0);
-        tr_cg_opener_free(o);
-        tr_pid_cgroups_clear(&pc);
+        _cleanup_cgroup_ tr_cgroup *cg = open_restored(hs, top, p);
         CU_ASSERT_FATAL(cg != NULL);
 
         struct rlimit saved;
@@ -286,15 +297,7 @@ static void check_lazy_reused_path(const tr_hierarchies *hs, const char *tag)
         CU_ASSERT_FATAL(top != NULL);
         pid_t p = start_in(top, run_sleeper, NULL);
         int primary = tr_cgroup_primary_index(top), other = primary == 0 ? 1 : 0;
-        tr_pid_cgroups pc;
-        CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_read(hs, p, &pc, NULL), 0);
-        tr_cg_opener *o = tr_cg_opener_new(hs);
-        _cleanup_cgroup_ tr_cgroup *cg = NULL;
-        CU_ASSERT_EQUAL(tr_cgroup_open_for_cgroups(hs, o, tr_cgroup_path(top, primary), &pc, NULL, TR_CG_MAY_ACT, &cg,
-                                                   NULL),
-                        0);
-        tr_cg_opener_free(o);
-        tr_pid_cgroups_clear(&pc);
+        _cleanup_cgroup_ tr_cgroup *cg = open_restored(hs, top, p);
         CU_ASSERT_FATAL(cg != NULL);
 
         /* the job ends and its cgroup goes; the next job's cgroup takes the same path */
