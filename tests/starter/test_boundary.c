@@ -298,9 +298,22 @@ static int count_entries(const char *dir, const char *prefix)
 
 /* job A writes /tmp/M and /var/tmp/M and holds; job B, at the same time, must not see them,
  * nor the host; after A, nothing is left.  base: --private-tmp=base, or NULL for tmpfs. */
+/* Below /tmp or /var/tmp, which --private-tmp replaces in the job's view. */
+static bool hidden_by_private_tmp(const char *path)
+{
+        return strncmp(path, "/tmp/", 5) == 0 || strncmp(path, "/var/tmp/", 9) == 0;
+}
+
 static void private_tmp_case(const char *tag, const char *base)
 {
         char gate[PATH_MAX], marker[64], opt[PATH_MAX + 16], host[PATH_MAX], tagb[64];
+        /* the job runs this binary and meets its gates in the build tree */
+        if (hidden_by_private_tmp(sr_self_exe()) || hidden_by_private_tmp(ts_build_dir())) {
+                printf("SKIP %s: the build tree %s lies under /tmp or /var/tmp, which --private-tmp hides from "
+                       "the job\n",
+                       tag, ts_build_dir());
+                return;
+        }
         gate_make(gate, sizeof gate, tag);
         snprintf(marker, sizeof marker, "procd-marker-%d-%s", (int) getpid(), tag);
         snprintf(opt, sizeof opt, base ? "--private-tmp=%s" : "--private-tmp", base);
