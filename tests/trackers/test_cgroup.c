@@ -306,10 +306,9 @@ static void check_lazy_reused_path(const tr_hierarchies *hs, const char *tag)
         tr_cgroup *next = make_cg(hs, name);
         CU_ASSERT_FATAL(next != NULL);
         pid_t q = start_in(next, run_sleeper, NULL);
-        tr_pidset before = TR_PIDSET_INIT;
+        _cleanup_pidset_ tr_pidset before = TR_PIDSET_INIT, m = TR_PIDSET_INIT;
         CU_ASSERT_EQUAL(tr_cgroup_members(next, &before, NULL), 0);
         CU_ASSERT_TRUE(before.n == 1 && tr_pidset_contains(&before, q));
-        tr_pidset_clear(&before);
 
         /* the old handle: its lazily kept hierarchies drop out instead of opening the new
          * cgroup by name, and whatever it is asked to do misses q */
@@ -319,10 +318,8 @@ static void check_lazy_reused_path(const tr_hierarchies *hs, const char *tag)
         } else {
                 printf("SKIP reused path (%s): hierarchies opened later: one hierarchy here\n", tag);
         }
-        tr_pidset m = TR_PIDSET_INIT;
         int members = tr_cgroup_members(cg, &m, NULL);
         CU_ASSERT_TRUE(members < 0 || m.n == 0);
-        tr_pidset_clear(&m);
         tr_kill_result res = { 0 };
         int kill = tr_cgroup_kill(cg, 2000000, &res, NULL);
         CU_ASSERT_TRUE(kill < 0 || res.survivors.n == 0);
@@ -336,7 +333,6 @@ static void check_lazy_reused_path(const tr_hierarchies *hs, const char *tag)
         CU_ASSERT_EQUAL(tr_cgroup_thaw(next, 1000000, &st, NULL), 0); /* in case: q must not stay frozen */
         CU_ASSERT_EQUAL(tr_cgroup_members(next, &m, NULL), 0);
         CU_ASSERT_TRUE(m.n == 1 && tr_pidset_contains(&m, q)); /* q still in the new cgroup */
-        tr_pidset_clear(&m);
         printf("\n    (%s) old handle on a reused path: members %d, kill %d; q alive and in the new cgroup\n", tag,
                members, kill);
         ts_kill_reap(q);
