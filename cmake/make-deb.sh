@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make-deb.sh OUTDIR - build procd's Debian packages (procd, libprocd-client0,
+# make-deb.sh OUTDIR - build procd's Debian packages (procd, libprocd-client1,
 # libprocd-client-dev) with debhelper from a copy of this source tree in OUTDIR/src, so
 # that neither the tree nor its parent directory gets build products.  The .debs land in
 # OUTDIR.  Needs dpkg-dev and debhelper (make deps installs them).

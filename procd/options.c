@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "procd/client.h"
-#include "procd/command.h"
-#include "procd/dbus-server.h"
+#include "procd/wire.h"
+#include "procd/core/command.h"
+#include "procd/dbus/dbus-server.h"
 #include "procd/version.h"
 #include "trackers/util.h"
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "procd/family-cgroup.h"
+#include "procd/core/family-cgroup.h"
 
 typedef struct pd_options {
         char socket_path[PATH_MAX];

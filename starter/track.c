@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "procd/client.h"
-#include "procd/status.h"
+#include "procd/wire.h"
 
 #define FREEZE_TIMEOUT_USEC 2000000
 
@@ -223,7 +223,7 @@ void st_track_confirm(st_track *t)
         }
         procd_family_info_free(fi, n);
         if (perr.status == PROCD_OK)
-                pd_error_set(&perr, PROCD_E_FAMILY_NOT_FOUND, "family %d is not listed", (int) t->root);
+                procd_error_set(&perr, PROCD_E_FAMILY_NOT_FOUND, "family %d is not listed", (int) t->root);
         tr_error err = { 0 };
         pd_fail(t, "Dump", &perr, &err);
 }

@@ -250,7 +250,7 @@ int main(int argc, char **argv)
         b = mark(d.pid);
         report("GET_USAGE", "fifo", calls, a, b);
         if (dc) {
-                tr_usage tu;
+                procd_usage tu;
                 a = mark(d.pid);
                 for (int i = 0; i < calls; i++)
                         failed += procd_get_usage(dc, roots[half + 1], &tu, NULL) != PROCD_OK;

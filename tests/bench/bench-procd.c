@@ -129,7 +129,7 @@ static lat measure_usage(procd_client *c, pid_t pid, int calls)
         double *t = calloc((size_t) calls, sizeof *t);
         double start = now_s();
         for (int i = 0; i < calls; i++) {
-                tr_usage u;
+                procd_usage u;
                 double t0 = now_s();
                 if (procd_get_usage(c, pid, &u, NULL) != PROCD_OK)
                         r.errors++;
@@ -272,7 +272,7 @@ int main(int argc, char **argv)
                 goto out;
         }
         /* first call builds the /proc family's data */
-        tr_usage u;
+        procd_usage u;
         procd_get_usage(c, b.proc_root, &u, NULL);
 
         pid_t cg_fam = b.roots[b.n_roots / 2];
@@ -286,7 +286,7 @@ int main(int argc, char **argv)
         double snap_ms = (now_s() - ts) * 1e3 / snaps;
         procd_get_usage(c, cg_fam, &u, NULL);
         char src[64];
-        tr_usage_source_name(&u, src, sizeof src);
+        procd_usage_source_name(&u, src, sizeof src);
 
         uint64_t ticks1, rss1;
         proc_cpu_rss(b.procd, &ticks1, &rss1);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/install/deb-live.sh DEBDIR [MODE] - `make test-deb-live`: the packages of DEBDIR
-# (procd and libprocd-client0, as `make deb` builds them) installed with dpkg -i on a fresh
+# (procd and libprocd-client1, as `make deb` builds them) installed with dpkg -i on a fresh
 # Debian 12 whose PID 1 is systemd: a qemu guest (tests/vm/run MODE --init systemd, MODE v2
 # by default) on a throw-away overlay of this host's root, where procd is not installed.
 # Checked there: the package enables and starts procd.service; procctl and procd-starter
@@ -19,7 +19,7 @@ if [ "${1:-}" != --in-guest ]; then
     echo "SKIP: procd is installed on this host: the guest (an overlay of this root) would not be a fresh system"
     exit 77
   fi
-  for p in procd libprocd-client0; do
+  for p in procd libprocd-client1; do
     compgen -G "$debdir/${p}_*.deb" >/dev/null || { echo "deb-live: no ${p}_*.deb in $debdir (make deb)"; exit 1; }
   done
   case $debdir/ in
@@ -70,8 +70,8 @@ named_procd() {
     -xdev -name '*procd*' -prune -print 2>/dev/null | grep -v '^/run/procd-vm' | sort
 }
 before=$(named_procd)
-debs=("$debdir"/procd_*.deb "$debdir"/libprocd-client0_*.deb)
-check "dpkg -i procd libprocd-client0" dpkg -i "${debs[@]}"
+debs=("$debdir"/procd_*.deb "$debdir"/libprocd-client1_*.deb)
+check "dpkg -i procd libprocd-client1" dpkg -i "${debs[@]}"
 check "procd.service is enabled" test "$(systemctl is-enabled procd.service 2>&1)" = enabled
 check "procd.service is active" eventually unit_is ActiveState active
 main_pid=$(systemctl show -P MainPID procd.service)
@@ -122,12 +122,12 @@ check "active" eventually unit_is ActiveState active
 # purge
 cgdir=$(cgroup_dir)
 check "the unit's cgroup exists while active ($cgdir)" test -d "$cgdir"
-files=$(dpkg -L procd libprocd-client0 | while read -r f; do [ -d "$f" ] || echo "$f"; done)
-dpkg --purge procd libprocd-client0 >"$out/purge.log" 2>&1; purge=$?
+files=$(dpkg -L procd libprocd-client1 | while read -r f; do [ -d "$f" ] || echo "$f"; done)
+dpkg --purge procd libprocd-client1 >"$out/purge.log" 2>&1; purge=$?
 cat "$out/purge.log"
-check "dpkg --purge procd libprocd-client0" test "$purge" = 0
+check "dpkg --purge procd libprocd-client1" test "$purge" = 0
 check "  without a warning" bash -c "! grep -qi warning '$out/purge.log'"
-check "dpkg knows neither package" bash -c "! dpkg-query -W -f '\${Status}' procd libprocd-client0 2>/dev/null | grep -q installed"
+check "dpkg knows neither package" bash -c "! dpkg-query -W -f '\${Status}' procd libprocd-client1 2>/dev/null | grep -q installed"
 check "no file of the packages is left" absent $files
 check "no configuration, runtime or maintainer files" \
   absent /etc/procd /run/procd /var/lib/dpkg/info/procd.list /var/lib/dpkg/info/procd.conffiles

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_deb.sh PATHS - `make deb` (cmake/make-deb.sh, debhelper) builds procd,
-# libprocd-client0 and libprocd-client-dev; dpkg-deb -c shows each package's files at
+# libprocd-client1 and libprocd-client-dev; dpkg-deb -c shows each package's files at
 # Debian's paths (/usr/sbin, /lib/systemd/system, multiarch libdir), the unit's
 # maintainer scripts come from dh_installsystemd, the configuration is a conffile.  The
 # packages are NOT installed here (the machine is shared): see NOTES for the manual run.
@@ -47,15 +47,16 @@ expect procd \
   /usr/share/bash-completion/completions/procctl /usr/share/bash-completion/completions/procd-starter \
   /usr/share/doc/procd/README.md.gz /usr/share/doc/procd/NOTES.gz /usr/share/doc/procd/changelog.gz \
   /usr/share/doc/procd/copyright
-expect libprocd-client0 \
+expect libprocd-client1 \
   "/usr/lib/$ma/libprocd-client.so.$version" "/usr/lib/$ma/libprocd-client.so.$soversion" \
-  /usr/share/doc/libprocd-client0/changelog.gz /usr/share/doc/libprocd-client0/copyright
+  /usr/share/doc/libprocd-client1/changelog.gz /usr/share/doc/libprocd-client1/copyright
 expect libprocd-client-dev \
   "/usr/lib/$ma/libprocd-client.so" "/usr/lib/$ma/pkgconfig/libprocd-client.pc" \
   "/usr/include/procd-client-$soversion/procd/client.h" "/usr/include/procd-client-$soversion/procd/version.h" \
   "/usr/include/procd-client-$soversion/procd/types.h" \
   "/usr/include/procd-client-$soversion/procd/job-info.h" \
-  "/usr/include/procd-client-$soversion/trackers/usage.h" \
+  "/usr/include/procd-client-$soversion/procd/usage.h" \
+  "/usr/include/procd-client-$soversion/procd/wire.h" \
   /usr/share/doc/libprocd-client-dev/changelog.gz /usr/share/doc/libprocd-client-dev/copyright
 
 deb="$out/procd_${version}_$arch.deb"
@@ -69,12 +70,12 @@ if [ -f "$deb" ]; then
   check "procd.conf is a conffile" grep -qx /etc/procd/procd.conf "$out/ctl/conffiles"
   check "the programs print the version" test "$("$out/x/usr/sbin/procd" --version)" = "procd $version"
 fi
-lib="$out/libprocd-client0_${version}_$arch.deb"
+lib="$out/libprocd-client1_${version}_$arch.deb"
 if [ -f "$lib" ]; then
   dpkg-deb -x "$lib" "$out/l"
-  check "libprocd-client0 has the SONAME" \
+  check "libprocd-client1 has the SONAME" \
     bash -c "readelf -d '$out/l/usr/lib/$ma/libprocd-client.so.$version' | grep -q 'SONAME.*libprocd-client.so.$soversion'"
-  check "libprocd-client0 has a shlibs file" bash -c "dpkg-deb -I '$lib' shlibs | grep -q 'libprocd-client $soversion libprocd-client0'"
+  check "libprocd-client1 has a shlibs file" bash -c "dpkg-deb -I '$lib' shlibs | grep -q 'libprocd-client $soversion libprocd-client1'"
 fi
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all .deb checks passed"

@@ -45,7 +45,8 @@ expected=(
   "$includedir/procd-client-$soversion/procd/job-info.h"
   "$libdir/security/pam_procd_adopt.so"
   "$includedir/procd-client-$soversion/procd/version.h"
-  "$includedir/procd-client-$soversion/trackers/usage.h"
+  "$includedir/procd-client-$soversion/procd/usage.h"
+  "$includedir/procd-client-$soversion/procd/wire.h"
 )
 printf '%s\n' "${expected[@]}" | sort >"$root/expected"
 (cd "$d" && find . -type f -o -type l) | sed 's|^\.||' | sort >"$root/got"
@@ -100,6 +101,10 @@ int main(void)
                 return 1;
         if (procd_connect("/nonexistent/procd.sock", &c, &e) != PROCD_E_TRANSPORT)
                 return 2;
+        procd_usage u;
+        procd_usage_init(&u);
+        if (procd_usage_field_count() == 0 || strcmp(procd_status_name(PROCD_E_BAD_ROOT_PID), "BadRootPid") != 0)
+                return 3;
         printf("%s %d\n", procd_client_version(), PROCD_CLIENT_SOVERSION);
         return 0;
 }
@@ -110,8 +115,8 @@ if flags=$(pkg-config --cflags --libs libprocd-client) &&
   check "client program runs against the installed library" \
     test "$(LD_LIBRARY_PATH="$d$libdir" "$root/client")" = "$version $soversion"
   check "it links the SONAME" bash -c "readelf -d '$root/client' | grep -q 'NEEDED.*libprocd-client.so.$soversion'"
-  check "the library exports no tracker internals" \
-    bash -c "! nm -D --defined-only '$d$libdir/libprocd-client.so.$soversion' | grep -q ' tr_cgroup_'"
+  check "the library exports procd_* only" \
+    bash -c "! nm -D --defined-only '$d$libdir/libprocd-client.so.$soversion' | awk '{print \$3}' | grep -v '^procd_' | grep -v '^PROCD_CLIENT_' | grep -q ."
 else
   cat "$root/cc.log"
   check "client program builds from pkg-config" false

@@ -358,7 +358,7 @@ bool ph_answers(const ph_daemon *d)
         procd_client *c = NULL;
         if (procd_connect(d->socket, &c, NULL) != PROCD_OK)
                 return false;
-        tr_usage u;
+        procd_usage u;
         bool ok = procd_get_usage(c, 0, &u, NULL) == PROCD_OK;
         procd_disconnect(c);
         return ok && d->pid > 0 && kill(d->pid, 0) == 0;

@@ -3,7 +3,7 @@
 #include <CUnit/CUnit.h>
 #include <glib.h>
 
-#include "procd/admission.h"
+#include "procd/core/admission.h"
 #include "testsupport.h"
 
 #define TOTAL 8

@@ -692,7 +692,7 @@ static void scenario(bool classic, cc_client *cc, procd_client *dc, int *out)
         cp_forker f;
         CU_ASSERT_FATAL(cp_forker_start(&f) == 0);
         int k = 0;
-        tr_usage tu;
+        procd_usage tu;
         cc_usage cu;
 #define STEP(cl, db) (out[k++] = classic ? (cl) : classic_of(db))
         STEP(cc_register(cc, 0, getpid(), 15), procd_register_subfamily(dc, 0, getpid(), 15, NULL));

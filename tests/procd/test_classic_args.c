@@ -3,7 +3,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "procd/classic-args.h"
+#include "procd/classic/classic-args.h"
 #include "testsupport.h"
 
 /* The strings of the last line parsed (the parsed values point into them). */

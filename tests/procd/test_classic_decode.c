@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "classic-hex.h"
-#include "procd/classic-decode.h"
+#include "procd/classic/classic-decode.h"
 #include "testsupport.h"
 
 static pd_cl_request R;

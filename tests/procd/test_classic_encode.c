@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "classic-hex.h"
-#include "procd/classic-decode.h"
-#include "procd/classic-encode.h"
+#include "procd/classic/classic-decode.h"
+#include "procd/classic/classic-encode.h"
 #include "testsupport.h"
 
 static void expect_bytes(const pd_cl_reply *r, const char *fixture)

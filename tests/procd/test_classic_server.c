@@ -489,7 +489,7 @@ static void test_both_transports(void)
         procd_error e = { 0 };
         CU_ASSERT_EQUAL(procd_connect(sock, &pc, &e), PROCD_OK);
         if (pc) {
-                tr_usage u;
+                procd_usage u;
                 CU_ASSERT_EQUAL(procd_get_usage(pc, child, &u, &e), PROCD_OK);
                 CU_ASSERT(u.num_procs.available && u.num_procs.value == 1);
                 CU_ASSERT_EQUAL(procd_unregister_family(pc, child, &e), PROCD_OK);

@@ -1,4 +1,4 @@
-/* test_family_cgroup.c - a cgroup of its own for every registered family (procd/family-cgroup.c),
+/* test_family_cgroup.c - a cgroup of its own for every registered family (procd/core/family-cgroup.c),
  * in-process and through a procd on the D-Bus transport, real processes in real cgroups
  * under the run's test base: REGISTER moves only the root, children forked later follow it,
  * earlier descendants stay in the parent family, unregister and watcher death remove the
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "procd/family-cgroup.h"
+#include "procd/core/family-cgroup.h"
 #include "testsupport.h"
 #include "trackers/util.h"
 
@@ -348,9 +348,9 @@ static void test_register_moves_root_only(void)
         EXPECT(procd_snapshot(C, &e_), PROCD_OK);
         CU_ASSERT(ph_has_member(C, getpid(), kids[0])); /* the earlier child stayed in the parent family */
         CU_ASSERT_FALSE(ph_has_member(C, getpid(), kids[1]));
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, fk.pid, &u, &e_), PROCD_OK);
-        CU_ASSERT(u.sources & (TR_SRC_CGROUP_V2 | TR_SRC_CGROUP_V1));
+        CU_ASSERT(u.sources & (PROCD_SRC_CGROUP_V2 | PROCD_SRC_CGROUP_V1));
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 2);
         CU_ASSERT_FALSE(u.fallback && strstr(u.fallback_reason, "no family cgroup"));
         /* kill: the family's two processes, not the earlier child */
@@ -419,7 +419,7 @@ static void test_track_moves_all(void)
         CU_ASSERT_STRING_EQUAL(cg_of(kids[0], got, sizeof got), trk);
         CU_ASSERT_STRING_EQUAL(cg_of(kids[1], got, sizeof got), trk);
         CU_ASSERT(cg_gone_within(fam, 60000)); /* the family cgroup procd made is empty now */
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, fk.pid, &u, &e_), PROCD_OK);
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 3);
 
@@ -479,7 +479,7 @@ static void test_nested(void)
                 strcat(fs, "/cgroup.procs");
                 CU_ASSERT(tr_read_file_at(AT_FDCWD, fs, procs, sizeof procs, NULL) == 0);
         }
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, fk.pid, &u, &e_), PROCD_OK);
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 2); /* its root and the subfamily's */
         EXPECT(procd_get_usage(C, kids[0], &u, &e_), PROCD_OK);
@@ -531,7 +531,7 @@ static void check_register_rule(procd_client *c, const char *source)
         CU_ASSERT_FALSE(ph_has_member(c, fk.pid, kids[0]));
         CU_ASSERT(ph_has_member(c, getpid(), kids[0]));
         CU_ASSERT_FALSE(ph_has_member(c, getpid(), kids[1]));
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(c, fk.pid, &u, &e_), PROCD_OK);
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 2);
         /* a subfamily's parent is the family that holds its root (condor_procd's
@@ -608,7 +608,7 @@ static void test_off_switch(void)
         procd_family_info fi;
         CU_ASSERT_FATAL(ph_dump_one(c2, fk.pid, &fi));
         CU_ASSERT_STRING_EQUAL(fi.source, "proc");
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(c2, fk.pid, &u, &e_), PROCD_OK);
         CU_ASSERT(u.fallback);
         CU_ASSERT_PTR_NOT_NULL(strstr(u.fallback_reason, "off"));
@@ -660,7 +660,7 @@ static void test_base_not_writable(void)
         EXPECT(procd_register_subfamily(c3, s, 0, 1, &e_), PROCD_OK);
         char got[512], mine[512];
         CU_ASSERT_STRING_EQUAL(cg_of(s, got, sizeof got), cg_of(getpid(), mine, sizeof mine));
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(c3, s, &u, &e_), PROCD_OK);
         CU_ASSERT(u.fallback);
         CU_ASSERT_PTR_NOT_NULL(strstr(u.fallback_reason, "no family cgroup"));

@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "procd/pid-watch.h"
+#include "procd/core/pid-watch.h"
 #include "testsupport.h"
 
 #define N_PROCS 3

@@ -128,10 +128,10 @@ static void test_register_errors(void)
 
 static void test_usage_and_lookup_errors(void)
 {
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, 0, &u, &e_), PROCD_OK); /* the root family: this program */
         CU_ASSERT(u.num_procs.available && u.num_procs.value >= 1);
-        CU_ASSERT(u.sources & TR_SRC_PROC);
+        CU_ASSERT(u.sources & PROCD_SRC_PROC);
         EXPECT(procd_get_usage(C, 1, &u, &e_), PROCD_E_BAD_ROOT_PID);
         EXPECT(procd_get_usage(C, -5, &u, &e_), PROCD_E_BAD_ROOT_PID);
         EXPECT(procd_get_usage(C, 999999, &u, &e_), PROCD_E_FAMILY_NOT_FOUND);
@@ -152,11 +152,11 @@ static void test_proc_family(void)
         EXPECT(procd_register_subfamily(C, chain[0], 0, 1, &e_), PROCD_OK);
         CU_ASSERT_FATAL(ph_chain_grow(3, chain, fds) == 0);
         EXPECT(procd_snapshot(C, &e_), PROCD_OK);
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, chain[0], &u, &e_), PROCD_OK);
         CU_ASSERT(u.num_procs.available);
         CU_ASSERT_EQUAL(u.num_procs.value, 4);
-        CU_ASSERT_EQUAL(u.sources, TR_SRC_PROC);
+        CU_ASSERT_EQUAL(u.sources, PROCD_SRC_PROC);
         CU_ASSERT(u.rss_bytes.available && u.rss_bytes.value > 0);
         CU_ASSERT(family_has_member(chain[0], chain[3]));
         /* the root family no longer counts them */
@@ -194,12 +194,12 @@ static void test_cgroup_and_proc_side_by_side(void)
         EXPECT(procd_register_subfamily(C, cp, 0, 60, &e_), PROCD_OK);
         EXPECT(procd_track_via_cgroup(C, cp, path, &e_), PROCD_OK);
         EXPECT(procd_register_subfamily(C, pp, 0, 60, &e_), PROCD_OK);
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, cp, &u, &e_), PROCD_OK);
-        CU_ASSERT(u.sources & (TR_SRC_CGROUP_V2 | TR_SRC_CGROUP_V1));
+        CU_ASSERT(u.sources & (PROCD_SRC_CGROUP_V2 | PROCD_SRC_CGROUP_V1));
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 1);
         EXPECT(procd_get_usage(C, pp, &u, &e_), PROCD_OK);
-        CU_ASSERT_EQUAL(u.sources, TR_SRC_PROC);
+        CU_ASSERT_EQUAL(u.sources, PROCD_SRC_PROC);
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 1);
         procd_family_info fi;
         CU_ASSERT_FATAL(dump_one(cp, &fi));
@@ -292,7 +292,7 @@ static void test_track_errors(void)
         CU_ASSERT_FATAL(dump_one(a, &fi));
         CU_ASSERT_PTR_NOT_NULL(strstr(fi.tracking, "environment:PROCD_TEST_MARK=1"));
         CU_ASSERT_PTR_NOT_NULL(strstr(fi.tracking, "gid:4242"));
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, a, &u, &e_), PROCD_OK);
         CU_ASSERT(u.num_procs.available && u.num_procs.value >= 1);
         pid_t fams[] = { a, c, d };
@@ -384,7 +384,7 @@ static void test_nested_and_fold(void)
         CU_ASSERT(family_has_member(p[3], p[3]));
         CU_ASSERT_FALSE(family_has_member(p[3], p[4]));
         CU_ASSERT(family_has_member(p[0], p[4])); /* C left it to the family that held p3: A */
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, p[0], &u, &e_), PROCD_OK);
         CU_ASSERT_EQUAL(u.num_procs.value, 5); /* A's p0, p2, p4 + B's p1 + C's p3 */
         EXPECT(procd_unregister_family(C, p[1], &e_), PROCD_OK);
@@ -439,7 +439,7 @@ static int as_nobody(void *arg)
         if (procd_connect(D.socket, &c, NULL) != PROCD_OK)
                 return 101;
         int step = 0;
-        tr_usage u;
+        procd_usage u;
         procd_family_info *fi = NULL;
         size_t n = 0;
         gid_t g;
@@ -525,7 +525,7 @@ static void test_thousand_families(void)
                 ok += procd_register_subfamily(C, kids[i], 0, 60, NULL) == PROCD_OK;
         CU_ASSERT_EQUAL(ok, N);
         CU_ASSERT_EQUAL(family_count(), before + N);
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, kids[N / 2], &u, &e_), PROCD_OK);
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 1);
         EXPECT(procd_get_usage(C, 0, &u, &e_), PROCD_OK);
@@ -556,7 +556,7 @@ static void test_second_daemon_refused(void)
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
         if (st == -ETIMEDOUT)
                 ts_kill_reap(pid);
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, 0, &u, &e_), PROCD_OK);
 }
 
@@ -581,7 +581,7 @@ static void test_root_family_pid1(void)
         CU_ASSERT_FATAL(ph_start(&d2, extra, NULL, 10000) == 0);
         procd_client *c2 = ph_connect(&d2);
         CU_ASSERT_PTR_NOT_NULL_FATAL(c2);
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(c2, 0, &u, &e_), PROCD_OK);
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 0);
         CU_ASSERT(u.cpu_usec.available && u.cpu_usec.value == 0);
@@ -594,7 +594,7 @@ static void test_root_family_pid1(void)
         EXPECT(procd_register_subfamily(c2, chain[0], 0, 1, &e_), PROCD_OK);
         CU_ASSERT_FATAL(ph_chain_grow(2, chain, fds) == 0);
         EXPECT(procd_register_subfamily(c2, sp, 0, 1, &e_), PROCD_OK);
-        tr_usage a, b;
+        procd_usage a, b;
         bool burned = false;
         for (int i = 0; i < 600 && !burned; i++) { /* the spinner's CPU, polled up to 60 s */
                 usleep(100000);
@@ -761,7 +761,7 @@ static void test_unkillable(void)
         pid_t killer = ts_fork(kill_client, &ka);
         usleep(300000);
         /* the kill is in progress: other calls are answered meanwhile */
-        tr_usage u;
+        procd_usage u;
         CU_ASSERT_EQUAL(procd_get_usage(c, 0, &u, NULL), PROCD_OK);
         CU_ASSERT(ts_alive(killer)); /* answered before the pending kill was */
         int st = ts_wait(killer, 30000);
@@ -807,7 +807,7 @@ static void test_suspend_does_not_block(void)
         pid_t sus = ts_fork(suspend_client, &ka);
         usleep(300000);
         CU_ASSERT(ts_alive(sus)); /* still waiting for the member to stop */
-        tr_usage u;
+        procd_usage u;
         EXPECT(procd_get_usage(C, 0, &u, &e_), PROCD_OK);
         CU_ASSERT(ts_alive(sus)); /* the usage call was answered while the suspend is pending */
         int st = ts_wait(sus, 10000);

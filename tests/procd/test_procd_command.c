@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "procd/command.h"
+#include "procd/core/command.h"
 #include "testsupport.h"
 #include "trackers/util.h"
 

@@ -40,7 +40,7 @@ static bool served_once(void)
         procd_client *c = NULL;
         if (procd_connect(D.socket, &c, NULL) != PROCD_OK)
                 return false;
-        tr_usage u;
+        procd_usage u;
         bool ok = procd_get_usage(c, 0, &u, NULL) == PROCD_OK;
         procd_disconnect(c);
         return ok;
@@ -316,7 +316,7 @@ static void test_flood(void)
         CU_ASSERT_EQUAL_FATAL(procd_connect(D.socket, &pc, NULL), PROCD_OK);
         int served = 0;
         for (int i = 0; i < 50; i++) {
-                tr_usage u;
+                procd_usage u;
                 served += procd_get_usage(pc, 0, &u, NULL) == PROCD_OK;
         }
         CU_ASSERT_EQUAL(served, 50);

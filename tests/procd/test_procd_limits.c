@@ -1,4 +1,4 @@
-/* test_procd_limits.c - careless clients (procd/dbus-server.c limits):
+/* test_procd_limits.c - careless clients (procd/dbus/dbus-server.c limits):
  * - 32 clients that send calls and never read the replies: each is dropped once its unread
  *   replies pass PD_DBUS_MAX_OUTGOING_BYTES; procd's peak RSS stays under 64 MB and, once
  *   they are gone, its RSS is back near its idle size (memory bounds, no timing);
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "procd/dbus-server.h"
+#include "procd/dbus/dbus-server.h"
 #include "testsupport.h"
 #include "trackers/util.h"
 

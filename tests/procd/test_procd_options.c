@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "procd/dbus-server.h"
+#include "procd/dbus/dbus-server.h"
 #include "procd/options.h"
 #include "testsupport.h"
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "procd/dbus-server.h"
+#include "procd/dbus/dbus-server.h"
 #include "testsupport.h"
 
 #define NOBODY 65534

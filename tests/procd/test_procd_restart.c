@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "procd/family-cgroup.h"
-#include "procd/state.h"
+#include "procd/core/family-cgroup.h"
+#include "procd/core/state.h"
 #include "testsupport.h"
 #include "trackers/util.h"
 
@@ -212,11 +212,11 @@ static void test_many_families(void)
         CU_ASSERT_EQUAL(suspended, n / 10);
         CU_ASSERT_EQUAL(procd_snapshot(c, NULL), PROCD_OK);
         record(c, fs, n + 1);
-        tr_usage u;
+        procd_usage u;
         size_t usage_ok = 0;
         for (size_t i = 0; i < n; i++) {
                 usage_ok += procd_get_usage(c, fs[i].root, &u, NULL) == PROCD_OK;
-                tr_usage_source_name(&u, fs[i].usage_source, sizeof fs[i].usage_source);
+                procd_usage_source_name(&u, fs[i].usage_source, sizeof fs[i].usage_source);
         }
         CU_ASSERT_EQUAL(usage_ok, n);
         procd_disconnect(c);
@@ -248,7 +248,7 @@ static void test_many_families(void)
         for (size_t i = 0; i < n; i++) {
                 char src[48];
                 if (procd_get_usage(c, fs[i].root, &u, NULL) == PROCD_OK &&
-                    strcmp(tr_usage_source_name(&u, src, sizeof src), fs[i].usage_source) == 0)
+                    strcmp(procd_usage_source_name(&u, src, sizeof src), fs[i].usage_source) == 0)
                         same_source++;
                 else
                         fprintf(stderr, "family %d: usage from %s, before the crash from %s\n", (int) fs[i].root,
@@ -635,7 +635,7 @@ static void test_orphan_family_cgroups(void)
         CU_ASSERT(log_has(log, "no longer in cgroup", p_left));
         procd_family_info_free(fi, n);
         CU_ASSERT(ts_alive(left) && ts_alive(deeper)); /* dropped is not killed */
-        tr_usage u;
+        procd_usage u;
         CU_ASSERT_EQUAL(procd_get_usage(c, keep, &u, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_suspend_family(c, keep, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_continue_family(c, keep, NULL), PROCD_OK);

@@ -146,7 +146,7 @@ static void session(ph_daemon *d)
         procd_client *c = ph_connect(d);
         if (!c)
                 return;
-        tr_usage u;
+        procd_usage u;
         procd_family_info *fi = NULL;
         size_t n = 0;
         gid_t g;

@@ -1,4 +1,4 @@
-/* test_state.c - the state file (procd/state.c) on fixture files: a good file (version 2),
+/* test_state.c - the state file (procd/core/state.c) on fixture files: a good file (version 2),
  * an earlier procd's version-1 file, files that must not be trusted (truncated, foreign, a
  * later version, bad values), a round trip, the atomic write and setting a bad file aside,
  * the formatter's bytes against a reference. */
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "procd/state.h"
+#include "procd/core/state.h"
 #include "testsupport.h"
 
 /* What good.state and v1.state both say of their two families (the fields of version 1). */

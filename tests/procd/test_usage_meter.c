@@ -1,7 +1,7 @@
 /* test_usage_meter.c - percent CPU between two queries and the running image maximum. */
 #include <CUnit/CUnit.h>
 
-#include "procd/usage-meter.h"
+#include "procd/core/usage-meter.h"
 #include "testsupport.h"
 
 static void test_meter(void)

@@ -1160,7 +1160,7 @@ static void test_with_procd(void)
                 CU_ASSERT_EQUAL(fi.watcher_pid, sp);
                 CU_ASSERT_STRING_EQUAL(fi.source, "cgroup");
         }
-        tr_usage u;
+        procd_usage u;
         CU_ASSERT_EQUAL(procd_get_usage(c, root, &u, NULL), PROCD_OK);
         CU_ASSERT_TRUE(u.cpu_usec.available);
         kill(sp, SIGTERM);

@@ -1,0 +1,82 @@
+/* client.h - procd client library: one synchronous call per ProcFamily operation, over
+ * the D-Bus peer-to-peer socket.  Used by procctl, procd-starter and the tests.
+ *
+ * Every call returns a procd_status (PROCD_OK == 0) and, on failure, fills err (may be
+ * NULL) with the status and the daemon's (or transport's) message.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procd/job-info.h"
+#include "procd/version.h"
+#include "procd/types.h"
+#include "procd/usage.h"
+#include "procd/wire.h"
+
+typedef struct procd_client procd_client;
+
+/* The library's version, PROCD_VERSION of the build that made it ("0.1.0"). */
+const char *procd_client_version(void);
+
+/* Connect to the daemon's socket (NULL: PROCD_DEFAULT_SOCKET); PROCD_E_TRANSPORT when no
+ * daemon listens. */
+procd_status procd_connect(const char *socket_path, procd_client **out, procd_error *err);
+void procd_disconnect(procd_client *c);
+/* When procd restarts (or crashes and is started again) the connection is lost: the next
+ * call reconnects, trying every 100 ms for up to timeout_ms (default 10000; 0: never),
+ * then sends the call (again, for a call lost with the connection, except SignalProcess
+ * and Quit; a repeated registration answered AlreadyRegistered counts as done). */
+void procd_set_reconnect(procd_client *c, unsigned timeout_ms);
+/* How many times the client reconnected. */
+unsigned procd_reconnects(const procd_client *c);
+
+procd_status procd_register_subfamily(procd_client *c, pid_t root_pid, pid_t watcher_pid,
+                                      uint32_t max_snapshot_interval_sec, procd_error *err);
+/* RegisterSubfamily with flags (RegisterSubfamilyWithFlags on the wire). */
+procd_status procd_register_subfamily_flags(procd_client *c, pid_t root_pid, pid_t watcher_pid,
+                                            uint32_t max_snapshot_interval_sec, uint32_t flags, procd_error *err);
+procd_status procd_track_via_cgroup(procd_client *c, pid_t root_pid, const char *cgroup, procd_error *err);
+procd_status procd_track_via_environment(procd_client *c, pid_t root_pid, const char *marker, procd_error *err);
+procd_status procd_track_via_login(procd_client *c, pid_t root_pid, const char *login, procd_error *err);
+/* Allocated group: the daemon picks a gid from its --gid-range and returns it. */
+procd_status procd_track_via_allocated_group(procd_client *c, pid_t root_pid, gid_t *gid_out, procd_error *err);
+procd_status procd_track_via_associated_group(procd_client *c, pid_t root_pid, gid_t gid, procd_error *err);
+
+/* What GetUsage tells beyond the usage record. */
+typedef struct procd_usage_extra {
+        bool cpu_percent_available;        /* false on the first GetUsage of a family */
+        double cpu_percent;                /* 100 = one core busy, over the interval below */
+        uint64_t cpu_percent_interval_usec; /* since the previous GetUsage of this family
+                                              (any client): procd's two readings */
+} procd_usage_extra;
+
+/* GetUsage with the extras (extra may be NULL: then it is procd_get_usage). */
+procd_status procd_get_usage_extra(procd_client *c, pid_t pid, procd_usage *out, procd_usage_extra *extra,
+                                   procd_error *err);
+
+/* pid 0 = the root family.  The record says which source answered. */
+procd_status procd_get_usage(procd_client *c, pid_t pid, procd_usage *out, procd_error *err);
+procd_status procd_signal_process(procd_client *c, pid_t pid, int sig, procd_error *err);
+procd_status procd_suspend_family(procd_client *c, pid_t pid, procd_error *err);
+procd_status procd_continue_family(procd_client *c, pid_t pid, procd_error *err);
+/* Replies once the family and its subfamilies are empty, or PROCD_E_UNKILLABLE naming what
+ * would not die. */
+procd_status procd_kill_family(procd_client *c, pid_t pid, procd_error *err);
+procd_status procd_unregister_family(procd_client *c, pid_t pid, procd_error *err);
+procd_status procd_snapshot(procd_client *c, procd_error *err);
+procd_status procd_quit(procd_client *c, procd_error *err);
+
+/* Dump(pid; 0 = all families). */
+procd_status procd_dump(procd_client *c, pid_t pid, procd_family_info **out, size_t *n, procd_error *err);
+
+/* Jobs and adoption (command-jobs.h): name a family as a job, list a uid's jobs ((uid_t) -1:
+ * all, root only; *out malloc'd, oldest first), move a process into a family's cgroup
+ * (root only). */
+procd_status procd_set_family_job(procd_client *c, pid_t root_pid, const char *job_id, uid_t owner_uid,
+                                  procd_error *err);
+procd_status procd_list_jobs(procd_client *c, uid_t uid, procd_job_info **out, size_t *n, procd_error *err);
+procd_status procd_adopt_process(procd_client *c, pid_t pid, pid_t family_root, procd_error *err);

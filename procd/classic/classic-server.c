@@ -1,0 +1,709 @@
+/* classic-server.c - condor_procd's protocol over the command layer: reading and framing
+ * requests, reply FIFOs, dispatch, replies. */
+#include "classic-server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <glib.h>
+#include <poll.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "procd/core/admission.h"
+#include "procd/classic/classic-decode.h"
+#include "procd/classic/classic-encode.h"
+#include "procd/classic/classic-fifo.h"
+#include "procd/core/command-query.h"
+#include "procd/wire.h"
+#include "procd/core/usage-meter.h"
+#include "trackers/procscan.h"
+#include "trackers/util.h"
+
+#define READ_CHUNK 65536                 /* a pipe's capacity: one read drains it */
+#define OPEN_RETRY_MS 10                 /* reply FIFO not open for reading yet */
+
+struct pd_classic_server {
+        pd_classic_options o;
+        char *address;
+        pd_commands *cm;
+        pd_cl_fifo cmd, wd;
+        guint in_src, hk_src, partial_timer;
+        GByteArray *in;           /* unparsed request bytes */
+        GPtrArray *reqs;          /* creq *: requests in progress */
+        pd_admission *adm;
+        pd_usage_meter *meter;
+        /* the last reply FIFO found live while reading one chunk: start_request's owner
+         * check uses it instead of a second lstat (the fd opened is checked again) */
+        struct {
+                bool set;
+                int32_t pid;
+                uint32_t serial;
+                struct stat st;
+        } live;
+        uint8_t rbuf[READ_CHUNK];
+};
+
+typedef struct creq {
+        pd_classic_server *s;
+        pd_cl_request r;
+        char *path;               /* ADDR.<pid>.<serial> */
+        int fd;
+        uid_t owner;              /* of the reply FIFO */
+        pd_slot *slot;
+        pd_caller who;
+        gint64 deadline_usec;     /* opening the reply FIFO, then each wait to write */
+        guint timer, out_src;
+        pd_cl_reply reply;
+        size_t chunk, off;        /* next chunk to write, bytes of it written */
+        bool replying;
+} creq;
+
+static void creq_free(creq *q)
+{
+        if (q->timer)
+                g_source_remove(q->timer);
+        if (q->out_src)
+                g_source_remove(q->out_src);
+        if (q->fd >= 0)
+                close(q->fd);
+        pd_admission_release(q->s->adm, q->slot);
+        pd_cl_reply_clear(&q->reply);
+        g_free(q->path);
+        g_free(q);
+}
+
+static void creq_done(creq *q)
+{
+        g_ptr_array_remove_fast(q->s->reqs, q);
+        creq_free(q);
+}
+
+static char *reply_path(const pd_classic_server *s, int32_t client_pid, uint32_t serial)
+{
+        return g_strdup_printf("%s.%u.%u", s->address, (unsigned) client_pid, (unsigned) serial);
+}
+
+/* Whether the reply FIFO a header names exists (a live client made it). */
+static bool reply_fifo_exists(int32_t client_pid, uint32_t serial, void *data)
+{
+        pd_classic_server *s = data;
+        if (client_pid <= 0)
+                return false;
+        g_autofree char *p = reply_path(s, client_pid, serial);
+        struct stat st;
+        if (lstat(p, &st) < 0 || !S_ISFIFO(st.st_mode))
+                return false;
+        s->live.set = true;
+        s->live.pid = client_pid;
+        s->live.serial = serial;
+        s->live.st = st;
+        return true;
+}
+
+/* ---- writing the reply ---- */
+
+static gboolean write_more(gint fd, GIOCondition cond, gpointer data);
+static gboolean write_timeout(gpointer data);
+
+/* Write what the pipe takes of the reply: 1 when all is written, 0 when the pipe is full
+ * (EAGAIN), -errno on failure. */
+static int write_some(creq *q)
+{
+        size_t n = pd_cl_reply_chunks(&q->reply);
+        while (q->chunk < n) {
+                size_t start = q->chunk ? pd_cl_reply_chunk_end(&q->reply, q->chunk - 1) : 0;
+                size_t end = pd_cl_reply_chunk_end(&q->reply, q->chunk);
+                ssize_t w = write(q->fd, q->reply.bytes->data + start + q->off, end - start - q->off);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return errno == EAGAIN ? 0 : -errno;
+                q->off += (size_t) w;
+                if (start + q->off >= end) {
+                        q->chunk++;
+                        q->off = 0;
+                }
+        }
+        return 1;
+}
+
+static void write_reply(creq *q)
+{
+        q->replying = true;
+        int k = write_some(q);
+        if (k == 0) {
+                /* the client drains a long DUMP: wait in the loop, bounded */
+                q->deadline_usec = g_get_monotonic_time() + PD_CL_REPLY_TIMEOUT_SEC * G_USEC_PER_SEC;
+                if (!q->out_src)
+                        q->out_src = g_unix_fd_add(q->fd, G_IO_OUT | G_IO_ERR, write_more, q);
+                if (!q->timer)
+                        q->timer = g_timeout_add_seconds(PD_CL_REPLY_TIMEOUT_SEC, write_timeout, q);
+                return;
+        }
+        if (k < 0)
+                g_message("classic: %s reply to pid %d: %s (client gone?)", pd_cl_command_name(q->r.command),
+                          (int) q->r.client_pid, strerror(-k));
+        creq_done(q);
+}
+
+static gboolean write_more(gint fd, GIOCondition cond, gpointer data)
+{
+        creq *q = data;
+        (void) fd;
+        (void) cond;
+        q->out_src = 0;
+        if (q->timer) {
+                g_source_remove(q->timer);
+                q->timer = 0;
+        }
+        write_reply(q);
+        return G_SOURCE_REMOVE;
+}
+
+static gboolean write_timeout(gpointer data)
+{
+        creq *q = data;
+        q->timer = 0;
+        g_warning("classic: pid %d did not read its %s reply within %d s: dropped", (int) q->r.client_pid,
+                  pd_cl_command_name(q->r.command), PD_CL_REPLY_TIMEOUT_SEC);
+        creq_done(q);
+        return G_SOURCE_REMOVE;
+}
+
+static void reply_error(creq *q, pd_cl_error e)
+{
+        pd_cl_reply_error(&q->reply, e);
+        write_reply(q);
+}
+
+/* ---- dispatch ---- */
+
+static void log_failure(creq *q, pd_cl_error e, const procd_error *err)
+{
+        if (e != PD_CL_SUCCESS)
+                g_info("classic: %s %d from pid %d: error %d (%s)", pd_cl_command_name(q->r.command), (int) q->r.pid,
+                       (int) q->r.client_pid, (int) e, err && err->msg[0] ? err->msg : "");
+}
+
+static void answer_status(creq *q, procd_status st, const procd_error *err)
+{
+        pd_cl_error e = pd_cl_error_from_status(q->r.command, st);
+        log_failure(q, e, err);
+        reply_error(q, e);
+}
+
+static void async_done(procd_status st, const procd_error *err, void *data)
+{
+        answer_status(data, st, err);
+}
+
+static void do_get_usage(creq *q)
+{
+        procd_error err = { 0 };
+        tr_usage u;
+        /* only what the 112-byte record carries (no PSI, pids or OOM reads) */
+        unsigned want = TR_WANT_CPU | TR_WANT_MEMORY | TR_WANT_MEMORY_STAT | TR_WANT_PROCS | TR_WANT_IO;
+        procd_status st = pd_cmd_get_usage_want(q->s->cm, &q->who, q->r.pid, want, &u, &err);
+        pd_cl_error e = pd_cl_error_from_status(q->r.command, st);
+        if (e != PD_CL_SUCCESS) {
+                log_failure(q, e, &err);
+                reply_error(q, e);
+                return;
+        }
+        pd_usage_reading m;
+        pd_usage_meter_update(q->s->meter, q->r.pid, pd_cl_usage_cpu_usec(&u), pd_cl_usage_image_bytes(&u),
+                              tr_now_usec(), &m);
+        pd_cl_usage cu;
+        pd_cl_usage_from(&u, &m, &cu);
+        pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
+        pd_cl_reply_usage(&q->reply, &cu);
+        write_reply(q);
+}
+
+/* The families of a DUMP in pre-order from family i: order[] gets their indexes. */
+static void dump_order(const procd_family_info *infos, size_t n, size_t i, bool *seen, GArray *order)
+{
+        if (seen[i])
+                return;
+        seen[i] = true;
+        g_array_append_val(order, i);
+        for (size_t j = 0; j < n; j++)
+                if (j != i && infos[j].parent_root_pid == infos[i].root_pid)
+                        dump_order(infos, n, j, seen, order);
+}
+
+/* One family of a DUMP: its own processes only.  A cgroup family's members include its
+ * subfamilies' (membership is hierarchical); as condor_procd, each process is listed once,
+ * under the deepest family holding it (owner: pid -> index + 1). */
+static void dump_family(creq *q, const procd_family_info *fi, size_t i, GHashTable *owner, long hz)
+{
+        g_autofree pd_cl_dump_proc *procs = g_new0(pd_cl_dump_proc, fi->n_members ? fi->n_members : 1);
+        int32_t np = 0;
+        for (size_t k = 0; k < fi->n_members; k++) {
+                tr_proc p;
+                if (GPOINTER_TO_SIZE(g_hash_table_lookup(owner, GINT_TO_POINTER(fi->members[k]))) != i + 1)
+                        continue; /* listed under a subfamily */
+                if (tr_proc_stat_read(fi->members[k], &p) < 0)
+                        continue; /* gone since */
+                procs[np++] = (pd_cl_dump_proc) {
+                        .pid = p.pid,
+                        .ppid = p.ppid,
+                        .birthday = p.start_ticks,
+                        .user_time = (int64_t) (p.utime_ticks / (uint64_t) hz),
+                        .sys_time = (int64_t) (p.stime_ticks / (uint64_t) hz),
+                };
+        }
+        pid_t watcher = fi->parent_root_pid == 0 ? q->s->o.root_watcher : fi->watcher_pid;
+        pd_cl_reply_dump_family(&q->reply, fi->parent_root_pid, fi->root_pid, watcher, np);
+        for (int32_t k = 0; k < np; k++)
+                pd_cl_reply_dump_proc(&q->reply, &procs[k]);
+}
+
+static void do_dump(creq *q)
+{
+        procd_error err = { 0 };
+        procd_family_info *infos = NULL;
+        size_t n = 0;
+        procd_status st = pd_cmd_dump(q->s->cm, &q->who, q->r.pid, &infos, &n, &err);
+        pd_cl_error e = pd_cl_error_from_status(q->r.command, st);
+        if (e == PD_CL_SUCCESS && n == 0)
+                e = PD_CL_FAMILY_NOT_FOUND;
+        if (e != PD_CL_SUCCESS) {
+                procd_family_info_free(infos, n);
+                log_failure(q, e, &err);
+                reply_error(q, e);
+                return;
+        }
+        long hz = sysconf(_SC_CLK_TCK);
+        if (hz <= 0)
+                hz = 100;
+        g_autofree bool *seen = g_new0(bool, n);
+        g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(size_t));
+        /* infos[0] is the family asked for (the root family for 0) */
+        for (size_t i = 0; i < n; i++) /* i > 0: parent not in the set, never expected, still sent */
+                dump_order(infos, n, i, seen, order);
+        g_autoptr(GHashTable) owner = g_hash_table_new(g_direct_hash, g_direct_equal);
+        for (guint k = 0; k < order->len; k++) { /* pre-order: deeper families come later and win */
+                size_t i = g_array_index(order, size_t, k);
+                for (size_t m = 0; m < infos[i].n_members; m++)
+                        g_hash_table_insert(owner, GINT_TO_POINTER(infos[i].members[m]), GSIZE_TO_POINTER(i + 1));
+        }
+        int32_t nfam = (int32_t) n;
+        pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
+        pd_cl_reply_item(&q->reply, &nfam, sizeof nfam);
+        for (guint k = 0; k < order->len; k++) {
+                size_t i = g_array_index(order, size_t, k);
+                dump_family(q, &infos[i], i, owner, hz);
+        }
+        procd_family_info_free(infos, n);
+        write_reply(q);
+}
+
+/* An envid list / login the command layer has nothing to track for: accepted, as
+ * condor_procd does, once the family is known. */
+static void accept_untracked(creq *q, const char *what)
+{
+        procd_error err = { 0 };
+        pid_t root;
+        procd_status st = pd_cmd_family_root(q->s->cm, q->r.pid, &root, &err);
+        if (st == PROCD_OK)
+                g_info("classic: %s for family %d: %s: nothing to track", pd_cl_command_name(q->r.command),
+                       (int) q->r.pid, what);
+        answer_status(q, st, &err);
+}
+
+static void run(creq *q)
+{
+        pd_cl_request *r = &q->r;
+        pd_commands *cm = q->s->cm;
+        procd_error err = { 0 };
+        procd_status st = PROCD_OK;
+        g_debug("classic: %s %d from pid %d", pd_cl_command_name(r->command), (int) r->pid, (int) r->client_pid);
+        if (r->reject != PD_CL_SUCCESS) {
+                g_message("classic: %s from pid %d: %s: error %d", pd_cl_command_name(r->command),
+                          (int) r->client_pid, r->why, (int) r->reject);
+                reply_error(q, r->reject);
+                return;
+        }
+        switch (r->command) {
+        case PD_CL_REGISTER_SUBFAMILY: {
+                /* condor_procd's order of checks */
+                if (r->pid <= 0) {
+                        reply_error(q, PD_CL_BAD_ROOT_PID);
+                        return;
+                }
+                if (r->watcher < 0) {
+                        reply_error(q, PD_CL_BAD_WATCHER_PID);
+                        return;
+                }
+                if (r->interval < -1) {
+                        reply_error(q, PD_CL_BAD_SNAPSHOT_INTERVAL);
+                        return;
+                }
+                uint32_t iv = r->interval == -1 ? PD_MAX_INTERVAL_SEC
+                              : r->interval == 0 ? 1
+                                                 : (uint32_t) MIN((uint32_t) r->interval, PD_MAX_INTERVAL_SEC);
+                st = pd_cmd_register_subfamily(cm, &q->who, r->pid, r->watcher, iv, &err);
+                break;
+        }
+        case PD_CL_TRACK_FAMILY_VIA_ENVIRONMENT:
+                if (r->n_envids == 0) {
+                        accept_untracked(q, "empty ancestor list");
+                        return;
+                }
+                st = pd_cmd_track_environment(cm, &q->who, r->pid, r->text, &err);
+                break;
+        case PD_CL_TRACK_FAMILY_VIA_LOGIN: {
+                struct passwd pw, *res = NULL;
+                char buf[4096];
+                if (getpwnam_r(r->text, &pw, buf, sizeof buf, &res) != 0 || !res) {
+                        accept_untracked(q, "unknown login");
+                        return;
+                }
+                st = pd_cmd_track_login(cm, &q->who, r->pid, r->text, &err);
+                break;
+        }
+        case PD_CL_TRACK_FAMILY_VIA_ALLOCATED_SUPPLEMENTARY_GROUP: {
+                if (!q->s->o.gid_allocate) {
+                        reply_error(q, PD_CL_NO_GROUP_ID_AVAILABLE);
+                        return;
+                }
+                gid_t gid = 0;
+                st = pd_cmd_track_allocated_group(cm, &q->who, r->pid, &gid, &err);
+                if (st == PROCD_OK) {
+                        pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
+                        pd_cl_reply_u32(&q->reply, (uint32_t) gid);
+                        write_reply(q);
+                        return;
+                }
+                break;
+        }
+        case PD_CL_TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP:
+                if (!q->s->o.gid_associate) {
+                        reply_error(q, PD_CL_NO_GROUP_ID_AVAILABLE);
+                        return;
+                }
+                st = pd_cmd_track_associated_group(cm, &q->who, r->pid, (gid_t) r->gid, &err);
+                break;
+        case PD_CL_SIGNAL_PROCESS: {
+                /* to the family's root only, as condor_procd */
+                pid_t root = 0;
+                st = pd_cmd_family_root(cm, r->pid, &root, &err);
+                if (st == PROCD_OK && r->signo == 0) /* a probe: condor_procd's kill(root, 0) */
+                        st = tr_pid_alive(root) ? PROCD_OK
+                                                : procd_error_set(&err, PROCD_E_PROCESS_NOT_FOUND, "no process %d", (int) root);
+                else if (st == PROCD_OK)
+                        st = pd_cmd_signal_process(cm, &q->who, root, r->signo, &err);
+                break;
+        }
+        case PD_CL_SUSPEND_FAMILY:
+        case PD_CL_CONTINUE_FAMILY:
+        case PD_CL_KILL_FAMILY: {
+                pd_job_kind kind = r->command == PD_CL_KILL_FAMILY     ? PD_JOB_KILL
+                                   : r->command == PD_CL_SUSPEND_FAMILY ? PD_JOB_SUSPEND
+                                                                        : PD_JOB_CONTINUE;
+                pd_cmd_family_async(cm, &q->who, kind, r->pid, async_done, q);
+                return;
+        }
+        case PD_CL_GET_USAGE:
+                do_get_usage(q);
+                return;
+        case PD_CL_UNREGISTER_FAMILY:
+                if (r->pid == 0) { /* pid 0 names the root family only for commands 1-9 and 12 */
+                        reply_error(q, PD_CL_FAMILY_NOT_FOUND);
+                        return;
+                }
+                st = pd_cmd_unregister_family(cm, &q->who, r->pid, &err);
+                if (st == PROCD_OK)
+                        pd_usage_meter_forget(q->s->meter, r->pid);
+                break;
+        case PD_CL_TAKE_SNAPSHOT:
+                st = pd_cmd_snapshot(cm, &q->who, &err);
+                if (st != PROCD_OK)
+                        g_warning("classic: TAKE_SNAPSHOT: %s", err.msg);
+                st = PROCD_OK; /* condor_procd always answers 0 */
+                break;
+        case PD_CL_DUMP:
+                do_dump(q);
+                return;
+        case PD_CL_QUIT:
+                st = pd_cmd_quit(cm, &q->who, &err);
+                break;
+        case PD_CL_TRACK_FAMILY_VIA_CGROUP: {
+                /* libcgroup-era names are relative to the controller mounts */
+                g_autofree char *path = r->text[0] == '/' ? g_strdup(r->text) : g_strconcat("/", r->text, NULL);
+                st = pd_cmd_track_cgroup(cm, &q->who, r->pid, path, &err);
+                break;
+        }
+        default:
+                reply_error(q, PD_CL_FAMILY_NOT_FOUND);
+                return;
+        }
+        answer_status(q, st, &err);
+}
+
+/* ---- accepting a request ---- */
+
+static gboolean open_retry(gpointer data);
+
+static void try_open(creq *q)
+{
+        int fd = open(q->path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == ENXIO && g_get_monotonic_time() < q->deadline_usec) {
+                /* the client has not opened its end (yet): never block the loop on it */
+                q->timer = g_timeout_add(OPEN_RETRY_MS, open_retry, q);
+                return;
+        }
+        if (fd < 0) {
+                g_message("classic: %s from pid %d: reply FIFO %s: %s: dropped (client gone?)",
+                          pd_cl_command_name(q->r.command), (int) q->r.client_pid, q->path,
+                          errno == ENXIO ? "never opened" : strerror(errno));
+                creq_done(q);
+                return;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) || st.st_uid != q->owner) {
+                g_warning("classic: %s was replaced: request of pid %d dropped", q->path, (int) q->r.client_pid);
+                close(fd);
+                creq_done(q);
+                return;
+        }
+        q->fd = fd;
+        if (!q->slot) {
+                reply_error(q, pd_cl_error_from_status(q->r.command, PROCD_E_INTERNAL));
+                return;
+        }
+        run(q);
+}
+
+static gboolean open_retry(gpointer data)
+{
+        creq *q = data;
+        q->timer = 0;
+        try_open(q);
+        return G_SOURCE_REMOVE;
+}
+
+static void start_request(pd_classic_server *s, const pd_cl_request *r)
+{
+        creq *q = g_new0(creq, 1);
+        q->s = s;
+        q->fd = -1;
+        q->r = *r;
+        pd_cl_reply_init(&q->reply);
+        q->path = reply_path(s, r->client_pid, r->serial);
+        g_ptr_array_add(s->reqs, q);
+        struct stat st;
+        bool seen = s->live.set && s->live.pid == r->client_pid && s->live.serial == r->serial;
+        if (seen)
+                st = s->live.st;
+        s->live.set = false;
+        if ((!seen && lstat(q->path, &st) < 0) || !S_ISFIFO(st.st_mode)) {
+                g_message("classic: %s from pid %d: no reply FIFO %s: dropped", pd_cl_command_name(r->command),
+                          (int) r->client_pid, q->path);
+                creq_done(q);
+                return;
+        }
+        /* the FIFO's owner is the client: root and the principal may do what root may */
+        q->owner = st.st_uid;
+        q->who.uid = st.st_uid == 0 || st.st_uid == s->o.principal ? 0 : st.st_uid;
+        q->who.pid = r->client_pid;
+        /* the principal counts as root here too: HTCondor's daemons are its clients */
+        q->slot = pd_admission_take(s->adm, true, q->who.uid, q); /* NULL: answered with an error */
+        q->deadline_usec = g_get_monotonic_time() + PD_ADMISSION_AUTH_TIMEOUT_SEC * G_USEC_PER_SEC;
+        try_open(q);
+}
+
+/* A request whose rest never came: answered with the command's error when its reply FIFO
+ * is known, then dropped. */
+static void drop_partial(pd_classic_server *s, const char *why)
+{
+        pd_cl_request *r = g_new(pd_cl_request, 1);
+        pd_cl_decode_result res = pd_cl_decode(s->in->data, s->in->len, r);
+        g_message("classic: dropping %u bytes of a truncated request (%s, pid %d, %s)", s->in->len,
+                  pd_cl_command_name(r->command), (int) r->client_pid, why);
+        if (s->in->len >= 8 && reply_fifo_exists(r->client_pid, r->serial, s)) {
+                if (res != PD_CL_INCOMPLETE || s->in->len < PD_CL_HEADER_BYTES)
+                        r->command = -1;
+                r->reject = pd_cl_error_from_status(r->command, PROCD_E_BAD_ARGUMENT);
+                snprintf(r->why, sizeof r->why, "truncated request");
+                start_request(s, r);
+        }
+        g_free(r);
+        g_byte_array_set_size(s->in, 0);
+}
+
+static gboolean partial_timeout(gpointer data)
+{
+        pd_classic_server *s = data;
+        s->partial_timer = 0;
+        if (s->in->len)
+                drop_partial(s, "its rest did not come");
+        return G_SOURCE_REMOVE;
+}
+
+/* Split s->in into requests; what remains is the start of an incomplete one. */
+static void process_input(pd_classic_server *s)
+{
+        pd_cl_request *r = g_new(pd_cl_request, 1);
+        size_t off = 0;
+        while (off < s->in->len) {
+                const uint8_t *p = s->in->data + off;
+                size_t n = s->in->len - off;
+                pd_cl_decode_result res = pd_cl_decode(p, n, r);
+                bool live = n >= 8 && reply_fifo_exists(r->client_pid, r->serial, s);
+                if (live && n >= PD_CL_HEADER_BYTES && res != PD_CL_UNKNOWN_COMMAND) {
+                        /* its writer sent less than the command needs, and the next client's
+                         * request follows: never read that one as the rest of this one */
+                        size_t cut = pd_cl_overtaken(p, n, res == PD_CL_DECODED ? r->size : n, reply_fifo_exists, s);
+                        if (cut) {
+                                g_message("classic: %s from pid %d truncated after %zu bytes", pd_cl_command_name(r->command),
+                                          (int) r->client_pid, cut);
+                                r->reject = pd_cl_error_from_status(r->command, PROCD_E_BAD_ARGUMENT);
+                                snprintf(r->why, sizeof r->why, "truncated request");
+                                start_request(s, r);
+                                off += cut;
+                                continue;
+                        }
+                }
+                if (res == PD_CL_INCOMPLETE && (n < PD_CL_HEADER_BYTES || live))
+                        break; /* wait for the rest, bounded */
+                if (res == PD_CL_DECODED && live) {
+                        start_request(s, r);
+                        off += r->size;
+                        continue;
+                }
+                /* an unknown command, a header whose client has no reply FIFO (gone, or not a
+                 * header at all): answer what can be answered, skip to the next live header */
+                if (res == PD_CL_UNKNOWN_COMMAND) {
+                        g_message("classic: unknown command %d from pid %d", (int) r->command, (int) r->client_pid);
+                        if (live) {
+                                r->reject = PD_CL_FAMILY_NOT_FOUND;
+                                snprintf(r->why, sizeof r->why, "unknown command %d", (int) r->command);
+                                start_request(s, r);
+                        }
+                }
+                size_t skip = pd_cl_resync(p, n, reply_fifo_exists, s);
+                g_message("classic: skipping %zu bytes of input that is no request of a live client", skip);
+                off += skip;
+        }
+        g_free(r);
+        g_byte_array_remove_range(s->in, 0, (guint) off);
+        if (s->in->len && !s->partial_timer)
+                s->partial_timer = g_timeout_add(PD_CL_PARTIAL_TIMEOUT_MS, partial_timeout, s);
+        else if (!s->in->len && s->partial_timer) {
+                g_source_remove(s->partial_timer);
+                s->partial_timer = 0;
+        }
+}
+
+static gboolean on_input(gint fd, GIOCondition cond, gpointer data)
+{
+        pd_classic_server *s = data;
+        (void) cond;
+        for (;;) {
+                ssize_t n = read(fd, s->rbuf, sizeof s->rbuf);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break; /* EAGAIN (drained); never EOF: procd holds a writer */
+                s->live.set = false; /* a FIFO seen live counts for this chunk only */
+                /* every request is one atomic write: a chunk that starts with a live client's
+                 * header is a new request, not the rest of a pending one */
+                if (s->in->len && pd_cl_header_plausible(s->rbuf, (size_t) n)) {
+                        pd_cl_request *r = g_new(pd_cl_request, 1);
+                        pd_cl_decode(s->rbuf, (size_t) n, r);
+                        bool fresh = reply_fifo_exists(r->client_pid, r->serial, s);
+                        g_free(r);
+                        if (fresh)
+                                drop_partial(s, "the next request overtook it");
+                }
+                g_byte_array_append(s->in, s->rbuf, (guint) n);
+                process_input(s);
+        }
+        return G_SOURCE_CONTINUE;
+}
+
+static gboolean housekeeping(gpointer data)
+{
+        pd_classic_server *s = data;
+        tr_error err = { 0 };
+        if (pd_cl_fifo_touch(&s->cmd, &err) < 0 || pd_cl_fifo_touch(&s->wd, &err) < 0) {
+                g_warning("classic: %s: procd cannot be reached any more", err.msg);
+                s->hk_src = 0;
+                if (s->o.lost)
+                        s->o.lost(s->o.lost_data);
+                return G_SOURCE_REMOVE;
+        }
+        return G_SOURCE_CONTINUE;
+}
+
+int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_classic_server **out, tr_error *err)
+{
+        if (!o->address || !*o->address)
+                return tr_error_set(err, EINVAL, "no classic address (-A)");
+        pd_classic_server *s = g_new0(pd_classic_server, 1);
+        s->o = *o;
+        s->address = g_strdup(o->address);
+        s->o.address = s->address;
+        s->cm = cm;
+        s->cmd = (pd_cl_fifo) PD_CL_FIFO_INIT;
+        s->wd = (pd_cl_fifo) PD_CL_FIFO_INIT;
+        s->in = g_byte_array_new();
+        s->reqs = g_ptr_array_new();
+        s->adm = pd_admission_new("request", PD_CL_MAX_REQUESTS, PD_ADMISSION_ROOT_RESERVED,
+                                  PD_ADMISSION_DEFAULT_PER_UID, NULL);
+        s->meter = pd_usage_meter_new();
+        g_autofree char *wd = g_strconcat(o->address, PD_CL_WATCHDOG_SUFFIX, NULL);
+        int k = pd_cl_fifo_create(wd, o->chown_to, &s->wd, err);
+        if (k >= 0)
+                k = pd_cl_fifo_create(o->address, o->chown_to, &s->cmd, err);
+        if (k < 0) {
+                pd_classic_server_free(s);
+                return k;
+        }
+        s->in_src = g_unix_fd_add(s->cmd.rfd, G_IO_IN, on_input, s);
+        s->hk_src = g_timeout_add_seconds(o->housekeeping_sec ? o->housekeeping_sec : 60, housekeeping, s);
+        *out = s;
+        return 0;
+}
+
+/* At shutdown: what a client is still owed, written while its pipe takes it (bounded). */
+static void flush_reply(creq *q)
+{
+        if (q->fd < 0 || !q->replying)
+                return;
+        for (int waits = 0; waits < 10 && write_some(q) == 0; waits++) {
+                struct pollfd pfd = { .fd = q->fd, .events = POLLOUT };
+                poll(&pfd, 1, 100);
+        }
+}
+
+void pd_classic_server_free(pd_classic_server *s)
+{
+        if (!s)
+                return;
+        if (s->in_src)
+                g_source_remove(s->in_src);
+        if (s->hk_src)
+                g_source_remove(s->hk_src);
+        if (s->partial_timer)
+                g_source_remove(s->partial_timer);
+        for (guint i = 0; i < s->reqs->len; i++) {
+                creq *q = s->reqs->pdata[i];
+                flush_reply(q);
+                creq_free(q);
+        }
+        g_ptr_array_free(s->reqs, TRUE);
+        pd_cl_fifo_close(&s->cmd, true);
+        pd_cl_fifo_close(&s->wd, true);
+        g_byte_array_free(s->in, TRUE);
+        pd_admission_free(s->adm);
+        pd_usage_meter_free(s->meter);
+        g_free(s->address);
+        g_free(s);
+}
