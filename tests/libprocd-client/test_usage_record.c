@@ -1,0 +1,98 @@
+/* test_usage_record.c - the public usage record (libprocd-client/usage.c): its field list
+ * is the wire contract with the daemon's trackers/usage.h (GetUsage's keys), so both lists
+ * must agree name for name, in order, with the same JSON flag; and its helpers (source
+ * names, JSON members) behave as the daemon's do. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procd/usage.h"
+#include "testsupport.h"
+#include "trackers/usage.h"
+
+static void test_fields_match_trackers(void)
+{
+        CU_ASSERT_EQUAL(procd_usage_field_count(), tr_usage_field_count());
+        for (size_t i = 0; i < procd_usage_field_count() && i < tr_usage_field_count(); i++) {
+                bool same = strcmp(procd_usage_field_name(i), tr_usage_field_name(i)) == 0 &&
+                            procd_usage_field_is_json(i) == tr_usage_field_is_json(i);
+                CU_ASSERT(same);
+                if (!same)
+                        printf("\n  field %zu: client %s (json %d), trackers %s (json %d)", i,
+                               procd_usage_field_name(i), procd_usage_field_is_json(i), tr_usage_field_name(i),
+                               tr_usage_field_is_json(i));
+        }
+        CU_ASSERT_PTR_NULL(procd_usage_field_name(procd_usage_field_count()));
+}
+
+/* one line per source name: name -> bits -> the same name again */
+static void check_sources(const char *name, unsigned bits)
+{
+        procd_usage u;
+        procd_usage_init(&u);
+        u.sources = procd_usage_sources_from_name(name);
+        CU_ASSERT_EQUAL(u.sources, bits);
+        char buf[64];
+        CU_ASSERT_STRING_EQUAL(procd_usage_source_name(&u, buf, sizeof buf), name);
+}
+
+static void test_source_names(void)
+{
+        check_sources("cgroup", PROCD_SRC_CGROUP_V2);
+        check_sources("cgroup-v1", PROCD_SRC_CGROUP_V1);
+        check_sources("proc", PROCD_SRC_PROC);
+        check_sources("cgroup+cgroup-v1+proc", PROCD_SRC_CGROUP_V2 | PROCD_SRC_CGROUP_V1 | PROCD_SRC_PROC);
+        check_sources("none", 0);
+        CU_ASSERT_EQUAL(procd_usage_sources_from_name("cgroup+bogus"), PROCD_SRC_CGROUP_V2);
+        CU_ASSERT_EQUAL(procd_usage_sources_from_name(NULL), 0);
+}
+
+/* The same record written by both sides' JSON writers is the same text. */
+static void test_json_same_as_trackers(void)
+{
+        procd_usage pu;
+        tr_usage tu;
+        procd_usage_init(&pu);
+        tr_usage_init(&tu);
+        for (size_t i = 0; i < tr_usage_field_count(); i += 2) {
+                procd_u64 *p = procd_usage_field_mut(&pu, i);
+                p->value = 1000 + i;
+                p->available = true;
+                tr_u64 *t = (tr_u64 *) tr_usage_field(&tu, i);
+                tr_u64_set(&tu, t, 1000 + i, TR_SRC_CGROUP_V1);
+        }
+        pu.sources = PROCD_SRC_CGROUP_V1;
+        pu.fallback = tu.fallback = true;
+        snprintf(pu.fallback_reason, sizeof pu.fallback_reason, "a \"quoted\"\\ reason\n");
+        snprintf(tu.fallback_reason, sizeof tu.fallback_reason, "%s", pu.fallback_reason);
+        for (int all = 0; all <= 1; all++) {
+                char *a = NULL, *b = NULL;
+                size_t na = 0, nb = 0;
+                FILE *fa = open_memstream(&a, &na), *fb = open_memstream(&b, &nb);
+                CU_ASSERT_FATAL(fa && fb);
+                int ka = procd_usage_write_json_members(&pu, fa, all);
+                int kb = tr_usage_write_json_members(&tu, fb, all);
+                fclose(fa);
+                fclose(fb);
+                CU_ASSERT_EQUAL(ka, kb);
+                CU_ASSERT_STRING_EQUAL(a, b);
+                free(a);
+                free(b);
+        }
+}
+
+int main(void)
+{
+        static CU_TestInfo tests[] = {
+                { "fields_match_trackers", test_fields_match_trackers },
+                { "source_names", test_source_names },
+                { "json_same_as_trackers", test_json_same_as_trackers },
+                CU_TEST_INFO_NULL,
+        };
+        static CU_SuiteInfo suites[] = {
+                { "usage_record", NULL, NULL, NULL, NULL, tests },
+                CU_SUITE_INFO_NULL,
+        };
+        return ts_run(suites);
+}
