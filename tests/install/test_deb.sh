@@ -44,6 +44,8 @@ expect procd \
   "/lib/$ma/security/pam_procd_adopt.so" \
   /lib/systemd/system/procd.service /etc/procd/procd.conf \
   /usr/share/man/man8/procd.8.gz /usr/share/man/man1/procctl.1.gz /usr/share/man/man1/procd-starter.1.gz \
+  /usr/share/man/man5/procd.conf.5.gz /usr/share/man/man8/pam_procd_adopt.8.gz \
+  /usr/share/man/man7/procd-dbus.7.gz \
   /usr/share/bash-completion/completions/procctl /usr/share/bash-completion/completions/procd-starter \
   /usr/share/doc/procd/README.md.gz /usr/share/doc/procd/NOTES.gz /usr/share/doc/procd/changelog.gz \
   /usr/share/doc/procd/copyright
@@ -57,6 +59,7 @@ expect libprocd-client-dev \
   "/usr/include/procd-client-$soversion/procd/job-info.h" \
   "/usr/include/procd-client-$soversion/procd/usage.h" \
   "/usr/include/procd-client-$soversion/procd/wire.h" \
+  /usr/share/man/man3/libprocd-client.3.gz \
   /usr/share/doc/libprocd-client-dev/changelog.gz /usr/share/doc/libprocd-client-dev/copyright
 
 deb="$out/procd_${version}_$arch.deb"

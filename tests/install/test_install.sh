@@ -34,6 +34,10 @@ expected=(
   "$mandir/man8/procd.8"
   "$mandir/man1/procctl.1"
   "$mandir/man1/procd-starter.1"
+  "$mandir/man5/procd.conf.5"
+  "$mandir/man8/pam_procd_adopt.8"
+  "$mandir/man7/procd-dbus.7"
+  "$mandir/man3/libprocd-client.3"
   "$datadir/bash-completion/completions/procctl"
   "$datadir/bash-completion/completions/procd-starter"
   "$libdir/libprocd-client.so.$version"
@@ -59,7 +63,8 @@ done
 check "unit runs the installed procd" grep -qx "ExecStart=$sbindir/procd --foreground --log syslog" "$d$unitdir/procd.service"
 check "unit names no group" bash -c "! grep -q -- '--group' '$d$unitdir/procd.service'"
 check "unit does not restart on a configuration error" grep -qx "RestartPreventExitStatus=2" "$d$unitdir/procd.service"
-for m in man8/procd.8 man1/procctl.1 man1/procd-starter.1; do
+for m in man8/procd.8 man1/procctl.1 man1/procd-starter.1 man5/procd.conf.5 man8/pam_procd_adopt.8 \
+  man7/procd-dbus.7 man3/libprocd-client.3; do
   check "$m is a man page" grep -q '^\.TH' "$d$mandir/$m"
 done
 for c in procctl procd-starter; do
