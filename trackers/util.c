@@ -1,6 +1,6 @@
 #include "util.h"
 
-#include "procscan.h"
+#include "proc-read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -231,16 +231,6 @@ uint64_t tr_now_usec(void)
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
-int tr_pid_start_ticks(pid_t pid, uint64_t *out)
-{
-        tr_proc p;
-        int r = tr_proc_stat_read(pid, &p);
-        if (r < 0)
-                return r;
-        *out = p.start_ticks;
-        return 0;
-}
-
 int tr_safe_kill(pid_t pid, uint64_t start_ticks, int sig)
 {
         if (pid <= 1)
@@ -275,16 +265,4 @@ int tr_safe_kill(pid_t pid, uint64_t start_ticks, int sig)
         if (kill(pid, sig) < 0)
                 return -errno;
         return 0;
-}
-
-bool tr_pid_alive(pid_t pid)
-{
-        if (pid <= 0)
-                return false;
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
-                return false;
-        const char *p = strrchr(buf, ')');
-        return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }

@@ -1,7 +1,6 @@
 /* registry.c - the daemon's tree of families, watcher pidfds and the snapshot timer. */
 #include "registry.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -94,85 +93,6 @@ void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata)
 {
         r->log = fn;
         r->log_data = userdata;
-}
-
-int pd_proc_ppid(pid_t pid, pid_t *ppid)
-{
-        tr_proc p;
-        int r = tr_proc_stat_read(pid, &p);
-        if (r < 0)
-                return r;
-        *ppid = p.ppid;
-        return 0;
-}
-
-/* Real uid of pid through the tracker's status parser. */
-int pd_proc_uid(pid_t pid, uid_t *uid)
-{
-        if (pid <= 0)
-                return -EINVAL;
-        char path[64], buf[8192];
-        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
-        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
-        if (r < 0 && r != -EFBIG) /* Uid: is near the top: a cut file still holds it */
-                return r == -ENOENT ? -ESRCH : r;
-        tr_proc p = { .pid = pid };
-        r = tr_parse_proc_status(buf, &p);
-        if (r < 0)
-                return r;
-        *uid = p.uid;
-        return 0;
-}
-
-int pd_proc_tgid(pid_t pid, pid_t *tgid)
-{
-        if (pid <= 0)
-                return -EINVAL;
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
-        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
-        if (r < 0 && r != -EFBIG) /* Tgid: is on the 4th line */
-                return r == -ENOENT ? -ESRCH : r;
-        buf[sizeof buf - 1] = '\0';
-        const char *t = strstr(buf, "\nTgid:");
-        int v;
-        if (!t || sscanf(t + 6, "%d", &v) != 1)
-                return -EINVAL;
-        *tgid = v;
-        return 0;
-}
-
-bool pd_proc_is_thread(pid_t pid)
-{
-        /* pidfd_open refuses a thread that leads no thread group (EINVAL): one cheap call
-         * instead of generating /proc/PID/status */
-        int fd = (int) syscall(SYS_pidfd_open, pid, 0);
-        if (fd >= 0) {
-                close(fd);
-                return false;
-        }
-        if (errno == ESRCH)
-                return false; /* gone */
-        /* EINVAL or ENOENT (kernels differ) for a thread; ENOSYS: no pidfds */
-        pid_t tgid = 0;
-        return pd_proc_tgid(pid, &tgid) == 0 && tgid != pid;
-}
-
-int pd_proc_uid_checked(pid_t pid, uint64_t start_ticks, uid_t *uid)
-{
-        uid_t u;
-        uint64_t now;
-        int r = pd_proc_uid(pid, &u);
-        if (r < 0)
-                return r;
-        /* read after the uid: the pid named the same process all along */
-        r = tr_pid_start_ticks(pid, &now);
-        if (r < 0)
-                return r;
-        if (now != start_ticks)
-                return -ESRCH;
-        *uid = u;
-        return 0;
 }
 
 static bool family_has_tf_proc(const pd_family *f) { return f->tf && f->proc_tracked; }
@@ -403,7 +323,7 @@ int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_inte
                         pd_registry_free(r);
                         return tr_error_setx(err, -k, "root family: pid %d", (int) root_pid);
                 }
-                pd_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
+                tr_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
                 k = build_tracker(r, f, err);
                 if (k < 0) {
                         pd_registry_free(r);
@@ -558,8 +478,8 @@ static pd_family *find_parent(pd_registry *r, pid_t pid, uint64_t start_ticks, p
 /* The parent pid of pid (0 when gone), for find_parent's callers that have not read it. */
 static pid_t ppid_of(pid_t pid)
 {
-        tr_proc p;
-        return tr_proc_stat_read(pid, &p) < 0 ? 0 : p.ppid;
+        pid_t ppid = 0;
+        return tr_proc_ppid(pid, &ppid) < 0 ? 0 : ppid;
 }
 
 /* Open the watcher: a pidfd checked against its start time (0: read it now), else (no
@@ -654,33 +574,15 @@ static void release_cgroup(pd_registry *r, pd_family *f)
                 pd_famcg_release(r->fc, f->cgroup_path, f->cgroup_origin == PD_CG_FAMILY);
 }
 
-/* The children of pid (of each of its threads: /proc/PID/task/TID/children), with their
- * start times, appended to out (pd_ident).  Nothing when the kernel lacks the files. */
-static void read_children(pid_t pid, GArray *out)
+/* The children of pid now (tr_proc_children), appended to kept (pd_ident).  -ENOMEM. */
+static int read_kept(pid_t pid, GArray *kept)
 {
-        char dir[64];
-        snprintf(dir, sizeof dir, "/proc/%d/task", (int) pid);
-        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-        if (!d)
-                return;
-        dfd = -1; /* owned by d now */
-        struct dirent *e;
-        while ((e = readdir(d))) {
-                if (e->d_name[0] == '.')
-                        continue;
-                char name[300];
-                snprintf(name, sizeof name, "%s/children", e->d_name);
-                _cleanup_free_ char *text = NULL;
-                if (tr_read_file_alloc_at(dirfd(d), name, &text, NULL, NULL) < 0)
-                        continue;
-                for (char *save = NULL, *t = strtok_r(text, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
-                        pd_ident id = { 0, 0 };
-                        if (tr_parse_pid(t, &id.pid) == 0 && tr_pid_start_ticks(id.pid, &id.start_ticks) == 0)
-                                g_array_append_val(out, id);
-                }
-        }
-        closedir(d);
+        _cleanup_free_ tr_proc_ident *kids = NULL;
+        size_t n = 0, cap = 0;
+        int k = tr_proc_children(pid, &kids, &n, &cap);
+        if (n)
+                g_array_append_vals(kept, kids, (guint) n);
+        return k;
 }
 
 int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint32_t interval_sec,
@@ -701,9 +603,12 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
                 return tr_error_setx(err, -k, "root pid %d", (int) root_pid);
         }
         f->root_start_ticks = p.start_ticks;
-        pd_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
+        tr_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
         /* condor_procd's rule: what the root forked before now stays in the parent family */
-        read_children(root_pid, f->kept);
+        if (read_kept(root_pid, f->kept) < 0) {
+                family_free(f);
+                return tr_error_set(err, ENOMEM, "out of memory");
+        }
         if (watcher_pid > 0 && (k = open_watcher(f, watcher_pid, 0)) < 0) {
                 family_free(f);
                 *bad_watcher = true;

@@ -200,16 +200,3 @@ void pd_registry_watcher_exited(pd_registry *r, pd_family *f);
 
 /* The interval the snapshot timer runs at now (0: not running). */
 uint32_t pd_registry_timer_interval(const pd_registry *r);
-
-/* Small /proc readers over the tracker's parsers (tr_proc_stat_read, tr_parse_proc_status):
- * parent pid and real uid of pid; -ESRCH when gone. */
-int pd_proc_ppid(pid_t pid, pid_t *ppid);
-int pd_proc_uid(pid_t pid, uid_t *uid);
-/* Thread group of pid (/proc/PID/status Tgid): pid itself for a process, another for a
- * thread id (/proc/TID exists too, hidden from readdir). */
-int pd_proc_tgid(pid_t pid, pid_t *tgid);
-/* Whether pid is a thread id that leads no thread group (a pidfd_open probe, /proc/PID/status
- * where pidfds are missing); false when gone. */
-bool pd_proc_is_thread(pid_t pid);
-/* Real uid of pid, only while pid is still the process started at start_ticks (-ESRCH). */
-int pd_proc_uid_checked(pid_t pid, uint64_t start_ticks, uid_t *uid);
