@@ -798,7 +798,7 @@ static int fill_info(pd_commands *cm, pd_family *f, procd_family_info *fi)
         memset(fi, 0, sizeof *fi);
         fi->root_pid = f->root_pid;
         fi->root_start_ticks = f->root_start_ticks;
-        fi->watcher_pid = f->watcher_pid;
+        fi->watcher_pid = f->watcher.pid;
         fi->parent_root_pid = f->parent ? f->parent->root_pid : 0;
         pd_family_tracking(f, fi->tracking, sizeof fi->tracking);
         snprintf(fi->source, sizeof fi->source, "%s", pd_family_source(f));
@@ -907,13 +907,13 @@ void pd_cmd_watcher_exited(void *data, pd_family *f)
 {
         pd_commands *cm = data;
         if (!(f->flags & PD_FAMILY_KILL_ON_WATCHER_EXIT)) {
-                g_message("watcher %d of family %d exited: unregistering the family", (int) f->watcher_pid,
+                g_message("watcher %d of family %d exited: unregistering the family", (int) f->watcher.pid,
                           (int) f->root_pid);
                 pd_registry_unregister(cm->reg, f);
                 return;
         }
         g_message("watcher %d of family %d exited: killing the family (registered kill-on-watcher-exit)",
-                  (int) f->watcher_pid, (int) f->root_pid);
+                  (int) f->watcher.pid, (int) f->root_pid);
         watcher_kill *wk = g_new0(watcher_kill, 1);
         wk->cm = cm;
         wk->pid = f->root_pid;

@@ -231,8 +231,7 @@ static void family_free(pd_family *f)
         if (f->watcher_source)
                 g_source_remove(f->watcher_source);
         pd_pid_watch_cancel(f->watcher_watch);
-        if (f->watcher_pidfd >= 0)
-                close(f->watcher_pidfd);
+        tr_pidref_close(&f->watcher);
         if (f->tf)
                 tr_family_free(f->tf);
         tr_pidset_free(&f->last_members);
@@ -252,7 +251,7 @@ static pd_family *family_alloc(void)
         pd_family *f = calloc(1, sizeof *f);
         if (!f)
                 return NULL;
-        f->watcher_pidfd = -1;
+        f->watcher = TR_PIDREF_EMPTY;
         f->children = g_ptr_array_new();
         f->strays = g_array_new(FALSE, FALSE, sizeof(pd_ident));
         f->kept = g_array_new(FALSE, FALSE, sizeof(pd_ident));
@@ -374,7 +373,7 @@ void pd_registry_watcher_exited(pd_registry *r, pd_family *f)
                 r->watcher_exit(r->watcher_exit_data, f);
                 return;
         }
-        reg_log(r, "watcher %d of family %d exited: unregistering the family", (int) f->watcher_pid,
+        reg_log(r, "watcher %d of family %d exited: unregistering the family", (int) f->watcher.pid,
                 (int) f->root_pid);
         pd_registry_unregister(r, f);
 }
@@ -408,9 +407,7 @@ static void watcher_exit_cb(void *data) { watcher_cb(-1, 0, data); }
 static gboolean watcher_poll_cb(gpointer data)
 {
         watch_ctx *w = data;
-        tr_proc p;
-        if (tr_proc_stat_read(w->f->watcher_pid, &p) == 0 && p.start_ticks == w->f->watcher_start_ticks &&
-            p.state != 'Z' && p.state != 'X')
+        if (tr_pidref_alive(&w->f->watcher))
                 return G_SOURCE_CONTINUE;
         return watcher_cb(-1, 0, data);
 }
@@ -482,47 +479,30 @@ static pid_t ppid_of(pid_t pid)
         return tr_proc_ppid(pid, &ppid) < 0 ? 0 : ppid;
 }
 
-/* Open the watcher: a pidfd checked against its start time (0: read it now), else (no
- * pidfd_open: kernel < 5.3, valgrind) identity by start time alone.  -ESRCH when gone or
- * when the pid names another process. */
+/* Open the watcher (tr_pidref: a pidfd checked against its start time, 0: read it now;
+ * without pidfd_open, identity by start time alone).  -ESRCH when gone or when the pid
+ * names another process. */
 static int open_watcher(pd_family *f, pid_t watcher_pid, uint64_t start_ticks)
 {
-        f->watcher_pid = watcher_pid;
-        f->watcher_pidfd = (int) syscall(SYS_pidfd_open, watcher_pid, 0);
-        int k = f->watcher_pidfd < 0 ? -errno : 0;
-        if (k < 0 && k != -ENOSYS)
-                return k;
-        if (f->watcher_pidfd >= 0)
-                fcntl(f->watcher_pidfd, F_SETFD, FD_CLOEXEC);
-        /* read after the pidfd: the pidfd names the process whose start time is checked */
-        uint64_t now = 0;
-        k = tr_pid_start_ticks(watcher_pid, &now);
-        if (k < 0 || (start_ticks && now != start_ticks)) {
-                if (f->watcher_pidfd >= 0)
-                        close(f->watcher_pidfd);
-                f->watcher_pidfd = -1;
-                return k < 0 ? k : -ESRCH;
-        }
-        f->watcher_start_ticks = now;
-        return 0;
+        return tr_pidref_open(watcher_pid, start_ticks, &f->watcher);
 }
 
 static void arm_watcher(pd_registry *r, pd_family *f)
 {
-        if (f->watcher_pid <= 0)
+        if (f->watcher.pid <= 0)
                 return;
         watch_ctx *w = g_new0(watch_ctx, 1);
         w->r = r;
         w->f = f;
         /* one epoll fd for every watcher: the main loop's cost must not grow with families */
-        if (f->watcher_pidfd >= 0 && !r->pid_watch)
+        if (f->watcher.pidfd >= 0 && !r->pid_watch)
                 r->pid_watch = pd_pid_watch_new();
-        if (f->watcher_pidfd >= 0 && r->pid_watch)
-                f->watcher_watch = pd_pid_watch_add(r->pid_watch, f->watcher_pidfd, watcher_exit_cb, w, g_free);
+        if (f->watcher.pidfd >= 0 && r->pid_watch)
+                f->watcher_watch = pd_pid_watch_add(r->pid_watch, f->watcher.pidfd, watcher_exit_cb, w, g_free);
         if (f->watcher_watch)
                 return;
-        if (f->watcher_pidfd >= 0)
-                f->watcher_source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, f->watcher_pidfd, G_IO_IN, watcher_cb,
+        if (f->watcher.pidfd >= 0)
+                f->watcher_source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, f->watcher.pidfd, G_IO_IN, watcher_cb,
                                                        w, g_free);
         else
                 f->watcher_source = g_timeout_add_seconds_full(G_PRIORITY_DEFAULT, 1, watcher_poll_cb, w, g_free);
@@ -644,12 +624,12 @@ static int dup_opt(char **dst, const char *src)
  * checked when like was restored), else a fresh pidfd.  -ESRCH when gone or reused. */
 static int restore_watcher(pd_family *f, const pd_state_family *sf, const pd_family *like)
 {
-        if (like && like->watcher_pidfd >= 0 && like->watcher_pid == sf->watcher_pid &&
-            like->watcher_start_ticks == sf->watcher_start_ticks) {
-                f->watcher_pidfd = fcntl(like->watcher_pidfd, F_DUPFD_CLOEXEC, 0);
-                if (f->watcher_pidfd >= 0) {
-                        f->watcher_pid = like->watcher_pid;
-                        f->watcher_start_ticks = like->watcher_start_ticks;
+        if (like && like->watcher.pidfd >= 0 && like->watcher.pid == sf->watcher_pid &&
+            like->watcher.start_ticks == sf->watcher_start_ticks) {
+                f->watcher.pidfd = fcntl(like->watcher.pidfd, F_DUPFD_CLOEXEC, 0);
+                if (f->watcher.pidfd >= 0) {
+                        f->watcher.pid = like->watcher.pid;
+                        f->watcher.start_ticks = like->watcher.start_ticks;
                         return 0;
                 }
         }
@@ -715,7 +695,7 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
         }
         if (sf->watcher_pid > 0 && restore_watcher(f, sf, like) < 0) {
                 *watcher_gone = true; /* the family is restored; the caller applies the exit rule */
-                f->watcher_pid = 0;   /* not armed */
+                f->watcher.pid = 0;   /* not armed */
         }
         tr_procfam_spec spec = family_spec(f);
         /* cgroup families: the /proc side is only a fallback with its own scans; /proc
@@ -751,8 +731,8 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
         }
         link_family(r, f, parent);
         if (*watcher_gone) {
-                f->watcher_pid = sf->watcher_pid;
-                f->watcher_start_ticks = sf->watcher_start_ticks;
+                f->watcher.pid = sf->watcher_pid;
+                f->watcher.start_ticks = sf->watcher_start_ticks;
         }
         *out = f;
         return 0;

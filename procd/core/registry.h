@@ -39,6 +39,7 @@
 #include "procd/core/family-cgroup.h"
 #include "procd/core/pid-watch.h"
 #include "trackers/hierarchy.h"
+#include "trackers/pidref.h"
 #include "trackers/pidset.h"
 #include "trackers/procscan.h"
 #include "trackers/tracker.h"
@@ -57,9 +58,8 @@ struct pd_family {
         pid_t root_pid;           /* 0 never; the root family's root may be 1 (no tracker) */
         uint64_t root_start_ticks;
         uid_t root_uid;           /* last seen real uid of the root process */
-        pid_t watcher_pid;        /* 0: no watcher */
-        int watcher_pidfd;        /* -1 without pidfd_open: then polled by start time */
-        uint64_t watcher_start_ticks;
+        tr_pidref watcher;        /* pid 0: no watcher; pidfd -1 without pidfd_open: then
+                                     polled by start time */
         guint watcher_source;     /* without pid_watch: a GLib source */
         pd_pid_watch_entry *watcher_watch; /* the pidfd in the registry's pid-watch set */
         uint32_t interval_sec;    /* max snapshot interval */
