@@ -21,6 +21,7 @@
 #include "options.h"
 #include "report.h"
 #include "track.h"
+#include "trackers/pidref.h"
 #include "trackers/util.h"
 
 #ifndef P_PIDFD
@@ -363,8 +364,11 @@ int main(int argc, char **argv)
                 tr_kill_result kr;
                 memset(&kr, 0, sizeof kr);
                 tr_error kerr = { 0 };
-                if (tr_cgroup_kill(jc.job, END_KILL_TIMEOUT_USEC, &kr, &kerr) < 0)
-                        tr_safe_kill(pid, ticks, SIGKILL);
+                if (tr_cgroup_kill(jc.job, END_KILL_TIMEOUT_USEC, &kr, &kerr) < 0) {
+                        /* borrows the launch's pidfd (closed with it) */
+                        tr_pidref job = { .pid = pid, .start_ticks = ticks, .pidfd = pidfd };
+                        (void) tr_pidref_signal(&job, SIGKILL);
+                }
                 tr_kill_result_free(&kr);
                 siginfo_t si;
                 waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED);

@@ -11,6 +11,7 @@
 
 #include "backoff.h"
 #include "cgparse.h"
+#include "pidref.h"
 #include "procscan.h"
 #include "util.h"
 

@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "backoff.h"
+#include "pidref.h"
 #include "util.h"
 
 typedef struct member {
@@ -925,18 +926,8 @@ int tr_procfam_thaw(tr_procfam *f, uint64_t timeout_usec, tr_freeze_state *reach
         }
 }
 
-/* Whether the member is still running now: /proc/PID/stat with its start time, not a zombie. */
-static bool alive_now(const member *x)
-{
-        char path[64], buf[4096];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) x->pid);
-        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
-                return false;
-        tr_proc p;
-        if (tr_parse_proc_stat(buf, 4096, &p) < 0)
-                return false;
-        return p.start_ticks == x->start_ticks && p.state != 'Z' && p.state != 'X';
-}
+/* Whether the member is still running now: the same start time, not a zombie. */
+static bool alive_now(const member *x) { return tr_pid_alive_as(x->pid, x->start_ticks); }
 
 int tr_procfam_populated(tr_procfam *f, bool *populated, tr_error *err)
 {

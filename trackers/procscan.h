@@ -1,8 +1,8 @@
 /* procscan.h - one pass over /proc (openat on a /proc dirfd).
  *
  * stat is read for every process; status (uid, Groups) and environ only when a family
- * needs them (opts->want).  Identity is pid + start time.  The parsers take text so unit
- * tests run on fixture files.  Each scan carries a children index (parent -> children,
+ * needs them (opts->want).  Identity is pid + start time.  The parsers (proc-read.h) take
+ * text so unit tests run on fixture files.  Each scan carries a children index (parent -> children,
  * CSR) so that a family can walk its subtrees instead of the whole scan.
  */
 #pragma once
@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "proc-read.h"
 
 enum {
         TR_SCAN_STATUS = 1u << 0,  /* read /proc/PID/status: uid, Groups */
@@ -20,25 +21,7 @@ enum {
         TR_SCAN_IO = 1u << 2,      /* read /proc/PID/io: read_bytes, write_bytes */
 };
 
-#define TR_SCAN_MAX_GROUPS 64
 #define TR_SCAN_MAX_MARKERS 64
-
-typedef struct tr_proc {
-        pid_t pid, ppid, pgrp, session;
-        char state;                 /* R S D Z T ... */
-        uint64_t start_ticks;       /* since boot, clock ticks: identity with pid */
-        uint64_t utime_ticks, stime_ticks;
-        uint64_t cutime_ticks, cstime_ticks; /* CPU of waited-for (reaped) children */
-        uint64_t sigignore;         /* ignored signals bitmap (bit sig-1); 0 when absent */
-        uint64_t vsize_bytes, rss_bytes;
-        bool has_status;            /* uid and groups are valid */
-        uid_t uid;                  /* real uid */
-        int ngroups;
-        gid_t groups[TR_SCAN_MAX_GROUPS];
-        bool has_io;
-        uint64_t io_read_bytes, io_write_bytes;
-        uint64_t env_match;         /* bit i: environ holds opts->env_markers[i] */
-} tr_proc;
 
 typedef struct tr_scan {
         tr_proc *procs;  /* sorted by pid */
@@ -85,16 +68,3 @@ bool tr_scan_has_index(const tr_scan *scan);
  * the returned number of indices into procs. */
 size_t tr_scan_children(const tr_scan *scan, size_t i, const size_t **kids);
 void tr_scan_free(tr_scan *scan);
-
-/* /proc/PID/stat text -> pid, ppid, pgrp, session, state, utime, stime, cutime, cstime,
- * start, vsize, rss (pages * page_size), sigignore.  comm may hold spaces and ')'. */
-int tr_parse_proc_stat(const char *text, long page_size, tr_proc *out);
-/* Read and parse /proc/PID/stat of one process (page size from sysconf).  0, -ESRCH when
- * the process is gone, or -errno. */
-int tr_proc_stat_read(pid_t pid, tr_proc *out);
-/* /proc/PID/status text -> uid (Uid: real), groups (Groups:); sets has_status. */
-int tr_parse_proc_status(const char *text, tr_proc *out);
-/* /proc/PID/io text -> read_bytes, write_bytes; sets has_io. */
-int tr_parse_proc_io(const char *text, tr_proc *out);
-/* Whether a NUL-separated environ block holds exactly the entry `marker` ("NAME=VALUE"). */
-bool tr_environ_has(const char *env, size_t len, const char *marker);

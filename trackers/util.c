@@ -1,13 +1,9 @@
 #include "util.h"
 
-#include "procscan.h"
-
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 
 /* half of the smallest page size */
@@ -229,62 +225,4 @@ uint64_t tr_now_usec(void)
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
-int tr_pid_start_ticks(pid_t pid, uint64_t *out)
-{
-        tr_proc p;
-        int r = tr_proc_stat_read(pid, &p);
-        if (r < 0)
-                return r;
-        *out = p.start_ticks;
-        return 0;
-}
-
-int tr_safe_kill(pid_t pid, uint64_t start_ticks, int sig)
-{
-        if (pid <= 1)
-                return -EPERM;
-        /* Open a pidfd first, then check the start time: if it still matches, the pidfd
-         * names that very process and a reuse of the pid after this point cannot hit a
-         * stranger.  Without pidfd support, fall back to check-then-kill.
-         *
-         * Only "unavailable" falls back: ENOSYS (kernel < 5.3), or EPERM, which the kernel
-         * never returns for pidfd_open but a seccomp filter denying it does.  EINVAL (kernels
-         * before 6.9) or ENOENT (seen on this 6.18 host) means pid is a thread id, not a
-         * thread-group leader: kill(tid) would signal that whole process, so refuse with
-         * -EINVAL.  Any other failure (ESRCH, EMFILE, ENOMEM...) is returned as is. */
-        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        if (pidfd < 0 && (errno == EINVAL || errno == ENOENT))
-                return -EINVAL;
-        if (pidfd < 0 && errno != ENOSYS && errno != EPERM)
-                return -errno;
-        if (start_ticks != 0) {
-                uint64_t now;
-                int r = tr_pid_start_ticks(pid, &now);
-                if (r < 0)
-                        return r;
-                if (now != start_ticks)
-                        return -ESRCH; /* the pid was reused */
-        }
-        if (pidfd >= 0) {
-                if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
-                        return -errno;
-                return 0;
-        }
-        if (kill(pid, sig) < 0)
-                return -errno;
-        return 0;
-}
-
-bool tr_pid_alive(pid_t pid)
-{
-        if (pid <= 0)
-                return false;
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        if (tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL) < 0)
-                return false;
-        const char *p = strrchr(buf, ')');
-        return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }

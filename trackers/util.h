@@ -95,18 +95,3 @@ int tr_parse_pid(const char *s, pid_t *out);
 
 /* Monotonic clock in microseconds. */
 uint64_t tr_now_usec(void);
-
-/* Start time of pid in clock ticks since boot (field 22 of /proc/PID/stat); 0 or -errno
- * (-ESRCH when gone).  Pid identity everywhere is pid + start time. */
-int tr_pid_start_ticks(pid_t pid, uint64_t *out);
-
-/* Safety gate for every kill(): refuses pid <= 1 with -EPERM, never calls kill() with
- * pid <= 0.  When start_ticks != 0 the pid must still have that start time (-ESRCH if not).
- * Signals through a pidfd; a thread id that is not a process (thread-group leader) is
- * refused with -EINVAL (kill() on it would hit the whole process).  Falls back to kill()
- * only where pidfd_open is unavailable (ENOSYS, or EPERM from a seccomp filter). */
-int tr_safe_kill(pid_t pid, uint64_t start_ticks, int sig);
-
-/* Whether pid exists and is not a zombie (a killed process its parent has not reaped yet
- * counts as dead). */
-bool tr_pid_alive(pid_t pid);

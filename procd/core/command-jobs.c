@@ -43,7 +43,7 @@ procd_status pd_cmd_set_family_job(pd_commands *cm, const pd_caller *who, pid_t 
                                     (int) root_pid);
         if (who->uid != 0) {
                 uid_t owner;
-                if (pd_proc_uid_checked(f->root_pid, f->root_start_ticks, &owner) < 0 || owner != who->uid ||
+                if (tr_proc_uid_checked(f->root_pid, f->root_start_ticks, &owner) < 0 || owner != who->uid ||
                     owner_uid != who->uid)
                         return procd_error_set(err, PROCD_E_PERMISSION,
                                             "SetFamilyJob: uid %u may name only its own families, for itself",
@@ -114,7 +114,7 @@ procd_status pd_cmd_adopt_process(pd_commands *cm, const pd_caller *who, pid_t p
         if (pid <= 1)
                 return procd_error_set(err, PROCD_E_BAD_ARGUMENT, "AdoptProcess: bad pid %d", (int) pid);
         pid_t tgid;
-        if (pd_proc_tgid(pid, &tgid) < 0)
+        if (tr_proc_tgid(pid, &tgid) < 0)
                 return procd_error_set(err, PROCD_E_PROCESS_NOT_FOUND, "AdoptProcess: no process %d", (int) pid);
         if (tgid != pid)
                 return procd_error_set(err, PROCD_E_BAD_ARGUMENT, "AdoptProcess: %d is a thread of %d", (int) pid,

@@ -82,7 +82,7 @@ static uid_t family_owner(pd_family *f)
 {
         uid_t uid;
         /* the uid is read, then the start time checked: a reused pid never lends its uid */
-        if (pd_proc_uid_checked(f->root_pid, f->root_start_ticks, &uid) == 0)
+        if (tr_proc_uid_checked(f->root_pid, f->root_start_ticks, &uid) == 0)
                 f->root_uid = uid;
         return f->root_uid;
 }
@@ -174,7 +174,7 @@ procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *w
         if (old && (!old->parent || tr_pid_start_ticks(root_pid, &now) < 0 || now == old->root_start_ticks))
                 return procd_error_set(err, PROCD_E_ALREADY_REGISTERED, "pid %d already roots a family", (int) root_pid);
         pid_t tgid = 0;
-        if (pd_proc_is_thread(root_pid) && pd_proc_tgid(root_pid, &tgid) == 0 && tgid != root_pid)
+        if (tr_proc_is_thread(root_pid) && tr_proc_tgid(root_pid, &tgid) == 0 && tgid != root_pid)
                 return procd_error_set(err, PROCD_E_BAD_ROOT_PID, "pid %d is a thread of process %d, not a process",
                                     (int) root_pid, (int) tgid);
         if (pd_holds_procd(root_pid))
@@ -375,9 +375,7 @@ procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t 
                 return procd_error_set(err, PROCD_E_BAD_ARGUMENT, "refusing to signal pid %d", (int) pid);
         if (sig < 1 || sig > SIGRTMAX)
                 return procd_error_set(err, PROCD_E_BAD_ARGUMENT, "bad signal %d (1..%d)", sig, SIGRTMAX);
-        char task[64];
-        snprintf(task, sizeof task, "/proc/self/task/%d", (int) pid);
-        if (pid == getpid() || access(task, F_OK) == 0) /* procd or one of its threads */
+        if (pid == getpid() || tr_proc_is_own_thread(pid)) /* procd or one of its threads */
                 return procd_error_set(err, PROCD_E_PERMISSION, "refusing to signal procd itself");
         uint64_t start;
         if (tr_pid_start_ticks(pid, &start) < 0)
@@ -392,7 +390,7 @@ procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t 
         /* and, as the kernel would ask of the caller itself, the process must be the
          * caller's (a root-owned helper inside a user's job stays out of the user's reach) */
         uid_t puid = 0;
-        if (who->uid != 0 && (pd_proc_uid_checked(pid, start, &puid) < 0 || puid != who->uid))
+        if (who->uid != 0 && (tr_proc_uid_checked(pid, start, &puid) < 0 || puid != who->uid))
                 return procd_error_set(err, PROCD_E_PERMISSION, "SignalProcess: process %d belongs to uid %u, caller is uid %u",
                                     (int) pid, (unsigned) puid, (unsigned) who->uid);
         int k = tr_safe_kill(pid, start, sig);
@@ -800,7 +798,7 @@ static int fill_info(pd_commands *cm, pd_family *f, procd_family_info *fi)
         memset(fi, 0, sizeof *fi);
         fi->root_pid = f->root_pid;
         fi->root_start_ticks = f->root_start_ticks;
-        fi->watcher_pid = f->watcher_pid;
+        fi->watcher_pid = f->watcher.pid;
         fi->parent_root_pid = f->parent ? f->parent->root_pid : 0;
         pd_family_tracking(f, fi->tracking, sizeof fi->tracking);
         snprintf(fi->source, sizeof fi->source, "%s", pd_family_source(f));
@@ -909,13 +907,13 @@ void pd_cmd_watcher_exited(void *data, pd_family *f)
 {
         pd_commands *cm = data;
         if (!(f->flags & PD_FAMILY_KILL_ON_WATCHER_EXIT)) {
-                g_message("watcher %d of family %d exited: unregistering the family", (int) f->watcher_pid,
+                g_message("watcher %d of family %d exited: unregistering the family", (int) f->watcher.pid,
                           (int) f->root_pid);
                 pd_registry_unregister(cm->reg, f);
                 return;
         }
         g_message("watcher %d of family %d exited: killing the family (registered kill-on-watcher-exit)",
-                  (int) f->watcher_pid, (int) f->root_pid);
+                  (int) f->watcher.pid, (int) f->root_pid);
         watcher_kill *wk = g_new0(watcher_kill, 1);
         wk->cm = cm;
         wk->pid = f->root_pid;

@@ -45,6 +45,7 @@
 #include "trackers/error.h"
 #include "trackers/hierarchy.h"
 #include "trackers/pidset.h"
+#include "trackers/proc-read.h"
 
 #define PD_FAMCG_LEAF "self"
 #define PD_FAMCG_DEFAULT_SUBTREE "families"
@@ -105,10 +106,7 @@ int pd_famcg_primary(const tr_hierarchies *hs);
 /* The cgroup of pid in that hierarchy, malloc'd; -ESRCH when pid is gone. */
 int pd_famcg_pid_cgroup(const tr_hierarchies *hs, pid_t pid, char **out);
 
-typedef struct pd_ident {
-        pid_t pid;
-        uint64_t start_ticks;
-} pd_ident;
+typedef tr_proc_ident pd_ident; /* pid + start time (trackers/proc-read.h) */
 
 /* Move every pid of pids into cg (every hierarchy of the handle), skipping those already
  * in cg's cgroup or below it (in the matching hierarchy) and those that are gone.  Pids

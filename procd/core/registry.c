@@ -1,7 +1,6 @@
 /* registry.c - the daemon's tree of families, watcher pidfds and the snapshot timer. */
 #include "registry.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -94,85 +93,6 @@ void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata)
 {
         r->log = fn;
         r->log_data = userdata;
-}
-
-int pd_proc_ppid(pid_t pid, pid_t *ppid)
-{
-        tr_proc p;
-        int r = tr_proc_stat_read(pid, &p);
-        if (r < 0)
-                return r;
-        *ppid = p.ppid;
-        return 0;
-}
-
-/* Real uid of pid through the tracker's status parser. */
-int pd_proc_uid(pid_t pid, uid_t *uid)
-{
-        if (pid <= 0)
-                return -EINVAL;
-        char path[64], buf[8192];
-        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
-        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
-        if (r < 0 && r != -EFBIG) /* Uid: is near the top: a cut file still holds it */
-                return r == -ENOENT ? -ESRCH : r;
-        tr_proc p = { .pid = pid };
-        r = tr_parse_proc_status(buf, &p);
-        if (r < 0)
-                return r;
-        *uid = p.uid;
-        return 0;
-}
-
-int pd_proc_tgid(pid_t pid, pid_t *tgid)
-{
-        if (pid <= 0)
-                return -EINVAL;
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
-        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
-        if (r < 0 && r != -EFBIG) /* Tgid: is on the 4th line */
-                return r == -ENOENT ? -ESRCH : r;
-        buf[sizeof buf - 1] = '\0';
-        const char *t = strstr(buf, "\nTgid:");
-        int v;
-        if (!t || sscanf(t + 6, "%d", &v) != 1)
-                return -EINVAL;
-        *tgid = v;
-        return 0;
-}
-
-bool pd_proc_is_thread(pid_t pid)
-{
-        /* pidfd_open refuses a thread that leads no thread group (EINVAL): one cheap call
-         * instead of generating /proc/PID/status */
-        int fd = (int) syscall(SYS_pidfd_open, pid, 0);
-        if (fd >= 0) {
-                close(fd);
-                return false;
-        }
-        if (errno == ESRCH)
-                return false; /* gone */
-        /* EINVAL or ENOENT (kernels differ) for a thread; ENOSYS: no pidfds */
-        pid_t tgid = 0;
-        return pd_proc_tgid(pid, &tgid) == 0 && tgid != pid;
-}
-
-int pd_proc_uid_checked(pid_t pid, uint64_t start_ticks, uid_t *uid)
-{
-        uid_t u;
-        uint64_t now;
-        int r = pd_proc_uid(pid, &u);
-        if (r < 0)
-                return r;
-        /* read after the uid: the pid named the same process all along */
-        r = tr_pid_start_ticks(pid, &now);
-        if (r < 0)
-                return r;
-        if (now != start_ticks)
-                return -ESRCH;
-        *uid = u;
-        return 0;
 }
 
 static bool family_has_tf_proc(const pd_family *f) { return f->tf && f->proc_tracked; }
@@ -311,8 +231,7 @@ static void family_free(pd_family *f)
         if (f->watcher_source)
                 g_source_remove(f->watcher_source);
         pd_pid_watch_cancel(f->watcher_watch);
-        if (f->watcher_pidfd >= 0)
-                close(f->watcher_pidfd);
+        tr_pidref_close(&f->watcher);
         if (f->tf)
                 tr_family_free(f->tf);
         tr_pidset_free(&f->last_members);
@@ -332,7 +251,7 @@ static pd_family *family_alloc(void)
         pd_family *f = calloc(1, sizeof *f);
         if (!f)
                 return NULL;
-        f->watcher_pidfd = -1;
+        f->watcher = TR_PIDREF_EMPTY;
         f->children = g_ptr_array_new();
         f->strays = g_array_new(FALSE, FALSE, sizeof(pd_ident));
         f->kept = g_array_new(FALSE, FALSE, sizeof(pd_ident));
@@ -403,7 +322,7 @@ int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_inte
                         pd_registry_free(r);
                         return tr_error_setx(err, -k, "root family: pid %d", (int) root_pid);
                 }
-                pd_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
+                tr_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
                 k = build_tracker(r, f, err);
                 if (k < 0) {
                         pd_registry_free(r);
@@ -454,7 +373,7 @@ void pd_registry_watcher_exited(pd_registry *r, pd_family *f)
                 r->watcher_exit(r->watcher_exit_data, f);
                 return;
         }
-        reg_log(r, "watcher %d of family %d exited: unregistering the family", (int) f->watcher_pid,
+        reg_log(r, "watcher %d of family %d exited: unregistering the family", (int) f->watcher.pid,
                 (int) f->root_pid);
         pd_registry_unregister(r, f);
 }
@@ -488,9 +407,7 @@ static void watcher_exit_cb(void *data) { watcher_cb(-1, 0, data); }
 static gboolean watcher_poll_cb(gpointer data)
 {
         watch_ctx *w = data;
-        tr_proc p;
-        if (tr_proc_stat_read(w->f->watcher_pid, &p) == 0 && p.start_ticks == w->f->watcher_start_ticks &&
-            p.state != 'Z' && p.state != 'X')
+        if (tr_pidref_alive(&w->f->watcher))
                 return G_SOURCE_CONTINUE;
         return watcher_cb(-1, 0, data);
 }
@@ -558,51 +475,34 @@ static pd_family *find_parent(pd_registry *r, pid_t pid, uint64_t start_ticks, p
 /* The parent pid of pid (0 when gone), for find_parent's callers that have not read it. */
 static pid_t ppid_of(pid_t pid)
 {
-        tr_proc p;
-        return tr_proc_stat_read(pid, &p) < 0 ? 0 : p.ppid;
+        pid_t ppid = 0;
+        return tr_proc_ppid(pid, &ppid) < 0 ? 0 : ppid;
 }
 
-/* Open the watcher: a pidfd checked against its start time (0: read it now), else (no
- * pidfd_open: kernel < 5.3, valgrind) identity by start time alone.  -ESRCH when gone or
- * when the pid names another process. */
+/* Open the watcher (tr_pidref: a pidfd checked against its start time, 0: read it now;
+ * without pidfd_open, identity by start time alone).  -ESRCH when gone or when the pid
+ * names another process. */
 static int open_watcher(pd_family *f, pid_t watcher_pid, uint64_t start_ticks)
 {
-        f->watcher_pid = watcher_pid;
-        f->watcher_pidfd = (int) syscall(SYS_pidfd_open, watcher_pid, 0);
-        int k = f->watcher_pidfd < 0 ? -errno : 0;
-        if (k < 0 && k != -ENOSYS)
-                return k;
-        if (f->watcher_pidfd >= 0)
-                fcntl(f->watcher_pidfd, F_SETFD, FD_CLOEXEC);
-        /* read after the pidfd: the pidfd names the process whose start time is checked */
-        uint64_t now = 0;
-        k = tr_pid_start_ticks(watcher_pid, &now);
-        if (k < 0 || (start_ticks && now != start_ticks)) {
-                if (f->watcher_pidfd >= 0)
-                        close(f->watcher_pidfd);
-                f->watcher_pidfd = -1;
-                return k < 0 ? k : -ESRCH;
-        }
-        f->watcher_start_ticks = now;
-        return 0;
+        return tr_pidref_open(watcher_pid, start_ticks, &f->watcher);
 }
 
 static void arm_watcher(pd_registry *r, pd_family *f)
 {
-        if (f->watcher_pid <= 0)
+        if (f->watcher.pid <= 0)
                 return;
         watch_ctx *w = g_new0(watch_ctx, 1);
         w->r = r;
         w->f = f;
         /* one epoll fd for every watcher: the main loop's cost must not grow with families */
-        if (f->watcher_pidfd >= 0 && !r->pid_watch)
+        if (f->watcher.pidfd >= 0 && !r->pid_watch)
                 r->pid_watch = pd_pid_watch_new();
-        if (f->watcher_pidfd >= 0 && r->pid_watch)
-                f->watcher_watch = pd_pid_watch_add(r->pid_watch, f->watcher_pidfd, watcher_exit_cb, w, g_free);
+        if (f->watcher.pidfd >= 0 && r->pid_watch)
+                f->watcher_watch = pd_pid_watch_add(r->pid_watch, f->watcher.pidfd, watcher_exit_cb, w, g_free);
         if (f->watcher_watch)
                 return;
-        if (f->watcher_pidfd >= 0)
-                f->watcher_source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, f->watcher_pidfd, G_IO_IN, watcher_cb,
+        if (f->watcher.pidfd >= 0)
+                f->watcher_source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, f->watcher.pidfd, G_IO_IN, watcher_cb,
                                                        w, g_free);
         else
                 f->watcher_source = g_timeout_add_seconds_full(G_PRIORITY_DEFAULT, 1, watcher_poll_cb, w, g_free);
@@ -654,33 +554,15 @@ static void release_cgroup(pd_registry *r, pd_family *f)
                 pd_famcg_release(r->fc, f->cgroup_path, f->cgroup_origin == PD_CG_FAMILY);
 }
 
-/* The children of pid (of each of its threads: /proc/PID/task/TID/children), with their
- * start times, appended to out (pd_ident).  Nothing when the kernel lacks the files. */
-static void read_children(pid_t pid, GArray *out)
+/* The children of pid now (tr_proc_children), appended to kept (pd_ident).  -ENOMEM. */
+static int read_kept(pid_t pid, GArray *kept)
 {
-        char dir[64];
-        snprintf(dir, sizeof dir, "/proc/%d/task", (int) pid);
-        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-        if (!d)
-                return;
-        dfd = -1; /* owned by d now */
-        struct dirent *e;
-        while ((e = readdir(d))) {
-                if (e->d_name[0] == '.')
-                        continue;
-                char name[300];
-                snprintf(name, sizeof name, "%s/children", e->d_name);
-                _cleanup_free_ char *text = NULL;
-                if (tr_read_file_alloc_at(dirfd(d), name, &text, NULL, NULL) < 0)
-                        continue;
-                for (char *save = NULL, *t = strtok_r(text, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
-                        pd_ident id = { 0, 0 };
-                        if (tr_parse_pid(t, &id.pid) == 0 && tr_pid_start_ticks(id.pid, &id.start_ticks) == 0)
-                                g_array_append_val(out, id);
-                }
-        }
-        closedir(d);
+        _cleanup_free_ tr_proc_ident *kids = NULL;
+        size_t n = 0, cap = 0;
+        int k = tr_proc_children(pid, &kids, &n, &cap);
+        if (n)
+                g_array_append_vals(kept, kids, (guint) n);
+        return k;
 }
 
 int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint32_t interval_sec,
@@ -701,9 +583,12 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
                 return tr_error_setx(err, -k, "root pid %d", (int) root_pid);
         }
         f->root_start_ticks = p.start_ticks;
-        pd_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
+        tr_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
         /* condor_procd's rule: what the root forked before now stays in the parent family */
-        read_children(root_pid, f->kept);
+        if (read_kept(root_pid, f->kept) < 0) {
+                family_free(f);
+                return tr_error_set(err, ENOMEM, "out of memory");
+        }
         if (watcher_pid > 0 && (k = open_watcher(f, watcher_pid, 0)) < 0) {
                 family_free(f);
                 *bad_watcher = true;
@@ -739,12 +624,12 @@ static int dup_opt(char **dst, const char *src)
  * checked when like was restored), else a fresh pidfd.  -ESRCH when gone or reused. */
 static int restore_watcher(pd_family *f, const pd_state_family *sf, const pd_family *like)
 {
-        if (like && like->watcher_pidfd >= 0 && like->watcher_pid == sf->watcher_pid &&
-            like->watcher_start_ticks == sf->watcher_start_ticks) {
-                f->watcher_pidfd = fcntl(like->watcher_pidfd, F_DUPFD_CLOEXEC, 0);
-                if (f->watcher_pidfd >= 0) {
-                        f->watcher_pid = like->watcher_pid;
-                        f->watcher_start_ticks = like->watcher_start_ticks;
+        if (like && like->watcher.pidfd >= 0 && like->watcher.pid == sf->watcher_pid &&
+            like->watcher.start_ticks == sf->watcher_start_ticks) {
+                f->watcher.pidfd = fcntl(like->watcher.pidfd, F_DUPFD_CLOEXEC, 0);
+                if (f->watcher.pidfd >= 0) {
+                        f->watcher.pid = like->watcher.pid;
+                        f->watcher.start_ticks = like->watcher.start_ticks;
                         return 0;
                 }
         }
@@ -810,7 +695,7 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
         }
         if (sf->watcher_pid > 0 && restore_watcher(f, sf, like) < 0) {
                 *watcher_gone = true; /* the family is restored; the caller applies the exit rule */
-                f->watcher_pid = 0;   /* not armed */
+                f->watcher.pid = 0;   /* not armed */
         }
         tr_procfam_spec spec = family_spec(f);
         /* cgroup families: the /proc side is only a fallback with its own scans; /proc
@@ -846,8 +731,8 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
         }
         link_family(r, f, parent);
         if (*watcher_gone) {
-                f->watcher_pid = sf->watcher_pid;
-                f->watcher_start_ticks = sf->watcher_start_ticks;
+                f->watcher.pid = sf->watcher_pid;
+                f->watcher.start_ticks = sf->watcher_start_ticks;
         }
         *out = f;
         return 0;

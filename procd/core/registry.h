@@ -39,6 +39,7 @@
 #include "procd/core/family-cgroup.h"
 #include "procd/core/pid-watch.h"
 #include "trackers/hierarchy.h"
+#include "trackers/pidref.h"
 #include "trackers/pidset.h"
 #include "trackers/procscan.h"
 #include "trackers/tracker.h"
@@ -57,9 +58,8 @@ struct pd_family {
         pid_t root_pid;           /* 0 never; the root family's root may be 1 (no tracker) */
         uint64_t root_start_ticks;
         uid_t root_uid;           /* last seen real uid of the root process */
-        pid_t watcher_pid;        /* 0: no watcher */
-        int watcher_pidfd;        /* -1 without pidfd_open: then polled by start time */
-        uint64_t watcher_start_ticks;
+        tr_pidref watcher;        /* pid 0: no watcher; pidfd -1 without pidfd_open: then
+                                     polled by start time */
         guint watcher_source;     /* without pid_watch: a GLib source */
         pd_pid_watch_entry *watcher_watch; /* the pidfd in the registry's pid-watch set */
         uint32_t interval_sec;    /* max snapshot interval */
@@ -200,16 +200,3 @@ void pd_registry_watcher_exited(pd_registry *r, pd_family *f);
 
 /* The interval the snapshot timer runs at now (0: not running). */
 uint32_t pd_registry_timer_interval(const pd_registry *r);
-
-/* Small /proc readers over the tracker's parsers (tr_proc_stat_read, tr_parse_proc_status):
- * parent pid and real uid of pid; -ESRCH when gone. */
-int pd_proc_ppid(pid_t pid, pid_t *ppid);
-int pd_proc_uid(pid_t pid, uid_t *uid);
-/* Thread group of pid (/proc/PID/status Tgid): pid itself for a process, another for a
- * thread id (/proc/TID exists too, hidden from readdir). */
-int pd_proc_tgid(pid_t pid, pid_t *tgid);
-/* Whether pid is a thread id that leads no thread group (a pidfd_open probe, /proc/PID/status
- * where pidfds are missing); false when gone. */
-bool pd_proc_is_thread(pid_t pid);
-/* Real uid of pid, only while pid is still the process started at start_ticks (-ESRCH). */
-int pd_proc_uid_checked(pid_t pid, uint64_t start_ticks, uid_t *uid);

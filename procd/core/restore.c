@@ -25,8 +25,8 @@ static void family_view(pd_registry *r, const pd_family *f, GArray *members, pd_
                 .root_start_ticks = f->root_start_ticks,
                 .parent_root_pid = f->parent && f->parent->parent ? f->parent->root_pid : 0,
                 .root_uid = f->root_uid,
-                .watcher_pid = f->watcher_pid,
-                .watcher_start_ticks = f->watcher_start_ticks,
+                .watcher_pid = f->watcher.pid,
+                .watcher_start_ticks = f->watcher.start_ticks,
                 .interval_sec = f->interval_sec,
                 .cgroup = f->cgroup_path,
                 .cgroup_origin = f->cgroup_path ? (unsigned) f->cgroup_origin : 0,
@@ -259,7 +259,7 @@ static int restore_one(pd_registry *r, GHashTable *watchers, const pd_state_fami
         /* families of one watcher (a starter's) share its checked pidfd */
         const pd_family *like = sf->watcher_pid > 0 ? g_hash_table_lookup(watchers, GINT_TO_POINTER(sf->watcher_pid)) : NULL;
         int k = pd_registry_restore(r, sf, TR_TAKE_PTR(c->cg), like, f, watcher_gone, err);
-        if (k >= 0 && !*watcher_gone && (*f)->watcher_pidfd >= 0)
+        if (k >= 0 && !*watcher_gone && (*f)->watcher.pidfd >= 0)
                 g_hash_table_insert(watchers, GINT_TO_POINTER(sf->watcher_pid), *f);
         return k;
 }
@@ -360,7 +360,7 @@ static void restore_families(pd_commands *cm, const char *path, pd_restore_stats
                         continue;
                 st->watcher_gone++;
                 g_message("family %d: its watcher %d exited while procd was down", (int) f->root_pid,
-                          (int) f->watcher_pid);
+                          (int) f->watcher.pid);
                 pd_registry_watcher_exited(cm->reg, f);
         }
         g_message("state file %s: %zu families restored, %zu dropped", path, st->restored, st->dropped);

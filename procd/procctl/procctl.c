@@ -16,6 +16,7 @@
 
 #include "procd/client.h"
 #include "procd/wire.h"
+#include "trackers/proc-read.h"
 #include "trackers/util.h"
 
 #define EXIT_DAEMON_ERROR 1
@@ -364,40 +365,22 @@ typedef struct list_row {
 /* Owner of a live process (its real uid), "?" when gone. */
 static void proc_user(pid_t pid, char *buf, size_t size)
 {
-        char path[64], line[256];
-        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
+        uid_t uid;
         snprintf(buf, size, "?");
-        FILE *f = fopen(path, "re");
-        if (!f)
+        if (tr_proc_uid(pid, &uid) < 0)
                 return;
-        while (fgets(line, sizeof line, f)) {
-                unsigned long uid;
-                if (sscanf(line, "Uid: %lu", &uid) == 1) {
-                        struct passwd *pw = getpwuid((uid_t) uid);
-                        if (pw)
-                                snprintf(buf, size, "%s", pw->pw_name);
-                        else
-                                snprintf(buf, size, "%lu", uid);
-                        break;
-                }
-        }
-        fclose(f);
+        struct passwd *pw = getpwuid(uid);
+        if (pw)
+                snprintf(buf, size, "%s", pw->pw_name);
+        else
+                snprintf(buf, size, "%lu", (unsigned long) uid);
 }
 
 /* Seconds since the process started (start ticks after boot), < 0 when unknown. */
 static double age_seconds(uint64_t start_ticks)
 {
-        double up;
-        FILE *f = fopen("/proc/uptime", "re");
-        if (!f)
-                return -1;
-        int n = fscanf(f, "%lf", &up);
-        fclose(f);
-        long hz = sysconf(_SC_CLK_TCK);
-        if (n != 1 || hz <= 0 || start_ticks == 0)
-                return -1;
-        double age = up - (double) start_ticks / (double) hz;
-        return age < 0 ? 0 : age;
+        double age;
+        return tr_proc_age_seconds(start_ticks, &age) < 0 ? -1 : age;
 }
 
 /* The daemon's state of the family (frozen, killing, killed) first; an empty family says so. */

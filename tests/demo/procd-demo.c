@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "trackers/tracker.h"
+#include "trackers/pidref.h"
 #include "trackers/util.h"
 
 #define SEC 1000000ull

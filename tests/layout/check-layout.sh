@@ -5,7 +5,8 @@
 #   nor trackers/; procd/core/ includes neither face (dbus/, classic/) nor libdbus; the faces
 #   do not include each other; no daemon file includes procd/client.h (procd/wire.h is the
 #   contract); the procd binary does not link the client; libprocd-client.so exports
-#   procd_* only.
+#   procd_* only; no file under procd/ names a /proc path (trackers/ reads /proc: proc-read,
+#   procscan, hierarchy).
 set -u
 src=${1:?source dir}
 build=${2:?build dir}
@@ -36,6 +37,13 @@ check "procd/core/ includes neither face nor libdbus" none_include 'procd/(dbus|
 check "procd/dbus/ does not include procd/classic/" none_include 'procd/classic/' "${dbus[@]}"
 check "procd/classic/ does not include procd/dbus/ nor libdbus" none_include 'procd/dbus/|dbus/dbus\.h' "${classic[@]}"
 check "no daemon file includes procd/client.h" none_include 'procd/client\.h' "${daemon[@]}"
+# a "/proc/..." or "/proc" string literal in procd/ would be a reader beside trackers/
+proc_paths() {
+  local hits
+  hits=$(grep -rHnE '"/proc(/|")' procd --include='*.c' --include='*.h' 2>/dev/null)
+  [ -z "$hits" ] || { printf '      %s\n' "$hits"; return 1; }
+}
+check "only trackers/ reads /proc (no /proc path under procd/)" proc_paths
 
 if [ -x "$build/procd/procd" ]; then
   check "the procd binary does not link the client" \

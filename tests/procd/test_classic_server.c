@@ -16,6 +16,7 @@
 
 #include "harness.h"
 #include "testsupport.h"
+#include "trackers/proc-read.h"
 #include "trackers/util.h"
 
 #define WAIT_MS 20000

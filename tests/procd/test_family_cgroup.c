@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "procd/core/family-cgroup.h"
 #include "testsupport.h"
+#include "trackers/pidref.h"
 #include "trackers/util.h"
 
 static ph_daemon D;

@@ -221,7 +221,7 @@ static int owner_split(pid_t *a, pid_t *b)
         close(p[0]);
         for (int i = 0; i < 200; i++) { /* until A's setresuid shows */
                 uid_t u = 0;
-                if (pd_proc_uid(top, &u) == 0 && u == 4242)
+                if (tr_proc_uid(top, &u) == 0 && u == 4242)
                         break;
                 usleep(5000);
         }
@@ -545,7 +545,7 @@ static void test_pending_cap_per_uid(void)
         }
         for (int i = 0; i < N; i++) { /* owned by USER once setresuid shows */
                 uid_t u = 0;
-                for (int t = 0; t < 6000 && (pd_proc_uid(kids[i], &u) < 0 || u != USER.uid); t++) /* a bound, not a timing: 30 s */
+                for (int t = 0; t < 6000 && (tr_proc_uid(kids[i], &u) < 0 || u != USER.uid); t++) /* a bound, not a timing: 30 s */
                         usleep(5000);
                 CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, kids[i], 0, 60, &e), PROCD_OK);
         }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trackers/proc-read.h"
 #include "trackers/util.h"
 
 typedef struct gate {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgtest.h"
+#include "trackers/proc-read.h"
 #include "trackers/util.h"
 
 static int run_escapers(void *arg)

@@ -30,6 +30,7 @@
 
 #include "testsupport.h"
 #include "trackers/procfam.h"
+#include "trackers/pidref.h"
 #include "trackers/util.h"
 
 #define HOUR_USEC (3600ull * 1000000ull)

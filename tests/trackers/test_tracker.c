@@ -16,6 +16,7 @@
 
 #include "testsupport.h"
 #include "trackers/tracker.h"
+#include "trackers/pidref.h"
 #include "trackers/util.h"
 
 #define SEC 1000000ull
