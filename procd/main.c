@@ -459,7 +459,7 @@ int main(int argc, char **argv)
         if (d.parent_src)
                 g_source_remove(d.parent_src);
         pd_cmd_cancel_pending(&d.cm); /* a Kill/Suspend/ContinueFamily in progress gets an error reply */
-        pd_cmd_jobs_free(&d.cm);
+        pd_cmd_clear(&d.cm);
         g_message("shutting down: %zu families registered", pd_registry_count(d.reg));
 out:
         pd_classic_server_free(d.classic_server);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "procd/core/command-jobs.h"
 #include "procd/core/command-query.h"
 #include "procd/core/family-usage.h"
 #include "procd/wire.h"
@@ -345,13 +346,8 @@ procd_status pd_cmd_track_associated_group(pd_commands *cm, const pd_caller *who
         return PROCD_OK;
 }
 
-procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, tr_usage *out, procd_error *err)
-{
-        return pd_cmd_get_usage_want(cm, who, pid, TR_WANT_ALL, out, err);
-}
-
-procd_status pd_cmd_get_usage_want(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
-                                   procd_error *err)
+procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
+                              pd_usage_reading *reading, procd_error *err)
 {
         (void) who;
         pd_family *f = NULL;
@@ -366,6 +362,14 @@ procd_status pd_cmd_get_usage_want(pd_commands *cm, const pd_caller *who, pid_t 
         tr_error terr = { 0 };
         if (pd_family_usage(cm->reg, f, want, out, &terr) < 0)
                 return procd_error_set(err, PROCD_E_INTERNAL, "usage of family %d: %s", (int) f->root_pid, terr.msg);
+        if (reading) {
+                if (!cm->meter)
+                        cm->meter = pd_usage_meter_new();
+                pd_usage_meter_update(cm->meter, f->parent ? f->root_pid : 0, pd_usage_cpu_usec(out),
+                                      pd_usage_image_bytes(out), tr_now_usec(), reading);
+                if (!out->cpu_usec.available && !out->cpu_user_usec.available && !out->cpu_system_usec.available)
+                        reading->percent_cpu_known = false; /* no CPU reading: no percentage either */
+        }
         return PROCD_OK;
 }
 
@@ -779,7 +783,10 @@ procd_status pd_cmd_unregister_family(pd_commands *cm, const pd_caller *who, pid
                 s = may_act_on(who, f, "UnregisterFamily", err);
         if (s != PROCD_OK)
                 return s;
+        pid_t root = f->root_pid;
         pd_registry_unregister(cm->reg, f);
+        if (cm->meter)
+                pd_usage_meter_forget(cm->meter, root);
         g_info("unregistered family %d", (int) pid);
         return PROCD_OK;
 }
@@ -863,6 +870,13 @@ procd_status pd_cmd_quit(pd_commands *cm, const pd_caller *who, procd_error *err
         if (cm->quit)
                 cm->quit(cm->quit_data);
         return PROCD_OK;
+}
+
+void pd_cmd_clear(pd_commands *cm)
+{
+        pd_cmd_jobs_free(cm);
+        pd_usage_meter_free(cm->meter);
+        cm->meter = NULL;
 }
 
 /* ---- watcher exit and restart ---- */

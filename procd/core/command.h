@@ -18,6 +18,7 @@
 
 #include "procd/types.h"
 #include "procd/core/registry.h"
+#include "procd/core/usage-meter.h"
 #include "trackers/usage.h"
 
 typedef struct pd_caller {
@@ -36,6 +37,7 @@ typedef struct pd_commands {
         void *quit_data;
         GSList *pending_jobs;       /* pd_job *, owned (asynchronous Kill/Suspend/ContinueFamily) */
         GHashTable *jobs;           /* root pid -> job record (command-jobs.c), NULL until used */
+        pd_usage_meter *meter;      /* GetUsage's earlier readings, for every transport; NULL until used */
 } pd_commands;
 
 /* KillFamily from the main loop: rounds of PD_KILL_ROUND_USEC per family, a pause of
@@ -77,11 +79,13 @@ procd_status pd_cmd_track_allocated_group(pd_commands *cm, const pd_caller *who,
                                           procd_error *err);
 procd_status pd_cmd_track_associated_group(pd_commands *cm, const pd_caller *who, pid_t root_pid, gid_t gid,
                                            procd_error *err);
-procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, tr_usage *out, procd_error *err);
-/* The same for the groups of fields in want (enum tr_usage_want) only: a transport whose
- * record has fewer fields asks for fewer reads. */
-procd_status pd_cmd_get_usage_want(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
-                                   procd_error *err);
+/* The usage of the family of pid (0: the root family), the groups of fields in want (enum
+ * tr_usage_want; TR_WANT_ALL: all) only: a transport whose record has fewer fields asks for
+ * fewer reads.  reading (NULL: none wanted) gets the one usage meter's reading (percent CPU
+ * since the family's last metered query, by whichever transport, and its running maximum
+ * image), keyed by the family's root pid (0: the root family). */
+procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
+                              pd_usage_reading *reading, procd_error *err);
 procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t pid, int sig, procd_error *err);
 /* Synchronous (in-process callers): one pass bounded by freeze_timeout_usec per family. */
 procd_status pd_cmd_suspend_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err);
@@ -112,3 +116,5 @@ void pd_cmd_watcher_exited(void *userdata, pd_family *f);
 /* After a restart: finish a KillFamily that was in progress, re-apply a suspend. */
 void pd_cmd_resume(pd_commands *cm, pd_family *f);
 procd_status pd_cmd_quit(pd_commands *cm, const pd_caller *who, procd_error *err);
+/* Free what the command layer keeps (the job records, the usage meter). */
+void pd_cmd_clear(pd_commands *cm);
