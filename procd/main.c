@@ -379,6 +379,7 @@ int main(int argc, char **argv)
                 .freeze_timeout_usec = (uint64_t) d.opt.freeze_timeout * 1000000ull,
                 .quit = quit_cb,
                 .quit_data = &d,
+                .classic_cgroup_base = d.opt.classic_cgroup_base[0] ? d.opt.classic_cgroup_base : NULL,
         };
         pd_registry_set_watcher_hook(d.reg, pd_cmd_watcher_exited, &d.cm);
         if ((!d.classic.classic || d.opt.socket_given) &&

@@ -4,7 +4,8 @@
  * A transport (D-Bus today) decodes a request, fills a pd_caller from the peer's
  * credentials and calls one of these; it never touches the registry itself.
  *
- * Authorization: uid 0 may do everything.  Any other uid may GetUsage and Dump, and may
+ * Authorization: uid 0 may do everything (a confined caller, pd_caller.confined, within
+ * condor_procd's limits only).  Any other uid may GetUsage and Dump, and may
  * SignalProcess / SuspendFamily / ContinueFamily / KillFamily / UnregisterFamily only for
  * families whose root process it owns (real uid).  Nobody can signal a process outside a
  * registered family, nor pid <= 1, nor procd itself.
@@ -24,6 +25,11 @@
 typedef struct pd_caller {
         uid_t uid;
         pid_t pid; /* 0 when unknown */
+        /* No more authority than condor_procd gave (classic requests): RegisterSubfamily
+         * only of a process inside the root family's tree (else PROCD_E_NOT_IN_FAMILY,
+         * nothing moved); TrackFamilyViaCgroup only of a cgroup below the family cgroup
+         * base or cm->classic_cgroup_base (else PROCD_E_BAD_CGROUP, nothing made). */
+        bool confined;
 } pd_caller;
 
 typedef struct pd_job pd_job;
@@ -38,6 +44,7 @@ typedef struct pd_commands {
         GSList *pending_jobs;       /* pd_job *, owned (asynchronous Kill/Suspend/ContinueFamily) */
         GHashTable *jobs;           /* root pid -> job record (command-jobs.c), NULL until used */
         pd_usage_meter *meter;      /* GetUsage's earlier readings, for every transport; NULL until used */
+        const char *classic_cgroup_base; /* a confined caller's other cgroup base (NULL: none) */
 } pd_commands;
 
 /* KillFamily from the main loop: rounds of PD_KILL_ROUND_USEC per family, a pause of
