@@ -379,6 +379,7 @@ int main(int argc, char **argv)
                 .freeze_timeout_usec = (uint64_t) d.opt.freeze_timeout * 1000000ull,
                 .quit = quit_cb,
                 .quit_data = &d,
+                .classic_cgroup_base = d.opt.classic_cgroup_base[0] ? d.opt.classic_cgroup_base : NULL,
         };
         pd_registry_set_watcher_hook(d.reg, pd_cmd_watcher_exited, &d.cm);
         if ((!d.classic.classic || d.opt.socket_given) &&
@@ -459,7 +460,7 @@ int main(int argc, char **argv)
         if (d.parent_src)
                 g_source_remove(d.parent_src);
         pd_cmd_cancel_pending(&d.cm); /* a Kill/Suspend/ContinueFamily in progress gets an error reply */
-        pd_cmd_jobs_free(&d.cm);
+        pd_cmd_clear(&d.cm);
         g_message("shutting down: %zu families registered", pd_registry_count(d.reg));
 out:
         pd_classic_server_free(d.classic_server);

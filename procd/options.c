@@ -23,7 +23,7 @@
 #endif
 #define PD_CONFIG_GROUP "procd"
 
-enum { OPT_CONFIG = 1000, OPT_VERSION };
+enum { OPT_CONFIG = 1000, OPT_VERSION, OPT_CLASSIC_CGROUP_BASE };
 
 static const struct option longopts[] = {
         { "socket", required_argument, NULL, 's' },
@@ -40,6 +40,7 @@ static const struct option longopts[] = {
         { "family-cgroup-base", required_argument, NULL, 'B' },
         { "no-family-cgroups", no_argument, NULL, 'N' },
         { "state-file", required_argument, NULL, 'S' },
+        { "classic-cgroup-base", required_argument, NULL, OPT_CLASSIC_CGROUP_BASE },
         /* command line only (not keys of the file) */
         { "ready-fd", required_argument, NULL, 'R' },
         { "config", required_argument, NULL, OPT_CONFIG },
@@ -47,7 +48,7 @@ static const struct option longopts[] = {
         { "version", no_argument, NULL, OPT_VERSION },
         { 0 },
 };
-#define N_FILE_KEYS 14 /* the first entries of longopts */
+#define N_FILE_KEYS 15 /* the first entries of longopts */
 
 static void usage(FILE *f)
 {
@@ -55,7 +56,7 @@ static void usage(FILE *f)
                    "             [--gid-range MIN-MAX] [--snapshot-interval SEC] [--kill-timeout SEC]\n"
                    "             [--freeze-timeout SEC] [--log stderr|syslog] [--max-connections-per-uid N]\n"
                    "             [--evict-idle-after SEC] [--foreground] [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
-                   "             [--state-file PATH] [--ready-fd N] [--version]\n"
+                   "             [--state-file PATH] [--classic-cgroup-base CGROUP] [--ready-fd N] [--version]\n"
                    "  --config FILE           key file with a [procd] group (default " PROCD_CONFIG_FILE
                    ",\n"
                    "                          read when it exists); options given here override it\n"
@@ -79,6 +80,9 @@ static void usage(FILE *f)
                    "  --no-family-cgroups     families get no cgroup unless a client names one\n"
                    "  --state-file PATH       registered families, kept across restarts (default:\n"
                    "                          procd.state next to the socket; \"\" keeps none)\n"
+                   "  --classic-cgroup-base CGROUP\n"
+                   "                          condor_procd's TRACK_FAMILY_VIA_CGROUP (-A) may also name\n"
+                   "                          cgroups below this one (default: only below the family base)\n"
                    "  --foreground            do not detach\n"
                    "  --ready-fd N            close fd N once listening\n"
                    "  --version               print the version and exit\n",
@@ -184,6 +188,11 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
                         return bad(where, code, v, "an absolute cgroup path, not /");
                 snprintf(o->famcg_base, sizeof o->famcg_base, "%s", v);
                 o->famcg.base = o->famcg_base;
+                return 0;
+        case OPT_CLASSIC_CGROUP_BASE:
+                if (v[0] != '/' || v[strspn(v, "/")] == '\0' || strlen(v) >= sizeof o->classic_cgroup_base)
+                        return bad(where, code, v, "an absolute cgroup path, not /");
+                snprintf(o->classic_cgroup_base, sizeof o->classic_cgroup_base, "%s", v);
                 return 0;
         case 'N':
                 return parse_bool(v, &o->famcg.disabled) < 0 ? bad(where, code, v, "true or false") : 0;

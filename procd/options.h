@@ -25,6 +25,7 @@ typedef struct pd_options {
         int ready_fd;                /* -1: none (command line only) */
         pd_famcg_options famcg;      /* famcg.base points into famcg_base */
         char famcg_base[PATH_MAX];
+        char classic_cgroup_base[PATH_MAX]; /* "": none (TRACK_FAMILY_VIA_CGROUP only below the family base) */
         char config_path[PATH_MAX];  /* the file read, "" when none */
         char state_file[PATH_MAX];   /* "": none (when given) */
         bool state_file_given;       /* else procd.state next to the socket */

@@ -18,52 +18,6 @@ static uint64_t get_u64(const uint8_t *p)
         return v;
 }
 
-static const char *const command_names[PD_CL_COMMAND_COUNT] = {
-        "REGISTER_SUBFAMILY",
-        "TRACK_FAMILY_VIA_ENVIRONMENT",
-        "TRACK_FAMILY_VIA_LOGIN",
-        "TRACK_FAMILY_VIA_ALLOCATED_SUPPLEMENTARY_GROUP",
-        "TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP",
-        "SIGNAL_PROCESS",
-        "SUSPEND_FAMILY",
-        "CONTINUE_FAMILY",
-        "KILL_FAMILY",
-        "GET_USAGE",
-        "UNREGISTER_FAMILY",
-        "TAKE_SNAPSHOT",
-        "DUMP",
-        "QUIT",
-        "TRACK_FAMILY_VIA_CGROUP",
-};
-
-const char *pd_cl_command_name(int32_t command)
-{
-        if (command < 0 || command >= PD_CL_COMMAND_COUNT)
-                return "UNKNOWN";
-        return command_names[command];
-}
-
-/* Fixed sizes (0: depends on the arguments). */
-static size_t fixed_size(int32_t command)
-{
-        switch (command) {
-        case PD_CL_REGISTER_SUBFAMILY:
-                return PD_CL_HEADER_BYTES + 12;
-        case PD_CL_TRACK_FAMILY_VIA_ENVIRONMENT:
-        case PD_CL_TRACK_FAMILY_VIA_LOGIN:
-        case PD_CL_TRACK_FAMILY_VIA_CGROUP:
-                return 0;
-        case PD_CL_TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP:
-        case PD_CL_SIGNAL_PROCESS:
-                return PD_CL_HEADER_BYTES + 8;
-        case PD_CL_TAKE_SNAPSHOT:
-        case PD_CL_QUIT:
-                return PD_CL_HEADER_BYTES;
-        default:
-                return PD_CL_HEADER_BYTES + 4;
-        }
-}
-
 static void reject(pd_cl_request *r, pd_cl_error e, size_t size, const char *why)
 {
         r->reject = e;
@@ -71,22 +25,150 @@ static void reject(pd_cl_request *r, pd_cl_error e, size_t size, const char *why
         snprintf(r->why, sizeof r->why, "%s", why);
 }
 
-/* PidEnvID: active entries first, the first inactive one ends the list. */
-static void decode_envids(const uint8_t *p, pd_cl_request *r)
+/* ---- fixed arguments (a: the bytes after the header) ---- */
+
+static void args_pid(const uint8_t *a, pd_cl_request *r) { r->pid = get_i32(a); }
+
+static void args_register(const uint8_t *a, pd_cl_request *r)
 {
+        r->pid = get_i32(a);
+        r->watcher = get_i32(a + 4);
+        r->interval = get_i32(a + 8);
+}
+
+static void args_signal(const uint8_t *a, pd_cl_request *r)
+{
+        r->pid = get_i32(a);
+        r->signo = get_i32(a + 4);
+}
+
+static void args_gid(const uint8_t *a, pd_cl_request *r)
+{
+        r->pid = get_i32(a);
+        r->gid = (uint32_t) get_i32(a + 4);
+}
+
+static void args_pid_len32(const uint8_t *a, pd_cl_request *r)
+{
+        r->pid = get_i32(a);
+        r->len = get_i32(a + 4);
+}
+
+static void args_pid_len64(const uint8_t *a, pd_cl_request *r)
+{
+        r->pid = get_i32(a);
+        uint64_t len = get_u64(a + 4);
+        r->len = len > INT64_MAX ? INT64_MAX : (int64_t) len;
+}
+
+/* ---- payloads after a length field (head: header + fixed arguments) ---- */
+
+/* PidEnvID: active entries first, the first inactive one ends the list. */
+static void payload_environment(const uint8_t *p, size_t n, pd_cl_request *r)
+{
+        (void) n;
         r->n_envids = 0;
         r->text[0] = '\0';
         for (int i = 0; i < PD_CL_PIDENVID_MAX; i++) {
                 const uint8_t *e = p + 4 + (size_t) i * (1 + PD_CL_ENVID_BYTES);
                 if (!e[0])
                         break;
-                size_t n = strnlen((const char *) e + 1, PD_CL_ENVID_BYTES);
-                memcpy(r->text, e + 1, n);
-                r->text[n] = '\0';
+                size_t len = strnlen((const char *) e + 1, PD_CL_ENVID_BYTES);
+                memcpy(r->text, e + 1, len);
+                r->text[len] = '\0';
                 r->n_envids++;
         }
         if (r->n_envids && !strchr(r->text, '='))
                 reject(r, PD_CL_BAD_ENVIRONMENT_INFO, r->size, "an ancestor entry without '='");
+}
+
+static void payload_login(const uint8_t *p, size_t n, pd_cl_request *r)
+{
+        if (!memchr(p, '\0', n))
+                reject(r, PD_CL_BAD_LOGIN_INFO, r->size, "login not NUL-terminated");
+        else
+                memcpy(r->text, p, n);
+}
+
+static void payload_cgroup(const uint8_t *p, size_t n, pd_cl_request *r)
+{
+        if (memchr(p, '\0', n)) {
+                reject(r, PD_CL_NO_CGROUP_ID_AVAILABLE, r->size, "cgroup name holds a NUL");
+                return;
+        }
+        memcpy(r->text, p, n);
+        r->text[n] = '\0';
+}
+
+/* The payload's length from r->len, or a rejection (answered without reading a payload,
+ * as condor_procd does for a bad PidEnvID length). */
+static bool length_environment(pd_cl_request *r, size_t head, size_t *len)
+{
+        if (r->len != PD_CL_PIDENVID_BYTES) {
+                reject(r, PD_CL_BAD_ENVIRONMENT_INFO, head, "PidEnvID length is not 2372");
+                return false;
+        }
+        *len = PD_CL_PIDENVID_BYTES;
+        return true;
+}
+
+static bool length_login(pd_cl_request *r, size_t head, size_t *len)
+{
+        if (r->len <= 0 || (size_t) r->len > PD_CL_MAX_REQUEST_BYTES - head) {
+                reject(r, PD_CL_BAD_LOGIN_INFO, head, "login length out of range");
+                return false;
+        }
+        *len = (size_t) r->len;
+        return true;
+}
+
+static bool length_cgroup(pd_cl_request *r, size_t head, size_t *len)
+{
+        if (r->len <= 0 || (size_t) r->len > PD_CL_MAX_REQUEST_BYTES - head) {
+                reject(r, PD_CL_NO_CGROUP_ID_AVAILABLE, head, "cgroup name length out of range");
+                return false;
+        }
+        *len = (size_t) r->len;
+        return true;
+}
+
+/* Each command's shape: the fixed argument bytes after the header, their decoder, and for
+ * the three commands with a length field the payload's length check and decoder. */
+typedef struct command_shape {
+        const char *name;
+        size_t args;                                  /* bytes after the header */
+        void (*decode_args)(const uint8_t *a, pd_cl_request *r);
+        bool (*payload_len)(pd_cl_request *r, size_t head, size_t *len); /* NULL: none */
+        void (*decode_payload)(const uint8_t *p, size_t n, pd_cl_request *r);
+} command_shape;
+
+static const command_shape shapes[PD_CL_COMMAND_COUNT] = {
+        [PD_CL_REGISTER_SUBFAMILY] = { "REGISTER_SUBFAMILY", 12, args_register, NULL, NULL },
+        [PD_CL_TRACK_FAMILY_VIA_ENVIRONMENT] = { "TRACK_FAMILY_VIA_ENVIRONMENT", 8, args_pid_len32, length_environment,
+                                                 payload_environment },
+        [PD_CL_TRACK_FAMILY_VIA_LOGIN] = { "TRACK_FAMILY_VIA_LOGIN", 8, args_pid_len32, length_login, payload_login },
+        [PD_CL_TRACK_FAMILY_VIA_ALLOCATED_SUPPLEMENTARY_GROUP] = { "TRACK_FAMILY_VIA_ALLOCATED_SUPPLEMENTARY_GROUP", 4,
+                                                                   args_pid, NULL, NULL },
+        [PD_CL_TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP] = { "TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP", 8,
+                                                                    args_gid, NULL, NULL },
+        [PD_CL_SIGNAL_PROCESS] = { "SIGNAL_PROCESS", 8, args_signal, NULL, NULL },
+        [PD_CL_SUSPEND_FAMILY] = { "SUSPEND_FAMILY", 4, args_pid, NULL, NULL },
+        [PD_CL_CONTINUE_FAMILY] = { "CONTINUE_FAMILY", 4, args_pid, NULL, NULL },
+        [PD_CL_KILL_FAMILY] = { "KILL_FAMILY", 4, args_pid, NULL, NULL },
+        [PD_CL_GET_USAGE] = { "GET_USAGE", 4, args_pid, NULL, NULL },
+        [PD_CL_UNREGISTER_FAMILY] = { "UNREGISTER_FAMILY", 4, args_pid, NULL, NULL },
+        [PD_CL_TAKE_SNAPSHOT] = { "TAKE_SNAPSHOT", 0, NULL, NULL, NULL },
+        [PD_CL_DUMP] = { "DUMP", 4, args_pid, NULL, NULL },
+        [PD_CL_QUIT] = { "QUIT", 0, NULL, NULL, NULL },
+        [PD_CL_TRACK_FAMILY_VIA_CGROUP] = { "TRACK_FAMILY_VIA_CGROUP", 12, args_pid_len64, length_cgroup,
+                                            payload_cgroup },
+};
+
+const char *pd_cl_command_name(int32_t command)
+{
+        if (command < 0 || command >= PD_CL_COMMAND_COUNT)
+                return "UNKNOWN";
+        return shapes[command].name;
 }
 
 pd_cl_decode_result pd_cl_decode(const uint8_t *buf, size_t n, pd_cl_request *r)
@@ -105,79 +187,20 @@ pd_cl_decode_result pd_cl_decode(const uint8_t *buf, size_t n, pd_cl_request *r)
         r->command = get_i32(buf + 8);
         if (r->command < 0 || r->command >= PD_CL_COMMAND_COUNT)
                 return PD_CL_UNKNOWN_COMMAND;
-        const uint8_t *a = buf + PD_CL_HEADER_BYTES;
-        size_t need = fixed_size(r->command);
-        if (need == 0) {
-                /* the length field decides */
-                size_t lenbytes = r->command == PD_CL_TRACK_FAMILY_VIA_CGROUP ? 8 : 4; /* size_t / int */
-                r->size = PD_CL_HEADER_BYTES + 4 + lenbytes;
-                if (n < r->size)
-                        return PD_CL_INCOMPLETE;
-                r->pid = get_i32(a);
-                size_t head = r->size;
-                if (r->command == PD_CL_TRACK_FAMILY_VIA_CGROUP) {
-                        uint64_t len = get_u64(a + 4);
-                        r->len = len > INT64_MAX ? INT64_MAX : (int64_t) len;
-                        if (len == 0 || len > PD_CL_MAX_REQUEST_BYTES - head) {
-                                reject(r, PD_CL_NO_CGROUP_ID_AVAILABLE, head, "cgroup name length out of range");
-                                return PD_CL_DECODED;
-                        }
-                        need = head + (size_t) len;
-                } else {
-                        r->len = get_i32(a + 4);
-                        if (r->command == PD_CL_TRACK_FAMILY_VIA_ENVIRONMENT && r->len != PD_CL_PIDENVID_BYTES) {
-                                /* as condor_procd: answered without reading a payload */
-                                reject(r, PD_CL_BAD_ENVIRONMENT_INFO, head, "PidEnvID length is not 2372");
-                                return PD_CL_DECODED;
-                        }
-                        if (r->command == PD_CL_TRACK_FAMILY_VIA_LOGIN &&
-                            (r->len <= 0 || (size_t) r->len > PD_CL_MAX_REQUEST_BYTES - head)) {
-                                reject(r, PD_CL_BAD_LOGIN_INFO, head, "login length out of range");
-                                return PD_CL_DECODED;
-                        }
-                        need = head + (size_t) r->len;
-                }
-                r->size = need;
-                if (n < need)
-                        return PD_CL_INCOMPLETE;
-                const uint8_t *payload = buf + head;
-                size_t plen = need - head;
-                if (r->command == PD_CL_TRACK_FAMILY_VIA_ENVIRONMENT) {
-                        decode_envids(payload, r);
-                } else if (r->command == PD_CL_TRACK_FAMILY_VIA_LOGIN) {
-                        if (!memchr(payload, '\0', plen))
-                                reject(r, PD_CL_BAD_LOGIN_INFO, need, "login not NUL-terminated");
-                        else
-                                memcpy(r->text, payload, plen);
-                } else {
-                        if (memchr(payload, '\0', plen)) {
-                                reject(r, PD_CL_NO_CGROUP_ID_AVAILABLE, need, "cgroup name holds a NUL");
-                        } else {
-                                memcpy(r->text, payload, plen);
-                                r->text[plen] = '\0';
-                        }
-                }
-                return PD_CL_DECODED;
-        }
-        r->size = need;
-        if (n < need)
+        const command_shape *sh = &shapes[r->command];
+        size_t head = PD_CL_HEADER_BYTES + sh->args;
+        r->size = head;
+        if (n < head)
                 return PD_CL_INCOMPLETE;
-        if (need > PD_CL_HEADER_BYTES)
-                r->pid = get_i32(a);
-        switch (r->command) {
-        case PD_CL_REGISTER_SUBFAMILY:
-                r->watcher = get_i32(a + 4);
-                r->interval = get_i32(a + 8);
-                break;
-        case PD_CL_SIGNAL_PROCESS:
-                r->signo = get_i32(a + 4);
-                break;
-        case PD_CL_TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP:
-                r->gid = (uint32_t) get_i32(a + 4);
-                break;
-        default:
-                break;
-        }
+        if (sh->decode_args)
+                sh->decode_args(buf + PD_CL_HEADER_BYTES, r);
+        size_t len = 0;
+        if (!sh->payload_len || !sh->payload_len(r, head, &len))
+                return PD_CL_DECODED; /* no payload, or rejected before it */
+        r->size = head + len;
+        if (n < r->size)
+                return PD_CL_INCOMPLETE;
+        sh->decode_payload(buf + head, len, r);
         return PD_CL_DECODED;
 }
 

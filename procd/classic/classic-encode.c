@@ -62,32 +62,13 @@ void pd_cl_reply_dump_proc(pd_cl_reply *r, const pd_cl_dump_proc *p) { pd_cl_rep
 
 static uint64_t kb(const tr_u64 *f) { return f->available ? f->value / 1024 : 0; }
 
-uint64_t pd_cl_usage_cpu_usec(const tr_usage *u)
-{
-        if (u->cpu_user_usec.available || u->cpu_system_usec.available)
-                return (u->cpu_user_usec.available ? u->cpu_user_usec.value : 0) +
-                       (u->cpu_system_usec.available ? u->cpu_system_usec.value : 0);
-        return u->cpu_usec.available ? u->cpu_usec.value : 0;
-}
-
-/* The virtual size sum where /proc gave it; a cgroup has none: its charged memory (what
- * HTCondor's own cgroup code reports as the image size), else the resident set. */
-uint64_t pd_cl_usage_image_bytes(const tr_usage *u)
-{
-        if (u->image_size_bytes.available)
-                return u->image_size_bytes.value;
-        if (u->memory_current_bytes.available)
-                return u->memory_current_bytes.value;
-        return u->rss_bytes.available ? u->rss_bytes.value : 0;
-}
-
 void pd_cl_usage_from(const tr_usage *u, const pd_usage_reading *m, pd_cl_usage *out)
 {
         memset(out, 0, sizeof *out); /* the pad bytes go on the wire too */
         out->user_cpu_time = u->cpu_user_usec.available ? (int64_t) (u->cpu_user_usec.value / 1000000u) : 0;
         out->sys_cpu_time = u->cpu_system_usec.available ? (int64_t) (u->cpu_system_usec.value / 1000000u) : 0;
         out->percent_cpu = m->percent_cpu;
-        out->total_image_size = pd_cl_usage_image_bytes(u) / 1024;
+        out->total_image_size = pd_usage_image_bytes(u) / 1024;
         uint64_t max_kb = m->max_image_bytes / 1024;
         if (!u->image_size_bytes.available && u->memory_peak_bytes.available && kb(&u->memory_peak_bytes) > max_kb)
                 max_kb = kb(&u->memory_peak_bytes);

@@ -34,9 +34,6 @@ void pd_cl_reply_dump_proc(pd_cl_reply *r, const pd_cl_dump_proc *p);
 /* ProcFamilyUsage from procd's record and the meter's reading (README, "Using procd with
  * HTCondor", lists the mapping field by field). */
 void pd_cl_usage_from(const tr_usage *u, const pd_usage_reading *m, pd_cl_usage *out);
-/* The values the meter is fed with: lifetime CPU (user + system) and the image size. */
-uint64_t pd_cl_usage_cpu_usec(const tr_usage *u);
-uint64_t pd_cl_usage_image_bytes(const tr_usage *u);
 
 /* The classic error number for a command layer status of this command. */
 pd_cl_error pd_cl_error_from_status(int32_t command, procd_status s);

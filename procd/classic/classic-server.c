@@ -19,7 +19,6 @@
 #include "procd/classic/classic-fifo.h"
 #include "procd/core/command-query.h"
 #include "procd/wire.h"
-#include "procd/core/usage-meter.h"
 #include "trackers/procscan.h"
 #include "trackers/util.h"
 
@@ -35,7 +34,6 @@ struct pd_classic_server {
         GByteArray *in;           /* unparsed request bytes */
         GPtrArray *reqs;          /* creq *: requests in progress */
         pd_admission *adm;
-        pd_usage_meter *meter;
         /* the last reply FIFO found live while reading one chunk: start_request's owner
          * check uses it instead of a second lstat (the fd opened is checked again) */
         struct {
@@ -201,22 +199,20 @@ static void async_done(procd_status st, const procd_error *err, void *data)
         answer_status(data, st, err);
 }
 
-static void do_get_usage(creq *q)
+static void h_get_usage(creq *q)
 {
         procd_error err = { 0 };
         tr_usage u;
+        pd_usage_reading m;
         /* only what the 112-byte record carries (no PSI, pids or OOM reads) */
         unsigned want = TR_WANT_CPU | TR_WANT_MEMORY | TR_WANT_MEMORY_STAT | TR_WANT_PROCS | TR_WANT_IO;
-        procd_status st = pd_cmd_get_usage_want(q->s->cm, &q->who, q->r.pid, want, &u, &err);
+        procd_status st = pd_cmd_get_usage(q->s->cm, &q->who, q->r.pid, want, &u, &m, &err);
         pd_cl_error e = pd_cl_error_from_status(q->r.command, st);
         if (e != PD_CL_SUCCESS) {
                 log_failure(q, e, &err);
                 reply_error(q, e);
                 return;
         }
-        pd_usage_reading m;
-        pd_usage_meter_update(q->s->meter, q->r.pid, pd_cl_usage_cpu_usec(&u), pd_cl_usage_image_bytes(&u),
-                              tr_now_usec(), &m);
         pd_cl_usage cu;
         pd_cl_usage_from(&u, &m, &cu);
         pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
@@ -263,7 +259,7 @@ static void dump_family(creq *q, const procd_family_info *fi, size_t i, GHashTab
                 pd_cl_reply_dump_proc(&q->reply, &procs[k]);
 }
 
-static void do_dump(creq *q)
+static void h_dump(creq *q)
 {
         procd_error err = { 0 };
         procd_family_info *infos = NULL;
@@ -316,12 +312,162 @@ static void accept_untracked(creq *q, const char *what)
         answer_status(q, st, &err);
 }
 
+static void h_register(creq *q)
+{
+        const pd_cl_request *r = &q->r;
+        /* condor_procd's order of checks */
+        if (r->pid <= 0) {
+                reply_error(q, PD_CL_BAD_ROOT_PID);
+                return;
+        }
+        if (r->watcher < 0) {
+                reply_error(q, PD_CL_BAD_WATCHER_PID);
+                return;
+        }
+        if (r->interval < -1) {
+                reply_error(q, PD_CL_BAD_SNAPSHOT_INTERVAL);
+                return;
+        }
+        uint32_t iv = r->interval == -1 ? PD_MAX_INTERVAL_SEC
+                      : r->interval == 0 ? 1
+                                         : (uint32_t) MIN((uint32_t) r->interval, PD_MAX_INTERVAL_SEC);
+        procd_error err = { 0 };
+        procd_status st = pd_cmd_register_subfamily(q->s->cm, &q->who, r->pid, r->watcher, iv, &err);
+        answer_status(q, st, &err);
+}
+
+static void h_track_environment(creq *q)
+{
+        if (q->r.n_envids == 0) {
+                accept_untracked(q, "empty ancestor list");
+                return;
+        }
+        procd_error err = { 0 };
+        procd_status st = pd_cmd_track_environment(q->s->cm, &q->who, q->r.pid, q->r.text, &err);
+        answer_status(q, st, &err);
+}
+
+static void h_track_login(creq *q)
+{
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        if (getpwnam_r(q->r.text, &pw, buf, sizeof buf, &res) != 0 || !res) {
+                accept_untracked(q, "unknown login");
+                return;
+        }
+        procd_error err = { 0 };
+        procd_status st = pd_cmd_track_login(q->s->cm, &q->who, q->r.pid, q->r.text, &err);
+        answer_status(q, st, &err);
+}
+
+static void h_track_allocated_group(creq *q)
+{
+        if (!q->s->o.gid_allocate) {
+                reply_error(q, PD_CL_NO_GROUP_ID_AVAILABLE);
+                return;
+        }
+        procd_error err = { 0 };
+        gid_t gid = 0;
+        procd_status st = pd_cmd_track_allocated_group(q->s->cm, &q->who, q->r.pid, &gid, &err);
+        if (st != PROCD_OK) {
+                answer_status(q, st, &err);
+                return;
+        }
+        pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
+        pd_cl_reply_u32(&q->reply, (uint32_t) gid);
+        write_reply(q);
+}
+
+static void h_track_associated_group(creq *q)
+{
+        if (!q->s->o.gid_associate) {
+                reply_error(q, PD_CL_NO_GROUP_ID_AVAILABLE);
+                return;
+        }
+        procd_error err = { 0 };
+        procd_status st = pd_cmd_track_associated_group(q->s->cm, &q->who, q->r.pid, (gid_t) q->r.gid, &err);
+        answer_status(q, st, &err);
+}
+
+/* To the family's root only, as condor_procd. */
+static void h_signal(creq *q)
+{
+        procd_error err = { 0 };
+        pid_t root = 0;
+        procd_status st = pd_cmd_family_root(q->s->cm, q->r.pid, &root, &err);
+        if (st == PROCD_OK && q->r.signo == 0) /* a probe: condor_procd's kill(root, 0) */
+                st = tr_pid_alive(root) ? PROCD_OK
+                                        : procd_error_set(&err, PROCD_E_PROCESS_NOT_FOUND, "no process %d", (int) root);
+        else if (st == PROCD_OK)
+                st = pd_cmd_signal_process(q->s->cm, &q->who, root, q->r.signo, &err);
+        answer_status(q, st, &err);
+}
+
+static void family_job(creq *q, pd_job_kind kind) { pd_cmd_family_async(q->s->cm, &q->who, kind, q->r.pid, async_done, q); }
+static void h_suspend(creq *q) { family_job(q, PD_JOB_SUSPEND); }
+static void h_continue(creq *q) { family_job(q, PD_JOB_CONTINUE); }
+static void h_kill(creq *q) { family_job(q, PD_JOB_KILL); }
+
+static void h_unregister(creq *q)
+{
+        if (q->r.pid == 0) { /* pid 0 names the root family only for commands 1-9 and 12 */
+                reply_error(q, PD_CL_FAMILY_NOT_FOUND);
+                return;
+        }
+        procd_error err = { 0 };
+        procd_status st = pd_cmd_unregister_family(q->s->cm, &q->who, q->r.pid, &err);
+        answer_status(q, st, &err);
+}
+
+static void h_snapshot(creq *q)
+{
+        procd_error err = { 0 };
+        if (pd_cmd_snapshot(q->s->cm, &q->who, &err) != PROCD_OK)
+                g_warning("classic: TAKE_SNAPSHOT: %s", err.msg);
+        reply_error(q, PD_CL_SUCCESS); /* condor_procd always answers 0 */
+}
+
+static void h_quit(creq *q)
+{
+        procd_error err = { 0 };
+        procd_status st = pd_cmd_quit(q->s->cm, &q->who, &err);
+        answer_status(q, st, &err);
+}
+
+static void h_track_cgroup(creq *q)
+{
+        /* libcgroup-era names are relative to the controller mounts */
+        g_autofree char *path = q->r.text[0] == '/' ? g_strdup(q->r.text) : g_strconcat("/", q->r.text, NULL);
+        procd_error err = { 0 };
+        procd_status st = pd_cmd_track_cgroup(q->s->cm, &q->who, q->r.pid, path, &err);
+        answer_status(q, st, &err);
+}
+
+/* The dispatch: one handler per command number (the request's shape and size are
+ * classic-decode.c's table); each handler answers exactly once, now or later. */
+typedef void (*command_handler)(creq *q);
+
+static const command_handler handlers[PD_CL_COMMAND_COUNT] = {
+        [PD_CL_REGISTER_SUBFAMILY] = h_register,
+        [PD_CL_TRACK_FAMILY_VIA_ENVIRONMENT] = h_track_environment,
+        [PD_CL_TRACK_FAMILY_VIA_LOGIN] = h_track_login,
+        [PD_CL_TRACK_FAMILY_VIA_ALLOCATED_SUPPLEMENTARY_GROUP] = h_track_allocated_group,
+        [PD_CL_TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP] = h_track_associated_group,
+        [PD_CL_SIGNAL_PROCESS] = h_signal,
+        [PD_CL_SUSPEND_FAMILY] = h_suspend,
+        [PD_CL_CONTINUE_FAMILY] = h_continue,
+        [PD_CL_KILL_FAMILY] = h_kill,
+        [PD_CL_GET_USAGE] = h_get_usage,
+        [PD_CL_UNREGISTER_FAMILY] = h_unregister,
+        [PD_CL_TAKE_SNAPSHOT] = h_snapshot,
+        [PD_CL_DUMP] = h_dump,
+        [PD_CL_QUIT] = h_quit,
+        [PD_CL_TRACK_FAMILY_VIA_CGROUP] = h_track_cgroup,
+};
+
 static void run(creq *q)
 {
-        pd_cl_request *r = &q->r;
-        pd_commands *cm = q->s->cm;
-        procd_error err = { 0 };
-        procd_status st = PROCD_OK;
+        const pd_cl_request *r = &q->r;
         g_debug("classic: %s %d from pid %d", pd_cl_command_name(r->command), (int) r->pid, (int) r->client_pid);
         if (r->reject != PD_CL_SUCCESS) {
                 g_message("classic: %s from pid %d: %s: error %d", pd_cl_command_name(r->command),
@@ -329,121 +475,11 @@ static void run(creq *q)
                 reply_error(q, r->reject);
                 return;
         }
-        switch (r->command) {
-        case PD_CL_REGISTER_SUBFAMILY: {
-                /* condor_procd's order of checks */
-                if (r->pid <= 0) {
-                        reply_error(q, PD_CL_BAD_ROOT_PID);
-                        return;
-                }
-                if (r->watcher < 0) {
-                        reply_error(q, PD_CL_BAD_WATCHER_PID);
-                        return;
-                }
-                if (r->interval < -1) {
-                        reply_error(q, PD_CL_BAD_SNAPSHOT_INTERVAL);
-                        return;
-                }
-                uint32_t iv = r->interval == -1 ? PD_MAX_INTERVAL_SEC
-                              : r->interval == 0 ? 1
-                                                 : (uint32_t) MIN((uint32_t) r->interval, PD_MAX_INTERVAL_SEC);
-                st = pd_cmd_register_subfamily(cm, &q->who, r->pid, r->watcher, iv, &err);
-                break;
-        }
-        case PD_CL_TRACK_FAMILY_VIA_ENVIRONMENT:
-                if (r->n_envids == 0) {
-                        accept_untracked(q, "empty ancestor list");
-                        return;
-                }
-                st = pd_cmd_track_environment(cm, &q->who, r->pid, r->text, &err);
-                break;
-        case PD_CL_TRACK_FAMILY_VIA_LOGIN: {
-                struct passwd pw, *res = NULL;
-                char buf[4096];
-                if (getpwnam_r(r->text, &pw, buf, sizeof buf, &res) != 0 || !res) {
-                        accept_untracked(q, "unknown login");
-                        return;
-                }
-                st = pd_cmd_track_login(cm, &q->who, r->pid, r->text, &err);
-                break;
-        }
-        case PD_CL_TRACK_FAMILY_VIA_ALLOCATED_SUPPLEMENTARY_GROUP: {
-                if (!q->s->o.gid_allocate) {
-                        reply_error(q, PD_CL_NO_GROUP_ID_AVAILABLE);
-                        return;
-                }
-                gid_t gid = 0;
-                st = pd_cmd_track_allocated_group(cm, &q->who, r->pid, &gid, &err);
-                if (st == PROCD_OK) {
-                        pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
-                        pd_cl_reply_u32(&q->reply, (uint32_t) gid);
-                        write_reply(q);
-                        return;
-                }
-                break;
-        }
-        case PD_CL_TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP:
-                if (!q->s->o.gid_associate) {
-                        reply_error(q, PD_CL_NO_GROUP_ID_AVAILABLE);
-                        return;
-                }
-                st = pd_cmd_track_associated_group(cm, &q->who, r->pid, (gid_t) r->gid, &err);
-                break;
-        case PD_CL_SIGNAL_PROCESS: {
-                /* to the family's root only, as condor_procd */
-                pid_t root = 0;
-                st = pd_cmd_family_root(cm, r->pid, &root, &err);
-                if (st == PROCD_OK && r->signo == 0) /* a probe: condor_procd's kill(root, 0) */
-                        st = tr_pid_alive(root) ? PROCD_OK
-                                                : procd_error_set(&err, PROCD_E_PROCESS_NOT_FOUND, "no process %d", (int) root);
-                else if (st == PROCD_OK)
-                        st = pd_cmd_signal_process(cm, &q->who, root, r->signo, &err);
-                break;
-        }
-        case PD_CL_SUSPEND_FAMILY:
-        case PD_CL_CONTINUE_FAMILY:
-        case PD_CL_KILL_FAMILY: {
-                pd_job_kind kind = r->command == PD_CL_KILL_FAMILY     ? PD_JOB_KILL
-                                   : r->command == PD_CL_SUSPEND_FAMILY ? PD_JOB_SUSPEND
-                                                                        : PD_JOB_CONTINUE;
-                pd_cmd_family_async(cm, &q->who, kind, r->pid, async_done, q);
-                return;
-        }
-        case PD_CL_GET_USAGE:
-                do_get_usage(q);
-                return;
-        case PD_CL_UNREGISTER_FAMILY:
-                if (r->pid == 0) { /* pid 0 names the root family only for commands 1-9 and 12 */
-                        reply_error(q, PD_CL_FAMILY_NOT_FOUND);
-                        return;
-                }
-                st = pd_cmd_unregister_family(cm, &q->who, r->pid, &err);
-                if (st == PROCD_OK)
-                        pd_usage_meter_forget(q->s->meter, r->pid);
-                break;
-        case PD_CL_TAKE_SNAPSHOT:
-                st = pd_cmd_snapshot(cm, &q->who, &err);
-                if (st != PROCD_OK)
-                        g_warning("classic: TAKE_SNAPSHOT: %s", err.msg);
-                st = PROCD_OK; /* condor_procd always answers 0 */
-                break;
-        case PD_CL_DUMP:
-                do_dump(q);
-                return;
-        case PD_CL_QUIT:
-                st = pd_cmd_quit(cm, &q->who, &err);
-                break;
-        case PD_CL_TRACK_FAMILY_VIA_CGROUP: {
-                /* libcgroup-era names are relative to the controller mounts */
-                g_autofree char *path = r->text[0] == '/' ? g_strdup(r->text) : g_strconcat("/", r->text, NULL);
-                st = pd_cmd_track_cgroup(cm, &q->who, r->pid, path, &err);
-                break;
-        }
-        default:
+        if (r->command < 0 || r->command >= PD_CL_COMMAND_COUNT || !handlers[r->command]) {
                 reply_error(q, PD_CL_FAMILY_NOT_FOUND);
                 return;
         }
-        answer_status(q, st, &err);
+        handlers[r->command](q);
 }
 
 /* ---- accepting a request ---- */
@@ -512,6 +548,7 @@ static void start_request(pd_classic_server *s, const pd_cl_request *r)
         q->owner = st.st_uid;
         q->who.uid = st.st_uid == 0 || st.st_uid == s->o.principal ? 0 : st.st_uid;
         q->who.pid = r->client_pid;
+        q->who.confined = true; /* condor_procd's authority, whoever asks (command.h) */
         /* the principal counts as root here too: HTCondor's daemons are its clients */
         q->slot = pd_admission_take(s->adm, true, q->who.uid, q); /* NULL: answered with an error */
         q->deadline_usec = g_get_monotonic_time() + PD_ADMISSION_AUTH_TIMEOUT_SEC * G_USEC_PER_SEC;
@@ -657,7 +694,6 @@ int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_class
         s->reqs = g_ptr_array_new();
         s->adm = pd_admission_new("request", PD_CL_MAX_REQUESTS, PD_ADMISSION_ROOT_RESERVED,
                                   PD_ADMISSION_DEFAULT_PER_UID, NULL);
-        s->meter = pd_usage_meter_new();
         g_autofree char *wd = g_strconcat(o->address, PD_CL_WATCHDOG_SUFFIX, NULL);
         int k = pd_cl_fifo_create(wd, o->chown_to, &s->wd, err);
         if (k >= 0)
@@ -703,7 +739,6 @@ void pd_classic_server_free(pd_classic_server *s)
         pd_cl_fifo_close(&s->wd, true);
         g_byte_array_free(s->in, TRUE);
         pd_admission_free(s->adm);
-        pd_usage_meter_free(s->meter);
         g_free(s->address);
         g_free(s);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "procd/core/command-jobs.h"
 #include "procd/core/command-query.h"
 #include "procd/core/family-usage.h"
 #include "procd/wire.h"
@@ -139,6 +140,31 @@ static bool family_empty(pd_commands *cm, pd_family *f)
         return m.n == 0;
 }
 
+/* Whether pid lies inside the root family's tree, as condor_procd's "a tracked member"
+ * (its root's descendants, or a member procd already knows of, e.g. an orphan seen in a
+ * snapshot or a process in a family's cgroup).  A root family rooted at pid 1 (procd's
+ * parent is init) holds every process, as condor_procd's would. */
+static bool in_root_tree(pd_commands *cm, pid_t pid)
+{
+        pd_family *root = pd_registry_root(cm->reg);
+        if (root->root_pid <= 1)
+                return true;
+        uint64_t start = 0;
+        if (tr_pid_start_ticks(pid, &start) < 0)
+                return false;
+        tr_proc p = { .ppid = pid };
+        for (int depth = 0; depth < 4096 && p.ppid > 1; depth++) {
+                pid_t cur = p.ppid;
+                if (tr_proc_stat_read(cur, &p) < 0)
+                        break;
+                if (cur == root->root_pid)
+                        return p.start_ticks == root->root_start_ticks;
+                if (p.start_ticks < root->root_start_ticks)
+                        break; /* older than the root: none of its ancestors is the root */
+        }
+        return pd_registry_family_of(cm->reg, pid) != NULL;
+}
+
 procd_status pd_cmd_register_subfamily(pd_commands *cm, const pd_caller *who, pid_t root_pid, pid_t watcher_pid,
                                        uint32_t interval, procd_error *err)
 {
@@ -169,6 +195,9 @@ procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *w
          * this pid is stale.  When nothing of it is left it gives way (folded into its
          * parent); with members left it stays, so that its owner can still kill or
          * unregister it. */
+        if (who->confined && !in_root_tree(cm, root_pid))
+                return procd_error_set(err, PROCD_E_NOT_IN_FAMILY, "process %d is not inside the root family's tree",
+                                    (int) root_pid);
         pd_family *old = pd_registry_find(cm->reg, root_pid);
         uint64_t now = 0;
         if (old && (!old->parent || tr_pid_start_ticks(root_pid, &now) < 0 || now == old->root_start_ticks))
@@ -228,6 +257,19 @@ static bool cgroup_path_ok(const char *p)
         return true;
 }
 
+/* Whether path lies strictly below base ("/a/b" below "/a"). */
+static bool cgroup_below(const char *path, const char *base)
+{
+        if (!base || !*base)
+                return false;
+        size_t n = strlen(base);
+        while (n > 1 && base[n - 1] == '/')
+                n--;
+        if (n == 1) /* "/": no base */
+                return false;
+        return strncmp(path, base, n) == 0 && path[n] == '/' && path[n + 1 + strspn(path + n + 1, "/")] != '\0';
+}
+
 procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *cgroup,
                                  procd_error *err)
 {
@@ -241,6 +283,15 @@ procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t ro
                 return procd_error_set(err, PROCD_E_BAD_CGROUP,
                                     "bad cgroup path (absolute, no '.'/'..', not '/', at most %d bytes)",
                                     PD_MAX_CGROUP_LEN);
+        if (who->confined) {
+                const char *famcg = pd_famcg_base(pd_registry_family_cgroups(cm->reg));
+                if (!cgroup_below(cgroup, famcg) && !cgroup_below(cgroup, cm->classic_cgroup_base))
+                        return procd_error_set(err, PROCD_E_BAD_CGROUP,
+                                            "cgroup %s is below neither the family cgroup base (%s) nor the classic "
+                                            "cgroup base (%s)",
+                                            cgroup, famcg ? famcg : "none",
+                                            cm->classic_cgroup_base ? cm->classic_cgroup_base : "none");
+        }
         /* never accept a cgroup that holds procd: acting on it would hit procd */
         const tr_hierarchies *hs = pd_registry_hierarchies(cm->reg);
         for (int i = 0; i < hs->n; i++)
@@ -345,13 +396,8 @@ procd_status pd_cmd_track_associated_group(pd_commands *cm, const pd_caller *who
         return PROCD_OK;
 }
 
-procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, tr_usage *out, procd_error *err)
-{
-        return pd_cmd_get_usage_want(cm, who, pid, TR_WANT_ALL, out, err);
-}
-
-procd_status pd_cmd_get_usage_want(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
-                                   procd_error *err)
+procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
+                              pd_usage_reading *reading, procd_error *err)
 {
         (void) who;
         pd_family *f = NULL;
@@ -366,6 +412,14 @@ procd_status pd_cmd_get_usage_want(pd_commands *cm, const pd_caller *who, pid_t 
         tr_error terr = { 0 };
         if (pd_family_usage(cm->reg, f, want, out, &terr) < 0)
                 return procd_error_set(err, PROCD_E_INTERNAL, "usage of family %d: %s", (int) f->root_pid, terr.msg);
+        if (reading) {
+                if (!cm->meter)
+                        cm->meter = pd_usage_meter_new();
+                pd_usage_meter_update(cm->meter, f->parent ? f->root_pid : 0, pd_usage_cpu_usec(out),
+                                      pd_usage_image_bytes(out), tr_now_usec(), reading);
+                if (!out->cpu_usec.available && !out->cpu_user_usec.available && !out->cpu_system_usec.available)
+                        reading->percent_cpu_known = false; /* no CPU reading: no percentage either */
+        }
         return PROCD_OK;
 }
 
@@ -777,7 +831,10 @@ procd_status pd_cmd_unregister_family(pd_commands *cm, const pd_caller *who, pid
                 s = may_act_on(who, f, "UnregisterFamily", err);
         if (s != PROCD_OK)
                 return s;
+        pid_t root = f->root_pid;
         pd_registry_unregister(cm->reg, f);
+        if (cm->meter)
+                pd_usage_meter_forget(cm->meter, root);
         g_info("unregistered family %d", (int) pid);
         return PROCD_OK;
 }
@@ -861,6 +918,13 @@ procd_status pd_cmd_quit(pd_commands *cm, const pd_caller *who, procd_error *err
         if (cm->quit)
                 cm->quit(cm->quit_data);
         return PROCD_OK;
+}
+
+void pd_cmd_clear(pd_commands *cm)
+{
+        pd_cmd_jobs_free(cm);
+        pd_usage_meter_free(cm->meter);
+        cm->meter = NULL;
 }
 
 /* ---- watcher exit and restart ---- */

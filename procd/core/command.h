@@ -4,7 +4,8 @@
  * A transport (D-Bus today) decodes a request, fills a pd_caller from the peer's
  * credentials and calls one of these; it never touches the registry itself.
  *
- * Authorization: uid 0 may do everything.  Any other uid may GetUsage and Dump, and may
+ * Authorization: uid 0 may do everything (a confined caller, pd_caller.confined, within
+ * condor_procd's limits only).  Any other uid may GetUsage and Dump, and may
  * SignalProcess / SuspendFamily / ContinueFamily / KillFamily / UnregisterFamily only for
  * families whose root process it owns (real uid).  Nobody can signal a process outside a
  * registered family, nor pid <= 1, nor procd itself.
@@ -18,11 +19,17 @@
 
 #include "procd/types.h"
 #include "procd/core/registry.h"
+#include "procd/core/usage-meter.h"
 #include "trackers/usage.h"
 
 typedef struct pd_caller {
         uid_t uid;
         pid_t pid; /* 0 when unknown */
+        /* No more authority than condor_procd gave (classic requests): RegisterSubfamily
+         * only of a process inside the root family's tree (else PROCD_E_NOT_IN_FAMILY,
+         * nothing moved); TrackFamilyViaCgroup only of a cgroup below the family cgroup
+         * base or cm->classic_cgroup_base (else PROCD_E_BAD_CGROUP, nothing made). */
+        bool confined;
 } pd_caller;
 
 typedef struct pd_job pd_job;
@@ -36,6 +43,8 @@ typedef struct pd_commands {
         void *quit_data;
         GSList *pending_jobs;       /* pd_job *, owned (asynchronous Kill/Suspend/ContinueFamily) */
         GHashTable *jobs;           /* root pid -> job record (command-jobs.c), NULL until used */
+        pd_usage_meter *meter;      /* GetUsage's earlier readings, for every transport; NULL until used */
+        const char *classic_cgroup_base; /* a confined caller's other cgroup base (NULL: none) */
 } pd_commands;
 
 /* KillFamily from the main loop: rounds of PD_KILL_ROUND_USEC per family, a pause of
@@ -77,11 +86,13 @@ procd_status pd_cmd_track_allocated_group(pd_commands *cm, const pd_caller *who,
                                           procd_error *err);
 procd_status pd_cmd_track_associated_group(pd_commands *cm, const pd_caller *who, pid_t root_pid, gid_t gid,
                                            procd_error *err);
-procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, tr_usage *out, procd_error *err);
-/* The same for the groups of fields in want (enum tr_usage_want) only: a transport whose
- * record has fewer fields asks for fewer reads. */
-procd_status pd_cmd_get_usage_want(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
-                                   procd_error *err);
+/* The usage of the family of pid (0: the root family), the groups of fields in want (enum
+ * tr_usage_want; TR_WANT_ALL: all) only: a transport whose record has fewer fields asks for
+ * fewer reads.  reading (NULL: none wanted) gets the one usage meter's reading (percent CPU
+ * since the family's last metered query, by whichever transport, and its running maximum
+ * image), keyed by the family's root pid (0: the root family). */
+procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, unsigned want, tr_usage *out,
+                              pd_usage_reading *reading, procd_error *err);
 procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t pid, int sig, procd_error *err);
 /* Synchronous (in-process callers): one pass bounded by freeze_timeout_usec per family. */
 procd_status pd_cmd_suspend_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err);
@@ -112,3 +123,5 @@ void pd_cmd_watcher_exited(void *userdata, pd_family *f);
 /* After a restart: finish a KillFamily that was in progress, re-apply a suspend. */
 void pd_cmd_resume(pd_commands *cm, pd_family *f);
 procd_status pd_cmd_quit(pd_commands *cm, const pd_caller *who, procd_error *err);
+/* Free what the command layer keeps (the job records, the usage meter). */
+void pd_cmd_clear(pd_commands *cm);

@@ -70,3 +70,20 @@ void pd_usage_meter_forget(pd_usage_meter *m, pid_t root_pid)
 {
         g_hash_table_remove(m->by_root, GINT_TO_POINTER(root_pid));
 }
+
+uint64_t pd_usage_cpu_usec(const tr_usage *u)
+{
+        if (u->cpu_user_usec.available || u->cpu_system_usec.available)
+                return (u->cpu_user_usec.available ? u->cpu_user_usec.value : 0) +
+                       (u->cpu_system_usec.available ? u->cpu_system_usec.value : 0);
+        return u->cpu_usec.available ? u->cpu_usec.value : 0;
+}
+
+uint64_t pd_usage_image_bytes(const tr_usage *u)
+{
+        if (u->image_size_bytes.available)
+                return u->image_size_bytes.value;
+        if (u->memory_current_bytes.available)
+                return u->memory_current_bytes.value;
+        return u->rss_bytes.available ? u->rss_bytes.value : 0;
+}

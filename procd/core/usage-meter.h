@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "trackers/usage.h"
+
 typedef struct pd_usage_meter pd_usage_meter;
 
 typedef struct pd_usage_reading {
@@ -26,3 +28,10 @@ void pd_usage_meter_update(pd_usage_meter *m, pid_t root_pid, uint64_t cpu_usec,
                            uint64_t now_usec, pd_usage_reading *out);
 /* Drop what is kept for root_pid (its family was unregistered). */
 void pd_usage_meter_forget(pd_usage_meter *m, pid_t root_pid);
+
+/* What the meter is fed from a usage record, whichever transport asked: lifetime CPU
+ * (user + system where both are known, else the total) and the image size (the virtual
+ * size sum where /proc gave it; a cgroup has none: its charged memory, else the resident
+ * set). */
+uint64_t pd_usage_cpu_usec(const tr_usage *u);
+uint64_t pd_usage_image_bytes(const tr_usage *u);

@@ -16,7 +16,6 @@ typedef struct call {
         DBusConnection *c;
         DBusMessage *m;
         pd_commands *cm;
-        pd_usage_meter *meter;
         pd_caller who;
         DBusMessage *reply; /* set by a handler on success (NULL: empty reply) */
         procd_error err;
@@ -168,17 +167,12 @@ static procd_status m_get_usage(call *k)
         dbus_int32_t pid;
         procd_status s = get_args(k, DBUS_TYPE_INT32, &pid, DBUS_TYPE_INVALID);
         tr_usage u;
+        pd_usage_reading r;
         if (s == PROCD_OK)
-                s = pd_cmd_get_usage(k->cm, &k->who, pid, &u, &k->err);
+                s = pd_cmd_get_usage(k->cm, &k->who, pid, TR_WANT_ALL, &u, &r, &k->err);
         if (s == PROCD_OK) {
-                pd_usage_reading r, *pr = NULL;
-                const tr_u64 *cpu = &u.cpu_usec;
-                if (k->meter && cpu->available) {
-                        pd_usage_meter_update(k->meter, pid, cpu->value, 0, tr_now_usec(), &r);
-                        pr = &r;
-                }
                 k->reply = dbus_message_new_method_return(k->m);
-                if (!k->reply || !append_usage(k->reply, &u, pr))
+                if (!k->reply || !append_usage(k->reply, &u, &r))
                         return procd_error_set(&k->err, PROCD_E_INTERNAL, "out of memory");
         }
         return s;
@@ -418,7 +412,7 @@ static void fill_caller(DBusConnection *c, pd_caller *who)
         who->pid = (pid_t) pid;
 }
 
-DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_commands *cm, pd_usage_meter *meter)
+DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_commands *cm)
 {
         if (dbus_message_get_type(m) != DBUS_MESSAGE_TYPE_METHOD_CALL)
                 return DBUS_HANDLER_RESULT_NOT_YET_HANDLED;
@@ -451,7 +445,7 @@ DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_c
                             dbus_message_get_signature(m));
                 return DBUS_HANDLER_RESULT_HANDLED;
         }
-        call k = { .c = c, .m = m, .cm = cm, .meter = meter };
+        call k = { .c = c, .m = m, .cm = cm };
         fill_caller(c, &k.who);
         procd_status s = me->fn(&k);
         if (s != PROCD_OK) {

@@ -5,12 +5,12 @@
 #include <dbus/dbus.h>
 
 #include "procd/core/command.h"
-#include "procd/core/usage-meter.h"
 
 /* The introspection XML (procd/dbus/org.procd.ProcFamily1.xml, embedded at build time). */
 extern const char pd_introspection_xml[];
 
 /* Handle one message addressed to PROCD_DBUS_PATH.  The caller is identified from the
- * connection's peer credentials.  meter: the readings GetUsage computes percent CPU from
- * (the CPU used since the previous GetUsage of that family, on any connection). */
-DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_commands *cm, pd_usage_meter *meter);
+ * connection's peer credentials.  GetUsage's percent CPU comes from the command layer's
+ * one usage meter (the CPU used since the previous query of that family, by any client of
+ * either transport). */
+DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_commands *cm);

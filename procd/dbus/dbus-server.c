@@ -25,7 +25,6 @@ struct pd_dbus_server {
         GPtrArray *conns; /* pd_conn * */
         unsigned next_serial;
         pd_admission *adm;        /* connection caps (procd/core/admission.h) */
-        pd_usage_meter *meter;    /* GetUsage's earlier readings (percent CPU) */
 };
 
 typedef struct pd_conn {
@@ -70,7 +69,7 @@ static DBusHandlerResult object_message(DBusConnection *c, DBusMessage *m, void 
         if (pc->dropped || !dbus_connection_get_is_connected(c))
                 return DBUS_HANDLER_RESULT_HANDLED;
         if (dbus_message_get_type(m) != DBUS_MESSAGE_TYPE_METHOD_CALL) {
-                pd_dbus_handle_message(c, m, pc->srv->cm, pc->srv->meter);
+                pd_dbus_handle_message(c, m, pc->srv->cm);
                 return DBUS_HANDLER_RESULT_HANDLED;
         }
         /* a peer that leaves its replies unread past the bound is dropped: what is queued
@@ -84,7 +83,7 @@ static DBusHandlerResult object_message(DBusConnection *c, DBusMessage *m, void 
                 dbus_connection_close(c);
                 return DBUS_HANDLER_RESULT_HANDLED;
         }
-        pd_dbus_handle_message(c, m, pc->srv->cm, pc->srv->meter);
+        pd_dbus_handle_message(c, m, pc->srv->cm);
         return DBUS_HANDLER_RESULT_HANDLED;
 }
 
@@ -287,7 +286,6 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_ui
         s->adm = pd_admission_new("connection", PD_DBUS_MAX_CONNECTIONS, PD_DBUS_ROOT_RESERVED_CONNECTIONS,
                                   max_per_uid ? max_per_uid : PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID, conn_leaving);
         pd_admission_set_eviction(s->adm, evict_idle_sec, conn_idle_usec, conn_evict);
-        s->meter = pd_usage_meter_new();
         s->conns = g_ptr_array_new();
         /* the umask made it 0660 at bind; never follow a symlink swapped in since (a
          * --socket in a directory others can write) */
@@ -325,7 +323,6 @@ void pd_dbus_server_free(pd_dbus_server *s)
         }
         g_ptr_array_free(s->conns, TRUE);
         pd_admission_free(s->adm);
-        pd_usage_meter_free(s->meter);
         if (s->server) {
                 dbus_server_set_new_connection_function(s->server, NULL, NULL, NULL);
                 pd_dbus_loop_detach_server(s->server);

@@ -46,9 +46,9 @@ static void test_usage_record(void)
         /* two queries one second apart, 0.5 s of CPU between them: 50 % */
         pd_usage_meter *m = pd_usage_meter_new();
         pd_usage_reading rd;
-        pd_usage_meter_update(m, 4096, pd_cl_usage_cpu_usec(&u) - 500000, 1u << 20, 1000000, &rd);
+        pd_usage_meter_update(m, 4096, pd_usage_cpu_usec(&u) - 500000, 1u << 20, 1000000, &rd);
         CU_ASSERT_EQUAL(rd.percent_cpu, 0.0); /* the first query has no earlier reading */
-        pd_usage_meter_update(m, 4096, pd_cl_usage_cpu_usec(&u), pd_cl_usage_image_bytes(&u), 2000000, &rd);
+        pd_usage_meter_update(m, 4096, pd_usage_cpu_usec(&u), pd_usage_image_bytes(&u), 2000000, &rd);
         CU_ASSERT_DOUBLE_EQUAL(rd.percent_cpu, 50.0, 1e-9);
         pd_usage_meter_free(m);
         pd_cl_usage cu;
@@ -79,7 +79,7 @@ static void test_usage_proc(void)
         CU_ASSERT_EQUAL(cu.m_instructions, -1);
         CU_ASSERT_EQUAL(cu.io_wait, -1.0);
         CU_ASSERT_EQUAL(cu.total_proportional_set_size_available, 0);
-        CU_ASSERT_EQUAL(pd_cl_usage_image_bytes(&u), 3u << 20);
+        CU_ASSERT_EQUAL(pd_usage_image_bytes(&u), 3u << 20);
 }
 
 static void test_dump(void)

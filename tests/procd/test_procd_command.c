@@ -48,6 +48,7 @@ static int suite_init(void)
 
 static int suite_clean(void)
 {
+        pd_cmd_clear(&CM);
         pd_registry_free(R);
         return 0;
 }
@@ -72,7 +73,7 @@ static void test_authorization_matrix(void)
         CU_ASSERT_EQUAL(pd_cmd_quit(&CM, &USER, &e), PROCD_E_PERMISSION);
         CU_ASSERT_FALSE(quit_called);
         /* anyone: usage and dump */
-        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &USER, a, &u, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &USER, a, TR_WANT_ALL, &u, NULL, &e), PROCD_OK);
         CU_ASSERT_EQUAL(pd_cmd_dump(&CM, &USER, 0, &fi, &n, &e), PROCD_OK);
         procd_family_info_free(fi, n);
         /* the family's root belongs to uid 0, not to the caller */
@@ -153,7 +154,7 @@ static void test_many_families(void)
         CU_ASSERT_EQUAL(ok, N);
         CU_ASSERT_EQUAL(pd_registry_count(R), N);
         tr_usage u;
-        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &ROOT, kids[N - 1], &u, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &ROOT, kids[N - 1], TR_WANT_ALL, &u, NULL, &e), PROCD_OK);
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 1);
         CU_ASSERT_EQUAL(pd_cmd_signal_process(&CM, &ROOT, kids[N / 3], SIGCONT, &e), PROCD_OK);
         int un = 0;
@@ -499,7 +500,7 @@ static void test_root_gone_retrack(void)
         CU_ASSERT_FATAL(f != NULL);
         CU_ASSERT_STRING_EQUAL(pd_family_source(f), "cgroup");
         tr_usage u;
-        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &ROOT, root, &u, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &ROOT, root, TR_WANT_ALL, &u, NULL, &e), PROCD_OK);
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 1);
         CU_ASSERT_EQUAL(pd_cmd_kill_family(&CM, &ROOT, root, &e), PROCD_OK);
         CU_ASSERT(ts_wait(other, 2000) >= 0);
@@ -588,6 +589,33 @@ static void test_pending_cap_per_uid(void)
         rmdir(dir);
 }
 
+/* One meter behind every transport's usage query: the second metered query of a family has
+ * an interval (whoever asked first), an unregistered family's readings are forgotten, and
+ * an unmetered query (NULL reading) leaves the meter alone. */
+static void test_one_usage_meter(void)
+{
+        pid_t a = ph_sleeper();
+        CU_ASSERT_FATAL(a > 1);
+        procd_error e;
+        tr_usage u;
+        pd_usage_reading first, second, again;
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, a, 0, 60, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &USER, a, TR_WANT_CPU, &u, &first, &e), PROCD_OK);
+        CU_ASSERT_FALSE(first.percent_cpu_known);
+        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &ROOT, a, TR_WANT_ALL, &u, NULL, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &ROOT, a, TR_WANT_ALL, &u, &second, &e), PROCD_OK);
+        bool cpu = u.cpu_usec.available || u.cpu_user_usec.available;
+        CU_ASSERT_EQUAL(second.percent_cpu_known, cpu);
+        CU_ASSERT(!cpu || second.interval_usec > 0);
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, a, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, a, 0, 60, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_get_usage(&CM, &ROOT, a, TR_WANT_ALL, &u, &again, &e), PROCD_OK);
+        CU_ASSERT_FALSE(again.percent_cpu_known); /* forgotten at the unregister */
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, a, &e), PROCD_OK);
+        kill(a, SIGKILL);
+        waitpid(a, NULL, 0);
+}
+
 static CU_TestInfo tests[] = {
         { "authorization matrix", test_authorization_matrix },
         { "snapshot timer on/off rule", test_timer_rule },
@@ -598,6 +626,7 @@ static CU_TestInfo tests[] = {
         { "thread ids", test_thread_ids },
         { "root gone: re-track a cgroup family", test_root_gone_retrack },
         { "pending calls capped per uid", test_pending_cap_per_uid },
+        { "one usage meter for every transport", test_one_usage_meter },
         CU_TEST_INFO_NULL,
 };
 

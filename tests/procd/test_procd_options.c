@@ -67,6 +67,7 @@ static void test_every_key(void)
         CU_ASSERT_TRUE(o.famcg.disabled);
         CU_ASSERT_TRUE(o.state_file_given);
         CU_ASSERT_STRING_EQUAL(o.state_file, "/tmp/procd-fixture.state");
+        CU_ASSERT_STRING_EQUAL(o.classic_cgroup_base, "/procd-fixture/condor");
         CU_ASSERT_STRING_EQUAL(o.config_path, fixture("good.conf"));
 }
 
@@ -113,6 +114,10 @@ static void test_errors(void)
         check_error("no such group", no_group);
         const char *root_base[] = { "--family-cgroup-base", "/", NULL };
         check_error("family cgroup base /", root_base);
+        const char *classic_root[] = { "--classic-cgroup-base", "//", NULL };
+        check_error("classic cgroup base /", classic_root);
+        const char *classic_rel[] = { "--classic-cgroup-base", "htcondor", NULL };
+        check_error("classic cgroup base not absolute", classic_rel);
         const char *stray[] = { "stray", NULL };
         check_error("stray argument", stray);
         const char *ready_in_file_only[] = { "--ready-fd", "1", NULL };
