@@ -154,7 +154,9 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
         return 0;
 }
 
-int st_jobcg_destroy(st_jobcg *jc, uint64_t timeout_usec)
+/* teardown: run the strategy's teardown (not in the guard: the systemd strategy's D-Bus
+ * connection and helper are the dead starter's) */
+static int remove_subtree(st_jobcg *jc, uint64_t timeout_usec, bool teardown)
 {
         int left = 0;
         tr_error err = { 0 };
@@ -166,7 +168,7 @@ int st_jobcg_destroy(st_jobcg *jc, uint64_t timeout_usec)
                 tr_cgroup_free(jc->job);
                 jc->job = NULL;
         }
-        if (jc->ops)
+        if (jc->ops && teardown)
                 jc->ops->teardown(jc);
         if (jc->starter) {
                 tr_error_clear(&err);
@@ -200,4 +202,14 @@ int st_jobcg_destroy(st_jobcg *jc, uint64_t timeout_usec)
                 close(jc->top_lock_fd); /* after the rmdirs: no sweep takes it meanwhile */
         jc->top_lock_fd = -1;
         return left;
+}
+
+int st_jobcg_destroy(st_jobcg *jc, uint64_t timeout_usec)
+{
+        return remove_subtree(jc, timeout_usec, true);
+}
+
+int st_jobcg_abandon(st_jobcg *jc, uint64_t timeout_usec)
+{
+        return remove_subtree(jc, timeout_usec, false);
 }

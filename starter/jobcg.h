@@ -60,6 +60,9 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
 /* Destroy the job leaf, then the rest (starter leaf, <top> where we made it, strategy
  * state).  Returns the number of cgroup directories that could not be removed. */
 int st_jobcg_destroy(st_jobcg *jc, uint64_t timeout_usec);
+/* The same in the guard (guard.h), the starter dead: no strategy teardown (a systemd scope
+ * left empty is stopped by systemd; its helper died with the starter). */
+int st_jobcg_abandon(st_jobcg *jc, uint64_t timeout_usec);
 
 /* Fill empty cpuset.cpus/cpuset.mems along `path` in the v1 cpuset hierarchy from each
  * parent (a new v1 cpuset cgroup is unusable until both are set). */

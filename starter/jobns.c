@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -41,15 +42,58 @@ int st_jobns_prepare(st_jobns *ns, const st_options *o, tr_error *err)
                         snprintf(ns->tmpfs_opts, sizeof ns->tmpfs_opts, "mode=1777");
                 return 0;
         }
-        if (asprintf(&ns->job_dir, "%s/procd-tmp.XXXXXX", o->private_tmp_dir) < 0) {
-                ns->job_dir = NULL;
-                return tr_error_set(err, ENOMEM, "out of memory");
-        }
-        if (!mkdtemp(ns->job_dir)) {
+        /* checked now, made after the job cgroup (st_jobns_make_dir) */
+        struct stat st;
+        if (stat(o->private_tmp_dir, &st) < 0)
+                return tr_error_setx(err, errno, "--private-tmp=%s", o->private_tmp_dir);
+        if (!S_ISDIR(st.st_mode))
+                return tr_error_set(err, ENOTDIR, "--private-tmp=%s: not a directory", o->private_tmp_dir);
+        ns->parent_dir = o->private_tmp_dir;
+        return 0;
+}
+
+/* "procd-tmp." and six random characters, the way mkdtemp names its directories */
+static int random_name(char *buf, size_t size)
+{
+        static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        unsigned char rnd[6];
+        if (getrandom(rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
+                return -EIO;
+        char suffix[7];
+        for (size_t i = 0; i < sizeof rnd; i++)
+                suffix[i] = chars[rnd[i] % (sizeof chars - 1)];
+        suffix[6] = '\0';
+        snprintf(buf, size, "%s%s", ST_JOBNS_DIR_PREFIX, suffix);
+        return 0;
+}
+
+int st_jobns_make_dir(st_jobns *ns, st_jobns_record_fn record, void *arg, tr_error *err)
+{
+        if (!ns->private_tmp || !ns->parent_dir)
+                return 0;
+        for (int tries = 0; !ns->job_dir; tries++) {
+                char name[32];
+                if (tries == 100 || random_name(name, sizeof name) < 0)
+                        return tr_error_set(err, EEXIST, "--private-tmp=%s: no free name for the job's directory",
+                                            ns->parent_dir);
+                char *path;
+                if (asprintf(&path, "%s/%s", ns->parent_dir, name) < 0)
+                        return tr_error_set(err, ENOMEM, "out of memory");
+                /* recorded first: a sweep finds whatever part of it exists, whenever the
+                 * starter dies */
+                int r = record ? record(arg, path, err) : 0;
+                if (r < 0) {
+                        free(path);
+                        return r;
+                }
+                if (mkdir(path, 0700) == 0) {
+                        ns->job_dir = path;
+                        break;
+                }
                 int e = errno;
-                free(ns->job_dir);
-                ns->job_dir = NULL;
-                return tr_error_setx(err, e, "--private-tmp=%s: making the job's directory", o->private_tmp_dir);
+                free(path);
+                if (e != EEXIST)
+                        return tr_error_setx(err, e, "--private-tmp=%s: making the job's directory", ns->parent_dir);
         }
         static const char *const names[2] = { "tmp", "var-tmp" };
         for (int i = 0; i < 2; i++) {
@@ -220,15 +264,27 @@ static void rm_tree_at(int dirfd, const char *name, dev_t dev)
         unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
+bool st_jobns_remove_path(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        if (path[0] != '/' || !slash || strncmp(slash + 1, ST_JOBNS_DIR_PREFIX, strlen(ST_JOBNS_DIR_PREFIX)) != 0)
+                return false; /* not a name this starter makes: left alone */
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                rm_tree_at(AT_FDCWD, path, st.st_dev);
+        return access(path, F_OK) != 0;
+}
+
+void st_jobns_remove_dir(st_jobns *ns)
+{
+        if (ns->job_dir && !st_jobns_remove_path(ns->job_dir))
+                fprintf(stderr, "procd-starter: warning: could not remove %s\n", ns->job_dir);
+        free(ns->job_dir);
+        ns->job_dir = NULL;
+}
+
 void st_jobns_free(st_jobns *ns)
 {
-        if (ns->job_dir) {
-                struct stat st;
-                if (lstat(ns->job_dir, &st) == 0 && S_ISDIR(st.st_mode))
-                        rm_tree_at(AT_FDCWD, ns->job_dir, st.st_dev);
-                if (access(ns->job_dir, F_OK) == 0)
-                        fprintf(stderr, "procd-starter: warning: could not remove %s\n", ns->job_dir);
-        }
-        free(ns->job_dir);
+        st_jobns_remove_dir(ns);
         memset(ns, 0, sizeof *ns);
 }

@@ -4,7 +4,10 @@
  * propagate in: / is made a recursive slave) with a fresh /tmp and /var/tmp - two tmpfs
  * (pages charged to the job's memory cgroup, size --private-tmp-size, default --memory-max
  * when given), or bind mounts of DIR/procd-tmp.XXXXXX/{tmp,var-tmp} made before the launch and
- * removed after the job.  A tmpfs goes with the namespace's last process.
+ * removed after the job.  A tmpfs goes with the namespace's last process.  The per-job
+ * directory is made once the job cgroup exists, its path recorded there first (orphans.h)
+ * so that whoever ends a job whose starter died removes it too: the guard (guard.h), else
+ * the next starter's sweep.
  *
  * --pid-namespace: clone3(CLONE_NEWPID | CLONE_NEWNS | CLONE_INTO_CGROUP): the starter's child
  * is PID 1 of a new PID namespace, placed in the job cgroup from its first instruction.  It
@@ -29,13 +32,22 @@
 typedef struct st_jobns {
         bool private_tmp;
         bool pid_ns;
+        const char *parent_dir; /* DIR (bind mode), borrowed from the options */
         char *job_dir;         /* DIR/procd-tmp.XXXXXX (bind mode), removed by st_jobns_free */
         char src[2][PATH_MAX]; /* job_dir/tmp, job_dir/var-tmp */
         char tmpfs_opts[64];   /* "mode=1777,size=N" (tmpfs mode) */
 } st_jobns;
 
-/* From the options: make the per-job directories (bind mode).  -errno with err filled. */
+#define ST_JOBNS_DIR_PREFIX "procd-tmp."
+
+/* From the options (no directory made yet).  -errno with err filled. */
 int st_jobns_prepare(st_jobns *ns, const st_options *o, tr_error *err);
+
+/* Keeps path where a sweep finds it; 0 or -errno. */
+typedef int (*st_jobns_record_fn)(void *arg, const char *path, tr_error *err);
+/* Bind mode: choose DIR/procd-tmp.XXXXXX, hand it to record (when not NULL), then make it
+ * (0700) with its tmp and var-tmp (1777).  Nothing to do otherwise.  -errno with err. */
+int st_jobns_make_dir(st_jobns *ns, st_jobns_record_fn record, void *arg, tr_error *err);
 
 /* Whether the child needs a new mount namespace (unshare when the clone did not give one). */
 static inline bool st_jobns_wants_mounts(const st_jobns *ns)
@@ -54,5 +66,11 @@ int st_jobns_mount(const st_jobns *ns);
  * and is closed in the init. */
 int st_jobns_init(int keep_fd);
 
-/* Remove the per-job directory (after the job's processes are gone) and free. */
+/* Remove a per-job directory by path (a record's): only an absolute path whose last
+ * component starts with procd-tmp.; no symlink followed, no other filesystem entered.
+ * Whether it is gone. */
+bool st_jobns_remove_path(const char *path);
+/* Remove the per-job directory now (after the job's processes are gone); idempotent. */
+void st_jobns_remove_dir(st_jobns *ns);
+/* st_jobns_remove_dir, and free. */
 void st_jobns_free(st_jobns *ns);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -227,6 +228,7 @@ int st_launch_prepare(st_launch *l, const st_options *o, tr_error *err)
         l->stdio[0] = l->stdio[1] = l->stdio[2] = -1;
         l->v2_fd = -1;
         l->v2_procs_fd = -1;
+        l->gate_r = l->gate_w = l->efd = -1;
         for (int i = 0; i < TR_MAX_HIER; i++)
                 l->v1_procs_fds[i] = -1;
         l->argv = o->argv;
@@ -283,7 +285,9 @@ struct child_fail {
         int stage;
 };
 
-enum { STAGE_V2 = 1, STAGE_V1, STAGE_NS, STAGE_STDIO, STAGE_GROUPS, STAGE_GID, STAGE_UID, STAGE_CWD, STAGE_EXEC };
+/* STAGE_READY is no failure: the child is at the gate (launch.h), everything but the exec done */
+enum { STAGE_V2 = 1, STAGE_V1, STAGE_NS, STAGE_STDIO, STAGE_GROUPS, STAGE_GID, STAGE_UID, STAGE_CWD, STAGE_EXEC,
+       STAGE_READY };
 
 static const char *stage_name(int s)
 {
@@ -315,9 +319,40 @@ static __attribute__((noreturn)) void child_fail_r(int efd, int stage, int r)
         child_fail(efd, stage);
 }
 
-/* join_v2: fork fallback (not yet in the v2 cgroup); new_mntns: the clone gave a mount namespace */
-static __attribute__((noreturn)) void child(st_launch *l, int efd, bool join_v2, bool new_mntns)
+/* Dies with the starter from here (a credential change clears it: set again after the ids).
+ * Outside a new PID namespace getppid() tells whether the starter died before the prctl; in
+ * one it says 0 whatever happens, and the gate's EOF tells instead. */
+static void die_with_starter(const st_launch *l, bool new_pidns)
 {
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (!new_pidns && getppid() != l->starter_pid)
+                _exit(127);
+}
+
+/* Tell the starter the child is ready, then wait for its word: one byte, the job is tracked
+ * (registered with procd, or held by the starter and its guard).  EOF: the starter is gone
+ * or gave up on the job: end here, never exec. */
+static void wait_at_gate(int efd, int gate_fd)
+{
+        struct child_fail ready = { 0, STAGE_READY };
+        if (write(efd, &ready, sizeof ready) != (ssize_t) sizeof ready)
+                _exit(127);
+        char c;
+        ssize_t n;
+        do
+                n = read(gate_fd, &c, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+                _exit(127);
+        close(gate_fd);
+}
+
+/* join_v2: fork fallback (not yet in the v2 cgroup); new_mntns: the clone gave a mount
+ * namespace; new_pidns: the clone made the child PID 1 of a new PID namespace */
+static __attribute__((noreturn)) void child(st_launch *l, int efd, bool join_v2, bool new_mntns, bool new_pidns)
+{
+        die_with_starter(l, new_pidns);
+        close(l->gate_w); /* the starter's end: only the starter may hold it */
         sigprocmask(SIG_SETMASK, &l->child_mask, NULL);
         if (l->sigpipe_default) {
                 struct sigaction dfl;
@@ -357,18 +392,61 @@ static __attribute__((noreturn)) void child(st_launch *l, int efd, bool join_v2,
                         child_fail(efd, STAGE_GID);
                 if (syscall(SYS_setresuid, l->uid, l->uid, l->uid) < 0)
                         child_fail(efd, STAGE_UID);
+                /* the command's process: its parent is the init in a new PID namespace */
+                die_with_starter(l, new_pidns || l->ns.pid_ns);
         }
         if (l->cwd && chdir(l->cwd) < 0)
                 child_fail(efd, STAGE_CWD);
+        wait_at_gate(efd, l->gate_r);
+        /* tracked now (procd's watcher, or the guard): the job's own setting again */
+        prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
         execve(l->exec_path, l->argv, l->envp);
         child_fail(efd, STAGE_EXEC);
 }
 
+/* One struct child_fail from the child, or EOF (it exec'd, or died); EINTR retried. */
+static ssize_t read_child(int efd, struct child_fail *f)
+{
+        ssize_t n;
+        do
+                n = read(efd, f, sizeof *f);
+        while (n < 0 && errno == EINTR);
+        return n;
+}
+
+/* The child failed before exec and exited (f says where): reap it, say why. */
+static int child_failed(st_launch *l, pid_t pid, int pidfd, const struct child_fail *f, tr_error *err)
+{
+        waitpid(pid, NULL, 0);
+        close(pidfd);
+        if (f->stage == STAGE_EXEC)
+                return tr_error_set(err, f->err ? f->err : EIO, "exec %s: %s", l->exec_path, strerror(f->err));
+        /* not an exec failure: the caller must not turn it into 126/127 */
+        tr_error_set(err, ECANCELED, "%s: %s", stage_name(f->stage), strerror(f->err));
+        return -ECANCELED;
+}
+
+static void close_fd(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+        *fd = -1;
+}
+
 int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
 {
-        int ep[2];
+        int ep[2], gp[2];
         if (pipe2(ep, O_CLOEXEC) < 0)
                 return tr_error_setx(err, errno, "pipe");
+        if (pipe2(gp, O_CLOEXEC) < 0) {
+                int e = errno;
+                close(ep[0]);
+                close(ep[1]);
+                return tr_error_setx(err, e, "pipe");
+        }
+        l->gate_r = gp[0];
+        l->gate_w = gp[1];
+        l->starter_pid = getpid();
         int pidfd = -1;
         pid_t pid = -1;
         l->used_fork = false;
@@ -387,12 +465,13 @@ int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
                 pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
                 if (pid == 0) {
                         close(ep[0]);
-                        child(l, ep[1], false, l->ns.pid_ns);
+                        child(l, ep[1], false, l->ns.pid_ns, l->ns.pid_ns);
                 }
                 if (pid < 0 && !(l->mode == ST_LAUNCH_AUTO && (errno == ENOSYS || errno == E2BIG) && !l->ns.pid_ns)) {
                         int e = errno;
                         close(ep[0]);
                         close(ep[1]);
+                        st_launch_close_gate(l);
                         return tr_error_setx(err, e, "clone3 into the job cgroup");
                 }
         }
@@ -401,12 +480,13 @@ int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
                 pid = fork();
                 if (pid == 0) {
                         close(ep[0]);
-                        child(l, ep[1], true, false);
+                        child(l, ep[1], true, false, false);
                 }
                 if (pid < 0) {
                         int e = errno;
                         close(ep[0]);
                         close(ep[1]);
+                        st_launch_close_gate(l);
                         return tr_error_setx(err, e, "fork");
                 }
                 pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
@@ -414,6 +494,7 @@ int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
                         int e = errno;
                         close(ep[0]);
                         close(ep[1]);
+                        st_launch_close_gate(l); /* the child ends at the gate, if it got there */
                         /* our own unreaped child: its pid cannot be reused before the
                          * waitpid, and tr_safe_kill would refuse now that pidfd_open fails
                          * (EMFILE...), leaving waitpid blocked: plain kill, pid > 1 */
@@ -425,24 +506,47 @@ int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
                 fcntl(pidfd, F_SETFD, FD_CLOEXEC);
         }
         close(ep[1]);
+        close_fd(&l->gate_r);
         struct child_fail f;
-        ssize_t n;
-        do
-                n = read(ep[0], &f, sizeof f);
-        while (n < 0 && errno == EINTR);
-        close(ep[0]);
-        if (n == (ssize_t) sizeof f) {
-                /* the child failed before exec and exited: reap it */
-                waitpid(pid, NULL, 0);
-                close(pidfd);
-                if (f.stage == STAGE_EXEC)
-                        return tr_error_set(err, f.err ? f.err : EIO, "exec %s: %s", l->exec_path, strerror(f.err));
-                /* not an exec failure: the caller must not turn it into 126/127 */
-                tr_error_set(err, ECANCELED, "%s: %s", stage_name(f.stage), strerror(f.err));
-                return -ECANCELED;
+        ssize_t n = read_child(ep[0], &f);
+        if (n == (ssize_t) sizeof f && f.stage != STAGE_READY) {
+                close(ep[0]);
+                st_launch_close_gate(l);
+                return child_failed(l, pid, pidfd, &f, err);
         }
+        /* ready at the gate; or EOF: it died before (killed): the wait loop sees its end */
+        l->efd = ep[0];
         *pidp = pid;
         *pidfdp = pidfd;
+        return 0;
+}
+
+void st_launch_close_gate(st_launch *l)
+{
+        close_fd(&l->gate_r);
+        close_fd(&l->gate_w);
+        close_fd(&l->efd);
+}
+
+int st_launch_release(st_launch *l, pid_t pid, int *pidfdp, tr_error *err)
+{
+        if (l->gate_w < 0)
+                return tr_error_set(err, EBADF, "the job's gate is closed");
+        char go = 'g';
+        ssize_t w;
+        do
+                w = write(l->gate_w, &go, 1);
+        while (w < 0 && errno == EINTR);
+        /* EPIPE: the child is gone (killed at the gate): the wait loop sees its end */
+        close_fd(&l->gate_w);
+        struct child_fail f;
+        ssize_t n = l->efd >= 0 ? read_child(l->efd, &f) : 0;
+        close_fd(&l->efd);
+        if (n == (ssize_t) sizeof f && f.stage != STAGE_READY) {
+                int r = child_failed(l, pid, *pidfdp, &f, err);
+                *pidfdp = -1;
+                return r;
+        }
         return 0;
 }
 
@@ -462,7 +566,9 @@ void st_launch_free(st_launch *l)
                 close(l->v2_procs_fd);
         for (int i = 0; i < l->n_v1; i++)
                 close(l->v1_procs_fds[i]);
+        st_launch_close_gate(l);
         memset(l, 0, sizeof *l);
         l->stdio[0] = l->stdio[1] = l->stdio[2] = -1;
         l->v2_procs_fd = -1;
+        l->gate_r = l->gate_w = l->efd = -1;
 }

@@ -7,6 +7,18 @@
  * clone3 (ENOSYS/E2BIG): fork, the child writes itself into the v2 leaf first.
  * Everything that allocates (passwd lookup, PATH search, environment) happens before the
  * fork; the child makes raw system calls only.
+ *
+ * The gate: the job never runs its command untracked.  The child dies with the starter
+ * (PR_SET_PDEATHSIG SIGKILL, set again after the ids change, which clears it; getppid()
+ * checked against the starter after the prctl) and, everything else done, says "ready" on
+ * the exec-error pipe and blocks reading the gate pipe.  The starter registers the job
+ * (procd with the starter as kill-on-watcher-exit watcher, or the embedded tracker; the
+ * guard, guard.h, is alive already) and only then writes the gate's byte
+ * (st_launch_release); the child clears its parent-death signal and execs.  EOF on the
+ * gate - the starter died, or gave up on the job (st_launch_close_gate) - ends the child
+ * without exec.  A setsid escaper can only come from the command, after the exec: by then
+ * the job is tracked.  In a PID namespace the init keeps the parent-death signal for the
+ * job's life: the starter's death ends the namespace.
  */
 #pragma once
 
@@ -40,6 +52,9 @@ typedef struct st_launch {
         int v1_procs_fds[TR_MAX_HIER];
         int n_v1;
         bool used_fork;                 /* what st_launch_start did */
+        pid_t starter_pid;              /* the child's parent, checked after its prctl */
+        int gate_r, gate_w;             /* the gate pipe: the child's end, the starter's */
+        int efd;                        /* exec-error pipe's read end between start and release */
         st_jobns ns;                    /* private /tmp, PID namespace (jobns.h) */
 } st_launch;
 
@@ -50,10 +65,16 @@ int st_launch_prepare(st_launch *l, const st_options *o, tr_error *err);
 /* Open what the child needs to join `job` (v2 fd, v1 cgroup.procs fds). */
 int st_launch_place(st_launch *l, tr_cgroup *job, tr_error *err);
 
-/* Start the job.  On success *pid and *pidfd (CLOEXEC) are set and the job has exec'd.  On
- * failure the child (if any) is reaped and -errno returned: execve's errno when exec failed,
- * -ECANCELED when an earlier step in the child failed (cgroup join, ids, chdir; err says
- * which and why). */
+/* Start the job up to the gate.  On success *pid and *pidfd (CLOEXEC) are set and the child
+ * waits at the gate, everything done but the exec (or it died meanwhile: its pidfd tells).
+ * On failure the child (if any) is reaped and -errno returned: -ECANCELED when a step in
+ * the child failed (cgroup join, ids, chdir; err says which and why). */
 int st_launch_start(st_launch *l, pid_t *pid, int *pidfd, tr_error *err);
+/* Open the gate once the job is tracked: the child execs.  0 when it did (or died at the
+ * gate: the wait loop sees that end); when exec failed the child is reaped, *pidfd closed
+ * and set to -1, and execve's -errno returned. */
+int st_launch_release(st_launch *l, pid_t pid, int *pidfd, tr_error *err);
+/* Give up on the job before the gate opened: the child ends without exec.  Idempotent. */
+void st_launch_close_gate(st_launch *l);
 
 void st_launch_free(st_launch *l);

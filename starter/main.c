@@ -1,4 +1,5 @@
-/* main.c - procd-starter: options -> job cgroup -> limits -> launch -> track -> wait loop
+/* main.c - procd-starter: options -> job cgroup -> private /tmp dir -> guard -> limits -> launch
+ * (to the gate) -> track -> open the gate -> wait loop
  * (pidfd + signalfd) -> end of job (kill strays, usage, report, remove cgroups). */
 #include <errno.h>
 #include <poll.h>
@@ -15,7 +16,9 @@
 
 #include "jobcg.h"
 #include "procd/client.h"
+#include "guard.h"
 #include "jobdevices.h"
+#include "orphans.h"
 #include "launch.h"
 #include "joblimits.h"
 #include "options.h"
@@ -133,6 +136,20 @@ static int failed(const st_options *o, const char *stage, const tr_error *err, i
                         fprintf(stderr, "procd-starter: warning: %s\n", rerr.msg);
         }
         return code;
+}
+
+/* st_jobns_record_fn: the private /tmp directory's path kept on <top> for a sweep (cgroupfs:
+ * a systemd scope is no sweep's, the guard alone removes it) */
+static int record_tmp(void *arg, const char *path, tr_error *err)
+{
+        const st_jobcg *jc = arg;
+        (void) err;
+        if (jc->top_lock_fd < 0)
+                return 0;
+        tr_error rerr = { 0 };
+        if (st_orphans_record_tmp(jc->hs, jc->top, path, &rerr) < 0)
+                fprintf(stderr, "procd-starter: warning: %s (only the guard would remove it)\n", rerr.msg);
+        return 0;
 }
 
 typedef struct loop_state {
@@ -323,6 +340,7 @@ int main(int argc, char **argv)
         memset(&t, 0, sizeof t);
         pid_t pid = -1;
         _cleanup_close_ int pidfd = -1;
+        st_guard guard = { .pid = -1, .pidfd = -1 };
         tr_dev_rules dev_rules = { 0 };
         tr_dev_filter *dev_filter = NULL;
         st_limits_record limits = { 0 };
@@ -330,6 +348,16 @@ int main(int argc, char **argv)
         r = st_jobcg_create(&jc, &hs, &o, &err);
         if (r < 0) {
                 stage = "job cgroup";
+                goto out;
+        }
+        r = st_jobns_make_dir(&l.ns, record_tmp, &jc, &err);
+        if (r < 0) {
+                stage = "private tmp";
+                goto out;
+        }
+        r = st_guard_start(&guard, &jc, &l.ns, &err);
+        if (r < 0) {
+                stage = "guard";
                 goto out;
         }
         r = st_limits_apply(jc.job, &hs, &o.limits, o.best_effort, &limits, &err);
@@ -361,6 +389,7 @@ int main(int argc, char **argv)
         r = st_track_open(&t, &o, &jc, pid, ticks, l.set_ids ? l.uid : getuid(), &err);
         if (r < 0) {
                 stage = "tracking";
+                st_launch_close_gate(&l); /* the child ends there, never execs */
                 tr_kill_result kr;
                 memset(&kr, 0, sizeof kr);
                 tr_error kerr = { 0 };
@@ -372,6 +401,14 @@ int main(int argc, char **argv)
                 tr_kill_result_free(&kr);
                 siginfo_t si;
                 waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED);
+                goto out;
+        }
+        /* tracked (procd's watcher, or this starter and its guard): the command may run */
+        r = st_launch_release(&l, pid, &pidfd, &err);
+        if (r < 0) {
+                stage = "launch";
+                code = launch_exit_code(r);
+                pid = -1;
                 goto out;
         }
 
@@ -446,7 +483,9 @@ int main(int argc, char **argv)
         st_track_close(&t);
         tr_dev_filter_free(dev_filter); /* detach the device program while the cgroup exists */
         dev_filter = NULL;
+        st_jobns_remove_dir(&l.ns); /* before <top>, which carries its record */
         res.clean = st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC) == 0;
+        st_guard_stop(&guard); /* all done: nothing left for it */
         reap_all(&jc);
         res.end_usec = realtime_usec();
         res.exit_code = st_exit_code(&res);
@@ -466,7 +505,9 @@ out:
         st_track_close(&t);
         tr_dev_filter_free(dev_filter);
         tr_dev_rules_free(&dev_rules);
+        st_jobns_remove_dir(&l.ns);
         bool clean = st_jobcg_destroy(&jc, DESTROY_TIMEOUT_USEC) == 0;
+        st_guard_stop(&guard);
         reap_all(&jc);
         failed(&o, stage ? stage : "starter", &err, code, clean);
         st_launch_free(&l);

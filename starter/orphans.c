@@ -8,12 +8,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include "jobns.h"
 #include "trackers/cgroup.h"
 #include "trackers/util.h"
 
 #define LOCK_WAIT_USEC 1000000u
+/* what a job's starter made outside its cgroups, kept on <top> (trusted.*: only a process
+ * with CAP_SYS_ADMIN can set it, so a sweep running as root never removes a path someone
+ * else chose) */
+#define XATTR_PRIVATE_TMP "trusted.procd.private-tmp"
 
 /* The hierarchy whose directories carry the locks: v2 when mounted, else the first one
  * where path exists. */
@@ -54,7 +60,32 @@ int st_top_lock(const tr_hierarchies *hs, const char *top, tr_error *err)
         return lock_dir(hs, top, LOCK_EX, false, err);
 }
 
-/* Kill what is left in <top>/job, remove <top>'s cgroups (deepest first) everywhere. */
+int st_orphans_record_tmp(const tr_hierarchies *hs, const char *top, const char *path, tr_error *err)
+{
+        char dir[PATH_MAX];
+        if (lock_dir_path(hs, top, dir, sizeof dir) < 0)
+                return tr_error_set(err, ENOENT, "no cgroup directory for %s", top);
+        if (setxattr(dir, XATTR_PRIVATE_TMP, path, strlen(path), 0) < 0)
+                return tr_error_setx(err, errno, "recording %s on %s", path, dir);
+        return 0;
+}
+
+/* The private /tmp directory recorded on <top>, removed; quiet when none was recorded. */
+static void remove_recorded_tmp(const tr_hierarchies *hs, const char *top)
+{
+        char dir[PATH_MAX], path[PATH_MAX];
+        if (lock_dir_path(hs, top, dir, sizeof dir) < 0)
+                return;
+        ssize_t n = getxattr(dir, XATTR_PRIVATE_TMP, path, sizeof path - 1);
+        if (n <= 0)
+                return;
+        path[n] = '\0';
+        if (!st_jobns_remove_path(path))
+                fprintf(stderr, "procd-starter: warning: could not remove %s of the job cgroup %s\n", path, top);
+}
+
+/* Kill what is left in <top>/job, remove the private /tmp directory recorded on <top>, then
+ * <top>'s cgroups (deepest first) everywhere. */
 static int clean_orphan(const tr_hierarchies *hs, const char *top, tr_error *err)
 {
         char job[PATH_MAX];
@@ -78,6 +109,7 @@ static int clean_orphan(const tr_hierarchies *hs, const char *top, tr_error *err
         } else if (r != -ENOENT) {
                 return r;
         }
+        remove_recorded_tmp(hs, top);
         _cleanup_cgroup_ tr_cgroup *topcg = NULL;
         r = tr_cgroup_open(hs, top, TR_CG_MAY_ACT | TR_CG_OWNED, &topcg, err);
         if (r < 0)

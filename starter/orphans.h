@@ -8,7 +8,9 @@
  * <top> between its mkdir and its lock.  A directory of the base whose lock can be taken
  * is an orphan: with a "job" child, the job is killed and the cgroups removed; without one
  * (procd already killed the job and removed <top>/job) it is removed only when no process
- * is in it.
+ * is in it.  What the starter made outside its cgroups (the --private-tmp=DIR directory) is
+ * recorded on <top> as an extended attribute before it is made, and the sweep removes it
+ * before <top>.
  */
 #pragma once
 
@@ -22,6 +24,9 @@
 int st_base_lock(const tr_hierarchies *hs, const char *base, bool exclusive, tr_error *err);
 /* Lock <top> exclusively for the starter's life (the fd must stay open); fd or -errno. */
 int st_top_lock(const tr_hierarchies *hs, const char *top, tr_error *err);
+/* Record on <top> the private /tmp directory path (made right after); 0 or -errno (needs
+ * CAP_SYS_ADMIN: a trusted.* attribute). */
+int st_orphans_record_tmp(const tr_hierarchies *hs, const char *top, const char *path, tr_error *err);
 /* Kill and remove every orphaned job cgroup under base; returns how many were cleaned
  * (each one reported on stderr), or -errno when the base cannot be locked or read. */
 int st_orphans_sweep(const tr_hierarchies *hs, const char *base, tr_error *err);

@@ -19,7 +19,8 @@ int sr_main(int argc, char **argv, const char *prefix, int (*helper)(int argc, c
 
 /* This program's own path (for `<self> helper ...` jobs). */
 const char *sr_self_exe(void);
-/* The built procd-starter. */
+/* The built procd-starter, or the one PROCD_TEST_STARTER_BIN names (measuring another
+ * build against the same tests). */
 const char *sr_starter_bin(void);
 
 /* "<scratch>/<tag><ext>" into buf. */

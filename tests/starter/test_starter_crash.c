@@ -2,9 +2,11 @@
  * starter outlives a procd restart, with the real binaries:
  *  - with procd: the family was registered kill-on-watcher-exit, so procd kills the job and
  *    removes the job cgroup; the next starter on the base removes the rest;
- *  - embedded (--no-procd): the next starter on the same base finds the job cgroup whose
- *    starter is gone (its lock is free), kills the job and removes the cgroups; a live
- *    starter's job is left alone;
+ *  - embedded (--no-procd): the starter's guard kills the job and removes its cgroups and
+ *    its --private-tmp=DIR directory; a live starter's job is left alone;
+ *  - the starter and its guard SIGKILLed: the next starter on the same base finds the job
+ *    cgroup whose starter is gone (its lock is free), kills the job and removes the cgroups
+ *    and the private /tmp directory recorded on them;
  *  - procd SIGKILLed and started again mid-job: the starter reconnects and reports
  *    "tracker": "procd"; started again without its state file, procd has forgotten the job
  *    and the starter reports "embedded". */
@@ -16,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,25 +100,75 @@ static void sweep_with_starter(const char *tag, const char *const *mode)
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* DIR/procd-tmp.* entries under dir */
+static int tmp_dirs(const char *dir)
+{
+        DIR *d = opendir(dir);
+        int n = 0;
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+                n += strncmp(e->d_name, "procd-tmp.", 10) == 0;
+        if (d)
+                closedir(d);
+        return n;
+}
+
+static bool no_tmp_dirs(const void *dir) { return tmp_dirs(dir) == 0; }
+
+/* The starter's guard (guard.h): its child named procd-guard; -1 when none. */
+static pid_t guard_of(pid_t starter)
+{
+        char f[64], kids[1024] = "";
+        snprintf(f, sizeof f, "/proc/%d/task/%d/children", (int) starter, (int) starter);
+        tr_read_file_at(AT_FDCWD, f, kids, sizeof kids, NULL);
+        for (char *save = NULL, *t = strtok_r(kids, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+                char comm[32] = "";
+                snprintf(f, sizeof f, "/proc/%s/comm", t);
+                tr_read_file_at(AT_FDCWD, f, comm, sizeof comm, NULL);
+                if (strcmp(comm, "procd-guard\n") == 0)
+                        return (pid_t) atoi(t);
+        }
+        return -1;
+}
+
+/* pid runs /bin/sleep: the starter opened the gate and the job exec'd (sr_job_root shows
+ * the child as soon as it is in its cgroup, still at the gate) */
+static bool runs_sleep(const void *p)
+{
+        char f[64], comm[32] = "";
+        snprintf(f, sizeof f, "/proc/%d/comm", (int) *(const pid_t *) p);
+        tr_read_file_at(AT_FDCWD, f, comm, sizeof comm, NULL);
+        return strcmp(comm, "sleep\n") == 0;
+}
+
+static void tmp_base(char *buf, size_t size, const char *tag)
+{
+        sr_path(buf, size, tag, ".tmpbase");
+        CU_ASSERT_EQUAL_FATAL(mkdir(buf, 0755), 0);
+}
+
 static void test_embedded_sigkill(void)
 {
         if (!ts_need_root("starter crash tests") || !ts_cgroup_base())
                 return;
+        char dir[PATH_MAX], opt[PATH_MAX + 16];
+        tmp_base(dir, sizeof dir, "emb-dead");
+        snprintf(opt, sizeof opt, "--private-tmp=%s", dir);
         const char *a[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "emb-dead",
-                            "--", "/bin/sleep", "1000", NULL };
+                            opt, "--", "/bin/sleep", "1000", NULL };
         const char *b[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "emb-live",
                             "--", "/bin/sleep", "1000", NULL };
         pid_t sa = sr_spawn("emb-dead", a), sb = sr_spawn("emb-live", b);
         pid_t ja = sr_job_root("emb-dead"), jb = sr_job_root("emb-live");
         CU_ASSERT_FATAL(ja > 1 && jb > 1);
+        CU_ASSERT_FATAL(wait_until(runs_sleep, &ja, 10000) && wait_until(runs_sleep, &jb, 10000));
+        CU_ASSERT_EQUAL(tmp_dirs(dir), 1);
         ts_kill_reap(sa); /* SIGKILL: no cleanup of its own */
-        usleep(100000);
-        CU_ASSERT(ts_alive(ja)); /* unsupervised until the next starter comes */
-        static const char *const embedded[] = { "--no-procd", NULL };
-        sweep_with_starter("emb-next", embedded);
-        CU_ASSERT(file_has("emb-next", ".err", "was left by a starter that is gone"));
-        CU_ASSERT(wait_until(pid_gone, &ja, 5000));
-        CU_ASSERT(top_cg_gone("emb-dead"));
+        /* its guard ends the job and removes what the starter made, no other starter needed */
+        CU_ASSERT(wait_until(pid_gone, &ja, 10000));
+        CU_ASSERT(wait_until(top_cg_gone, "emb-dead", 10000));
+        CU_ASSERT(wait_until(no_tmp_dirs, dir, 10000));
+        CU_ASSERT(file_has("emb-dead", ".err", "guard: the starter"));
         /* the live starter's job is untouched, and it ends normally */
         CU_ASSERT(ts_alive(jb) && ts_alive(sb));
         CU_ASSERT(sr_cgroup_exists("emb-live", "job", false));
@@ -125,6 +179,43 @@ static void test_embedded_sigkill(void)
         CU_ASSERT(top_cg_gone("emb-live"));
         if (ts_alive(ja))
                 ts_kill_reap(ja);
+        rmdir(dir);
+}
+
+/* The starter and its guard both SIGKILLed: the job runs on until the next starter on the
+ * base sweeps it: job killed, cgroups and the recorded private /tmp directory removed. */
+static void test_guard_and_starter_sigkill(void)
+{
+        if (!ts_need_root("starter crash tests") || !ts_cgroup_base())
+                return;
+        char dir[PATH_MAX], opt[PATH_MAX + 16];
+        tmp_base(dir, sizeof dir, "emb-orphan");
+        snprintf(opt, sizeof opt, "--private-tmp=%s", dir);
+        const char *a[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "emb-orphan",
+                            opt, "--", "/bin/sleep", "1000", NULL };
+        pid_t sa = sr_spawn("emb-orphan", a);
+        pid_t ja = sr_job_root("emb-orphan");
+        CU_ASSERT_FATAL(ja > 1);
+        CU_ASSERT_FATAL(wait_until(runs_sleep, &ja, 10000));
+        pid_t g = guard_of(sa);
+        CU_ASSERT_FATAL(g > 1);
+        int gfd = (int) syscall(SYS_pidfd_open, g, 0); /* the guard, not a reused pid */
+        CU_ASSERT_FATAL(gfd >= 0);
+        CU_ASSERT_EQUAL(syscall(SYS_pidfd_send_signal, gfd, SIGKILL, NULL, 0), 0);
+        close(gfd);
+        ts_kill_reap(sa);
+        usleep(100000);
+        CU_ASSERT(ts_alive(ja)); /* nobody left to end it */
+        CU_ASSERT_EQUAL(tmp_dirs(dir), 1);
+        static const char *const embedded[] = { "--no-procd", NULL };
+        sweep_with_starter("emb-sweeper", embedded);
+        CU_ASSERT(file_has("emb-sweeper", ".err", "was left by a starter that is gone"));
+        CU_ASSERT(wait_until(pid_gone, &ja, 5000));
+        CU_ASSERT(top_cg_gone("emb-orphan"));
+        CU_ASSERT_EQUAL(tmp_dirs(dir), 0);
+        if (ts_alive(ja))
+                ts_kill_reap(ja);
+        rmdir(dir);
 }
 
 static void test_procd_sigkill(void)
@@ -177,10 +268,20 @@ static void make_gate(const char *tag, char *gate, size_t size)
 
 #define GATED_JOB(gate) "/bin/sh", "-c", "read line < \"$0\"", (gate)
 
-/* Let the job waiting on gate end (no reader left: nothing to do), then remove the FIFO. */
+/* Let the job waiting on gate end, then remove the FIFO.  The job may not have opened it
+ * yet (ENXIO: no reader; the starter opens its own gate only after the registration that
+ * procd_tracks_job sees): retried for up to 10 s. */
 static void open_gate(const char *gate)
 {
-        int fd = open(gate, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        int fd = -1;
+        for (int i = 0; i < 1000 && fd < 0; i++) {
+                fd = open(gate, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0 && errno != ENXIO)
+                        break;
+                if (fd < 0)
+                        usleep(10000);
+        }
+        CU_ASSERT(fd >= 0);
         if (fd >= 0) {
                 CU_ASSERT_EQUAL(write(fd, "go\n", 3), 3);
                 close(fd);
@@ -244,7 +345,9 @@ static void test_procd_restart_mid_job(void)
 int main(int argc, char **argv)
 {
         CU_TestInfo tests[] = {
-                { "embedded: a SIGKILLed starter's job is swept by the next", test_embedded_sigkill },
+                { "embedded: a SIGKILLed starter's guard ends its job, cgroups, private tmp", test_embedded_sigkill },
+                { "starter and guard SIGKILLed: the next starter sweeps job, cgroups, private tmp",
+                  test_guard_and_starter_sigkill },
                 { "procd: a SIGKILLed starter's job is killed by procd", test_procd_sigkill },
                 { "procd restarted mid-job: reconnect, or embedded when forgotten", test_procd_restart_mid_job },
                 CU_TEST_INFO_NULL,
