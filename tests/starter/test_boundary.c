@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -368,6 +369,79 @@ static void test_private_tmp_dir(void)
         rmdir(base);
 }
 
+/* What --private-tmp isolates, exactly as docs/starter-private-tmp.md says.  Job A (user
+ * nobody, --private-tmp=DIR) writes /tmp/<marker> and holds.  Each reader job cats it through
+ * /proc/<A's pid>/root/tmp/<marker>:
+ *  - another user (daemon): denied (the kernel's ptrace access check on /proc/PID/root);
+ *  - the same user without --pid-namespace: READS IT (documented: not isolated);
+ *  - the same user with --pid-namespace: A's pid is not in its /proc;
+ *  - the same user through the host path DIR/procd-tmp.XXXXXX/tmp: denied (root's 0700). */
+static bool reader_got(const char *tag, const char *const *opts, const char *path, const char *secret)
+{
+        const char *cmd[] = { "/bin/sh", "-c", "cat \"$0\" 2>&1 || echo unreadable", path, NULL };
+        job j;
+        run_job(&j, tag, opts, cmd);
+        CU_ASSERT_EQUAL(j.code, 0);
+        bool got = strstr(j.out, secret) != NULL;
+        printf("\n[%s] %s: %s", tag, path, j.out);
+        return got;
+}
+
+static bool runs_sleep(pid_t pid)
+{
+        char f[64], comm[32] = "";
+        snprintf(f, sizeof f, "/proc/%d/comm", (int) pid);
+        tr_read_file_at(AT_FDCWD, f, comm, sizeof comm, NULL);
+        return strcmp(comm, "sleep\n") == 0;
+}
+
+static void test_private_tmp_reach(void)
+{
+        if (!ts_need_root("--private-tmp reach"))
+                return;
+        if (!getpwnam("nobody") || !getpwnam("daemon")) {
+                printf("SKIP --private-tmp reach: needs the users nobody and daemon\n");
+                return;
+        }
+        char base[PATH_MAX], opt[PATH_MAX + 16], secret[64], cmd_a[128];
+        sr_path(base, sizeof base, "reachbase", "");
+        CU_ASSERT_EQUAL_FATAL(mkdir(base, 0755), 0);
+        snprintf(opt, sizeof opt, "--private-tmp=%s", base);
+        snprintf(secret, sizeof secret, "secret-%d", (int) getpid());
+        snprintf(cmd_a, sizeof cmd_a, "echo %s > /tmp/m && exec sleep 120", secret);
+        const char *opts_a[] = { "--user", "nobody", opt, NULL };
+        const char *a_cmd[] = { "/bin/sh", "-c", cmd_a, NULL };
+        pid_t sa = job_start("reach-a", opts_a, a_cmd);
+        CU_ASSERT_FATAL(sa > 1);
+        pid_t ja = sr_job_root("reach-a");
+        CU_ASSERT_FATAL(ja > 1);
+        for (int i = 0; i < 1000 && !runs_sleep(ja); i++)
+                usleep(10000);
+        CU_ASSERT_FATAL(runs_sleep(ja)); /* /tmp/m written */
+        char via_proc[64], via_host[PATH_MAX + 64] = "";
+        snprintf(via_proc, sizeof via_proc, "/proc/%d/root/tmp/m", (int) ja);
+        DIR *d = opendir(base);
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+                if (strncmp(de->d_name, "procd-tmp.", 10) == 0)
+                        snprintf(via_host, sizeof via_host, "%s/%s/tmp/m", base, de->d_name);
+        if (d)
+                closedir(d);
+        CU_ASSERT_FATAL(via_host[0] != '\0');
+        const char *other_user[] = { "--user", "daemon", NULL };
+        const char *same_user[] = { "--user", "nobody", NULL };
+        const char *same_user_pidns[] = { "--user", "nobody", "--pid-namespace", NULL };
+        CU_ASSERT_FALSE(reader_got("reach-other", other_user, via_proc, secret));
+        CU_ASSERT_TRUE(reader_got("reach-same", same_user, via_proc, secret));
+        CU_ASSERT_FALSE(reader_got("reach-pidns", same_user_pidns, via_proc, secret));
+        CU_ASSERT_FALSE(reader_got("reach-host", same_user, via_host, secret));
+        kill(sa, SIGTERM);
+        CU_ASSERT_EQUAL(sr_wait_code(sa, 60000), 128 + SIGTERM); /* the family got SIGTERM */
+        CU_ASSERT_TRUE(job_cgroup_gone("reach-a"));
+        CU_ASSERT_EQUAL(count_entries(base, "procd-tmp."), 0);
+        rmdir(base);
+}
+
 /* inside: the command is pid 2 under the init (pid 1) and /proc shows nothing else; the
  * report has the host pid */
 static void test_pid_namespace(void)
@@ -472,6 +546,7 @@ int main(int argc, char **argv)
         CU_TestInfo namespaces[] = {
                 { "--private-tmp (tmpfs): A's files invisible to B and the host", test_private_tmp_tmpfs },
                 { "--private-tmp=DIR: the same, the per-job dir removed after", test_private_tmp_dir },
+                { "--private-tmp: other users denied, same user only with --pid-namespace", test_private_tmp_reach },
                 { "--pid-namespace: pid 2 under init, own /proc, host pid in the report", test_pid_namespace },
                 { "--pid-namespace: escapers killed, exit statuses", test_pid_namespace_escapers },
                 { "--pid-namespace: signals to the init reach the command", test_pid_namespace_forward },
