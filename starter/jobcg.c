@@ -126,6 +126,17 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
         }
         snprintf(jc->job_path, sizeof jc->job_path, "%s/job", jc->top);
         snprintf(jc->starter_path, sizeof jc->starter_path, "%s/starter", jc->top);
+        if (base_fd >= 0) {
+                /* <top> locked before anything else of it exists: a sweep meets no part of
+                 * it without its lock directory (orphans.h) */
+                _cleanup_cgroup_ tr_cgroup *lockcg = NULL;
+                r = tr_cgroup_create_in(hs, jc->top, 1u << st_lock_hierarchy(hs), &lockcg, err);
+                if (r < 0)
+                        return tr_error_prefix(err, "creating %s", jc->top);
+                jc->top_lock_fd = st_top_lock(hs, jc->top, err);
+                if (jc->top_lock_fd < 0)
+                        return tr_error_prefix(err, "locking %s", jc->top);
+        }
 
         if (jc->want_starter_leaf) {
                 r = tr_cgroup_create(hs, jc->starter_path, &jc->starter, err);
@@ -143,11 +154,6 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
         r = tr_cgroup_create(hs, jc->job_path, &jc->job, err);
         if (r < 0)
                 return tr_error_prefix(err, "creating %s", jc->job_path);
-        if (base_fd >= 0) {
-                jc->top_lock_fd = st_top_lock(hs, jc->top, err);
-                if (jc->top_lock_fd < 0)
-                        return tr_error_prefix(err, "locking %s", jc->top);
-        }
         r = st_cpuset_fill(hs, jc->job_path, err);
         if (r < 0)
                 return r;
@@ -181,7 +187,10 @@ static int remove_subtree(st_jobcg *jc, uint64_t timeout_usec, bool teardown)
         }
         if (!jc->top[0] || !jc->hs)
                 return left;
-        for (int i = 0; i < jc->hs->n; i++) {
+        /* the lock's hierarchy last: a sweep meets no part of <top> without it */
+        int lock_h = st_lock_hierarchy(jc->hs);
+        for (int step = 0; step < jc->hs->n; step++) {
+                int i = step == jc->hs->n - 1 ? lock_h : step < lock_h ? step : step + 1;
                 char dir[PATH_MAX];
                 if (!jc->top_created[i] || fs_path(jc->hs, i, jc->top, dir, sizeof dir) < 0)
                         continue;

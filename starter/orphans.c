@@ -50,6 +50,11 @@ static int lock_dir(const tr_hierarchies *hs, const char *cg, int op, bool wait,
         return TR_TAKE_FD(fd);
 }
 
+int st_lock_hierarchy(const tr_hierarchies *hs)
+{
+        return hs->v2 >= 0 ? hs->v2 : 0;
+}
+
 int st_base_lock(const tr_hierarchies *hs, const char *base, bool exclusive, tr_error *err)
 {
         return lock_dir(hs, strcmp(base, "") == 0 ? "/" : base, exclusive ? LOCK_EX : LOCK_SH, true, err);
@@ -123,11 +128,45 @@ static int clean_orphan(const tr_hierarchies *hs, const char *top, tr_error *err
         return 0;
 }
 
-static bool empty_cgroup(const tr_hierarchies *hs, const char *cg)
+/* What is left of <top> in any hierarchy after its job was dealt with, or what a starter
+ * killed while it made <top> left (the job is started only once every directory and the
+ * lock exist; <top> is made in the lock's hierarchy first and removed there last, so a
+ * partial <top> always has its lock directory): rmdir only, deepest first - a cgroup with a
+ * process or another child in it stays.  Whether nothing of <top> is left. */
+static bool remove_remains(const tr_hierarchies *hs, const char *top)
 {
-        _cleanup_cgroup_ tr_cgroup *h = NULL;
-        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
-        return tr_cgroup_open(hs, cg, 0, &h, NULL) >= 0 && tr_cgroup_members(h, &m, NULL) >= 0 && m.n == 0;
+        static const char *const subs[] = { "/job", "/starter", "" };
+        bool gone = true;
+        for (int i = 0; i < hs->n; i++)
+                for (size_t k = 0; k < TR_ARRAY_SIZE(subs); k++) {
+                        char cg[PATH_MAX], dir[PATH_MAX];
+                        snprintf(cg, sizeof cg, "%s%s", top, subs[k]);
+                        if (tr_hierarchy_fs_path(&hs->h[i], cg, dir, sizeof dir, NULL) < 0)
+                                continue;
+                        if (rmdir(dir) < 0 && errno != ENOENT && k == TR_ARRAY_SIZE(subs) - 1)
+                                gone = false;
+                }
+        return gone;
+}
+
+/* One directory of the base whose lock was free: its job killed and everything of it
+ * removed.  Without a job leaf (procd removed it when the starter died, or the starter died
+ * before making it) nothing is killed: what holds a process stays. */
+static int sweep_one(const tr_hierarchies *hs, const char *top, bool has_job)
+{
+        tr_error cerr = { 0 };
+        if (has_job && clean_orphan(hs, top, &cerr) < 0) {
+                fprintf(stderr, "procd-starter: warning: orphaned job cgroup %s: %s\n", top, cerr.msg);
+                return 0;
+        }
+        if (!has_job)
+                remove_recorded_tmp(hs, top);
+        if (!remove_remains(hs, top)) {
+                if (has_job)
+                        fprintf(stderr, "procd-starter: warning: orphaned job cgroup %s: not empty, left\n", top);
+                return 0;
+        }
+        return 1;
 }
 
 int st_orphans_sweep(const tr_hierarchies *hs, const char *base, tr_error *err)
@@ -154,15 +193,7 @@ int st_orphans_sweep(const tr_hierarchies *hs, const char *base, tr_error *err)
                 _cleanup_close_ int tfd = st_top_lock(hs, top, NULL);
                 if (tfd < 0)
                         continue; /* its starter is alive (or it vanished meanwhile) */
-                /* without a job leaf (procd removed it when the starter died): only when
-                 * nothing runs in it */
-                if (!has_job && !empty_cgroup(hs, top))
-                        continue;
-                tr_error cerr = { 0 };
-                if (clean_orphan(hs, top, &cerr) < 0)
-                        fprintf(stderr, "procd-starter: warning: orphaned job cgroup %s: %s\n", top, cerr.msg);
-                else
-                        cleaned++;
+                cleaned += sweep_one(hs, top, has_job);
         }
         return cleaned;
 }

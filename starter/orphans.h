@@ -22,6 +22,9 @@
 /* The base directory locked (LOCK_SH for a creator, LOCK_EX for a sweep), waiting up to
  * about a second; an fd to close, or -errno. */
 int st_base_lock(const tr_hierarchies *hs, const char *base, bool exclusive, tr_error *err);
+/* The hierarchy a new <top> is made in first (and removed from last), where its lock is:
+ * v2 when mounted, else the first. */
+int st_lock_hierarchy(const tr_hierarchies *hs);
 /* Lock <top> exclusively for the starter's life (the fd must stay open); fd or -errno. */
 int st_top_lock(const tr_hierarchies *hs, const char *top, tr_error *err);
 /* Record on <top> the private /tmp directory path (made right after); 0 or -errno (needs

@@ -5,8 +5,10 @@
  * that job may remain once a bounded wait is over (a bound on waiting, not a claim on
  * speed): no process whose environment or command line holds the round's marker (the job's
  * processes, the starter's child before its exec, the guard), no member of its job cgroup,
- * no cgroup of it, no DIR/procd-tmp.* directory.  Then a starter on the same base sweeps
- * what is left, and the test kills any marked process by pid, before the next round.
+ * and - unless the kill came before the starter's guard existed (guard.h) - no cgroup of it
+ * and no DIR/procd-tmp.* directory (counted).  Then a starter on the same base sweeps: after
+ * it nothing of the round may be left at all.  The test kills any marked process by pid and
+ * removes DIR before the next round.
  *
  * Each case prints its counts beside /proc/loadavg.  PROCD_EARLY_KILL_LOAD=N runs N busy
  * loops meanwhile (default 0: the machine's own load); PROCD_TEST_STARTER_BIN runs another
@@ -104,17 +106,23 @@ static int count_tmp_dirs(const char *dir)
 typedef struct tally {
         int kills;
         int procs_left;   /* rounds that left a process of the job alive */
-        int cgroups_left; /* rounds that left a cgroup of the job */
-        int tmp_left;     /* rounds that left DIR/procd-tmp.* */
+        int cgroups_left; /* rounds that left a cgroup of the job for the next starter */
+        int tmp_left;     /* rounds that left DIR/procd-tmp.* for the next starter */
+        int swept_left;   /* rounds where something was left even after the sweep */
 } tally;
 
-/* After the checks: what a new starter's sweep and the test itself clean, for the next
- * round. */
-static void clean_round(const char *mark, const char *tag, const char *tmpdir)
+/* After the checks: a new starter on the base sweeps what is left, which must be all of it;
+ * then the test cleans up after a failure, for the next round. */
+static void clean_round(const char *mark, const char *tag, const char *tmpdir, tally *t)
 {
         const char *sweep[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "ek-sweep",
                                 "--", "/bin/true", NULL };
         CU_ASSERT_EQUAL(sr_wait_code(sr_spawn("ek-sweep", sweep), 30000), 0);
+        bool cg = sr_cgroup_exists(tag, NULL, true);
+        int tmp = count_tmp_dirs(tmpdir);
+        if (cg || tmp)
+                printf("%s: left after the sweep:%s%s\n", tag, cg ? " cgroup" : "", tmp ? " private tmp dir" : "");
+        t->swept_left += cg || tmp > 0;
         pid_t pids[MAX_PIDS];
         int n = round_procs(mark, tag, pids);
         for (int i = 0; i < n; i++)
@@ -176,7 +184,7 @@ static void early_kill_round(const char *mode, const char *const *mode_args, int
         t->procs_left += left > 0;
         t->cgroups_left += cg;
         t->tmp_left += tmp > 0;
-        clean_round(mark, tag, tmpdir);
+        clean_round(mark, tag, tmpdir, t);
 }
 
 /* N busy loops (PROCD_EARLY_KILL_LOAD), each ended by the test or by its alarm */
@@ -204,13 +212,15 @@ static void early_kill_case(const char *mode, const char *const *mode_args)
         char loadavg[128] = "";
         tr_read_file_at(AT_FDCWD, "/proc/loadavg", loadavg, sizeof loadavg, NULL);
         loadavg[strcspn(loadavg, "\n")] = '\0';
-        printf("\nearly kill, %s (%s): of %d kills at 0-%d ms, %d left processes of the job alive, %d left cgroups, "
-               "%d left the private tmp dir (loadavg %s, %ld busy loops)\n",
+        printf("\nearly kill, %s (%s): of %d kills at 0-%d ms, %d left processes of the job alive; for the next "
+               "starter's sweep %d left cgroups, %d the private tmp dir; %d left something the sweep did not remove "
+               "(loadavg %s, %ld busy loops)\n",
                mode, sr_starter_bin(), t.kills, (ROUNDS - 1) * STEP_MS, t.procs_left, t.cgroups_left, t.tmp_left,
-               loadavg, load);
+               t.swept_left, loadavg, load);
+        /* cgroups and the directory made before the guard started (a few ms) are the sweep's:
+         * counted, not asserted; but nothing survives the sweep */
         CU_ASSERT_EQUAL(t.procs_left, 0);
-        CU_ASSERT_EQUAL(t.cgroups_left, 0);
-        CU_ASSERT_EQUAL(t.tmp_left, 0);
+        CU_ASSERT_EQUAL(t.swept_left, 0);
 }
 
 static void test_early_kill_embedded(void)
