@@ -49,6 +49,8 @@ static void wait_for_starter(pid_t starter)
 static __attribute__((noreturn)) void guard_run(pid_t starter, st_jobcg *jc, st_jobns *ns)
 {
         prctl(PR_SET_NAME, "procd-guard", 0, 0, 0);
+        if (jc->ops)
+                jc->ops->drop_in_guard(jc);
         wait_for_starter(starter);
         tr_error err = { 0 };
         tr_kill_result kr;

@@ -28,6 +28,9 @@ typedef struct st_jobcg_ops {
         int (*setup)(st_jobcg *jc, const st_options *o, tr_error *err);
         /* After the job leaf is destroyed: release what setup made (helper, scope). */
         void (*teardown)(st_jobcg *jc);
+        /* In the guard (guard.h), just forked: let go of what must end with the starter
+         * (the systemd helper's pipe, which the helper reads until EOF). */
+        void (*drop_in_guard)(st_jobcg *jc);
 } st_jobcg_ops;
 
 extern const st_jobcg_ops st_jobcg_cgroupfs_ops;
