@@ -12,6 +12,7 @@
 #include "trackers/cgroup.h"
 #include "trackers/util.h"
 
+#include "starter/jobns.h"
 #include "starter/joblimits.h"
 #include "starter/options.h"
 #include "starter/report.h"
@@ -265,6 +266,58 @@ static void test_v2_missing_file(void)
         rm_fake(root);
 }
 
+/* A private /tmp directory named by a record (a sweep's input): only an absolute path whose
+ * last component is procd-tmp.* is removed, with what is in it; a symlink of that name is
+ * not followed. */
+static int record_path(void *arg, const char *path, tr_error *err)
+{
+        (void) err;
+        snprintf(arg, PATH_MAX, "%s", path);
+        return 0;
+}
+
+static void test_private_tmp_removal(void)
+{
+        char base[] = "/var/tmp/procd-unit.XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(base));
+        char other[PATH_MAX + 16], target[PATH_MAX + 16], link[PATH_MAX + 32], f[PATH_MAX + 32];
+        snprintf(other, sizeof other, "%s/notours", base);
+        CU_ASSERT_EQUAL_FATAL(mkdir(other, 0700), 0);
+        CU_ASSERT_FALSE(st_jobns_remove_path(other));
+        CU_ASSERT_EQUAL(access(other, F_OK), 0);
+        /* st_jobns_make_dir records the path before it makes it; removal takes it all */
+        st_options o;
+        memset(&o, 0, sizeof o);
+        o.private_tmp = true;
+        o.private_tmp_dir = base;
+        st_jobns ns;
+        tr_error err = { 0 };
+        char recorded[PATH_MAX] = "";
+        CU_ASSERT_EQUAL_FATAL(st_jobns_prepare(&ns, &o, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(st_jobns_make_dir(&ns, record_path, recorded, &err), 0);
+        CU_ASSERT_STRING_EQUAL(recorded, ns.job_dir);
+        snprintf(f, sizeof f, "%s/tmp/file", recorded);
+        close(open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        CU_ASSERT_TRUE(st_jobns_remove_path(recorded));
+        CU_ASSERT_NOT_EQUAL(access(recorded, F_OK), 0);
+        free(ns.job_dir);
+        ns.job_dir = NULL;
+        /* a symlink named procd-tmp.* pointing at a directory: not followed */
+        snprintf(target, sizeof target, "%s/target", base);
+        CU_ASSERT_EQUAL_FATAL(mkdir(target, 0700), 0);
+        snprintf(f, sizeof f, "%s/keep", target);
+        close(open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        snprintf(link, sizeof link, "%s/procd-tmp.link", base);
+        CU_ASSERT_EQUAL_FATAL(symlink(target, link), 0);
+        st_jobns_remove_path(link);
+        CU_ASSERT_EQUAL(access(f, F_OK), 0);
+        unlink(link);
+        unlink(f);
+        rmdir(target);
+        rmdir(other);
+        CU_ASSERT_EQUAL(rmdir(base), 0);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -274,6 +327,7 @@ int main(void)
                 { "exit codes", test_exit_codes },
                 { "pure v2: limits land in the v2 files (fake mount)", test_v2_mapping },
                 { "pure v2: missing file is an error, --best-effort a warning", test_v2_missing_file },
+                { "private /tmp directory: recorded before made, removed only by its name", test_private_tmp_removal },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = {
