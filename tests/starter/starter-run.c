@@ -1,6 +1,7 @@
 /* starter-run.c - see starter-run.h. */
 #include "starter-run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -119,6 +120,27 @@ pid_t sr_job_root(const char *tag)
                 usleep(10000);
         }
         return -1;
+}
+
+int sr_count_entries(const char *dir, const char *prefix)
+{
+        DIR *d = opendir(dir);
+        int n = 0;
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+                n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+        if (d)
+                closedir(d);
+        return n;
+}
+
+bool sr_runs(pid_t pid, const char *comm)
+{
+        char f[64], text[64] = "";
+        snprintf(f, sizeof f, "/proc/%d/comm", (int) pid);
+        tr_read_file_at(AT_FDCWD, f, text, sizeof text, NULL);
+        text[strcspn(text, "\n")] = '\0';
+        return strcmp(text, comm) == 0;
 }
 
 pid_t sr_procd_start(const char *sock, const char *logtag)

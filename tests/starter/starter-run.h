@@ -40,6 +40,11 @@ void sr_read(const char *tag, const char *ext, char *buf, size_t size);
 /* Whether <base>/<tag>[/sub] exists in any hierarchy; prints where when `say` is set. */
 bool sr_cgroup_exists(const char *tag, const char *sub, bool say);
 
+/* How many names in dir start with prefix (0 when dir is missing). */
+int sr_count_entries(const char *dir, const char *prefix);
+/* Whether pid's comm is `comm` (it exec'd that program). */
+bool sr_runs(pid_t pid, const char *comm);
+
 /* Start the built procd on sock (--foreground), its output appended to <logtag>.log; the
  * pid once a client can connect, or -1 (not built: prints SKIP; exited or never answered). */
 pid_t sr_procd_start(const char *sock, const char *logtag);

@@ -284,19 +284,6 @@ static void gate_open(const char *dir, const char *name)
         close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 }
 
-/* names in dir starting with prefix */
-static int count_entries(const char *dir, const char *prefix)
-{
-        DIR *d = opendir(dir);
-        int n = 0;
-        struct dirent *de;
-        while (d && (de = readdir(d)))
-                n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
-        if (d)
-                closedir(d);
-        return n;
-}
-
 /* job A writes /tmp/M and /var/tmp/M and holds; job B, at the same time, must not see them,
  * nor the host; after A, nothing is left.  base: --private-tmp=base, or NULL for tmpfs. */
 /* Below /tmp or /var/tmp, which --private-tmp replaces in the job's view. */
@@ -330,7 +317,7 @@ static void private_tmp_case(const char *tag, const char *base)
         snprintf(host, sizeof host, "/var/tmp/%s", marker);
         CU_ASSERT_NOT_EQUAL(access(host, F_OK), 0);
         if (base)
-                CU_ASSERT_EQUAL(count_entries(base, "procd-tmp."), 1);
+                CU_ASSERT_EQUAL(sr_count_entries(base, "procd-tmp."), 1);
         job b;
         const char *cmd_b[] = { sr_self_exe(), "helper", "tmp-look", marker, NULL };
         run_job(&b, tagb, opts, cmd_b);
@@ -347,7 +334,7 @@ static void private_tmp_case(const char *tag, const char *base)
         snprintf(want, sizeof want, "/var/tmp: %s\n", marker);
         CU_ASSERT_PTR_NOT_NULL(strstr(ja.out, want));
         if (base)
-                CU_ASSERT_EQUAL(count_entries(base, "procd-tmp."), 0); /* removed after */
+                CU_ASSERT_EQUAL(sr_count_entries(base, "procd-tmp."), 0); /* removed after */
         CU_ASSERT_TRUE(job_cgroup_gone(tag));
         gate_remove(gate);
 }
@@ -387,14 +374,6 @@ static bool reader_got(const char *tag, const char *const *opts, const char *pat
         return got;
 }
 
-static bool runs_sleep(pid_t pid)
-{
-        char f[64], comm[32] = "";
-        snprintf(f, sizeof f, "/proc/%d/comm", (int) pid);
-        tr_read_file_at(AT_FDCWD, f, comm, sizeof comm, NULL);
-        return strcmp(comm, "sleep\n") == 0;
-}
-
 static void test_private_tmp_reach(void)
 {
         if (!ts_need_root("--private-tmp reach"))
@@ -415,9 +394,9 @@ static void test_private_tmp_reach(void)
         CU_ASSERT_FATAL(sa > 1);
         pid_t ja = sr_job_root("reach-a");
         CU_ASSERT_FATAL(ja > 1);
-        for (int i = 0; i < 1000 && !runs_sleep(ja); i++)
+        for (int i = 0; i < 1000 && !sr_runs(ja, "sleep"); i++)
                 usleep(10000);
-        CU_ASSERT_FATAL(runs_sleep(ja)); /* /tmp/m written */
+        CU_ASSERT_FATAL(sr_runs(ja, "sleep")); /* /tmp/m written */
         char via_proc[64], via_host[PATH_MAX + 64] = "";
         snprintf(via_proc, sizeof via_proc, "/proc/%d/root/tmp/m", (int) ja);
         DIR *d = opendir(base);
@@ -438,7 +417,7 @@ static void test_private_tmp_reach(void)
         kill(sa, SIGTERM);
         CU_ASSERT_EQUAL(sr_wait_code(sa, 60000), 128 + SIGTERM); /* the family got SIGTERM */
         CU_ASSERT_TRUE(job_cgroup_gone("reach-a"));
-        CU_ASSERT_EQUAL(count_entries(base, "procd-tmp."), 0);
+        CU_ASSERT_EQUAL(sr_count_entries(base, "procd-tmp."), 0);
         rmdir(base);
 }
 

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -100,20 +99,7 @@ static void sweep_with_starter(const char *tag, const char *const *mode)
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
-/* DIR/procd-tmp.* entries under dir */
-static int tmp_dirs(const char *dir)
-{
-        DIR *d = opendir(dir);
-        int n = 0;
-        struct dirent *e;
-        while (d && (e = readdir(d)))
-                n += strncmp(e->d_name, "procd-tmp.", 10) == 0;
-        if (d)
-                closedir(d);
-        return n;
-}
-
-static bool no_tmp_dirs(const void *dir) { return tmp_dirs(dir) == 0; }
+static bool no_tmp_dirs(const void *dir) { return sr_count_entries(dir, "procd-tmp.") == 0; }
 
 /* The starter's guard (guard.h): its child named procd-guard; -1 when none. */
 static pid_t guard_of(pid_t starter)
@@ -131,15 +117,9 @@ static pid_t guard_of(pid_t starter)
         return -1;
 }
 
-/* pid runs /bin/sleep: the starter opened the gate and the job exec'd (sr_job_root shows
- * the child as soon as it is in its cgroup, still at the gate) */
-static bool runs_sleep(const void *p)
-{
-        char f[64], comm[32] = "";
-        snprintf(f, sizeof f, "/proc/%d/comm", (int) *(const pid_t *) p);
-        tr_read_file_at(AT_FDCWD, f, comm, sizeof comm, NULL);
-        return strcmp(comm, "sleep\n") == 0;
-}
+/* the job exec'd /bin/sleep: the starter opened the gate (sr_job_root shows the child as
+ * soon as it is in its cgroup, still at the gate) */
+static bool runs_sleep(const void *p) { return sr_runs(*(const pid_t *) p, "sleep"); }
 
 static void tmp_base(char *buf, size_t size, const char *tag)
 {
@@ -162,7 +142,7 @@ static void test_embedded_sigkill(void)
         pid_t ja = sr_job_root("emb-dead"), jb = sr_job_root("emb-live");
         CU_ASSERT_FATAL(ja > 1 && jb > 1);
         CU_ASSERT_FATAL(wait_until(runs_sleep, &ja, 10000) && wait_until(runs_sleep, &jb, 10000));
-        CU_ASSERT_EQUAL(tmp_dirs(dir), 1);
+        CU_ASSERT_EQUAL(sr_count_entries(dir, "procd-tmp."), 1);
         ts_kill_reap(sa); /* SIGKILL: no cleanup of its own */
         /* its guard ends the job and removes what the starter made, no other starter needed */
         CU_ASSERT(wait_until(pid_gone, &ja, 10000));
@@ -206,13 +186,13 @@ static void test_guard_and_starter_sigkill(void)
         ts_kill_reap(sa);
         usleep(100000);
         CU_ASSERT(ts_alive(ja)); /* nobody left to end it */
-        CU_ASSERT_EQUAL(tmp_dirs(dir), 1);
+        CU_ASSERT_EQUAL(sr_count_entries(dir, "procd-tmp."), 1);
         static const char *const embedded[] = { "--no-procd", NULL };
         sweep_with_starter("emb-sweeper", embedded);
         CU_ASSERT(file_has("emb-sweeper", ".err", "was left by a starter that is gone"));
         CU_ASSERT(wait_until(pid_gone, &ja, 5000));
         CU_ASSERT(top_cg_gone("emb-orphan"));
-        CU_ASSERT_EQUAL(tmp_dirs(dir), 0);
+        CU_ASSERT_EQUAL(sr_count_entries(dir, "procd-tmp."), 0);
         if (ts_alive(ja))
                 ts_kill_reap(ja);
         rmdir(dir);

@@ -91,18 +91,6 @@ static int round_procs(const char *mark, const char *tag, pid_t *pids)
         return n;
 }
 
-static int count_tmp_dirs(const char *dir)
-{
-        DIR *d = opendir(dir);
-        int n = 0;
-        struct dirent *e;
-        while (d && (e = readdir(d)))
-                n += strncmp(e->d_name, "procd-tmp.", 10) == 0;
-        if (d)
-                closedir(d);
-        return n;
-}
-
 typedef struct tally {
         int kills;
         int procs_left;   /* rounds that left a process of the job alive */
@@ -119,7 +107,7 @@ static void clean_round(const char *mark, const char *tag, const char *tmpdir, t
                                 "--", "/bin/true", NULL };
         CU_ASSERT_EQUAL(sr_wait_code(sr_spawn("ek-sweep", sweep), 30000), 0);
         bool cg = sr_cgroup_exists(tag, NULL, true);
-        int tmp = count_tmp_dirs(tmpdir);
+        int tmp = sr_count_entries(tmpdir, "procd-tmp.");
         if (cg || tmp)
                 printf("%s: left after the sweep:%s%s\n", tag, cg ? " cgroup" : "", tmp ? " private tmp dir" : "");
         t->swept_left += cg || tmp > 0;
@@ -164,7 +152,7 @@ static void early_kill_round(const char *mode, const char *const *mode_args, int
         for (int waited = 0; waited <= GONE_WAIT_MS; waited += 20) {
                 left = round_procs(mark, tag, pids);
                 cg = sr_cgroup_exists(tag, NULL, false);
-                tmp = count_tmp_dirs(tmpdir);
+                tmp = sr_count_entries(tmpdir, "procd-tmp.");
                 if (!left && !cg && !tmp)
                         break;
                 usleep(20000);
