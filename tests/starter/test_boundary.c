@@ -356,7 +356,7 @@ static void test_private_tmp_dir(void)
         rmdir(base);
 }
 
-/* What --private-tmp isolates, exactly as docs/starter-private-tmp.md says.  Job A (user
+/* What --private-tmp isolates, exactly as docs/starter.md ("What --private-tmp isolates") says.  Job A (user
  * nobody, --private-tmp=DIR) writes /tmp/<marker> and holds.  Each reader job cats it through
  * /proc/<A's pid>/root/tmp/<marker>:
  *  - another user (daemon): denied (the kernel's ptrace access check on /proc/PID/root);
