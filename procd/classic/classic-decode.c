@@ -215,18 +215,11 @@ bool pd_cl_header_plausible(const uint8_t *buf, size_t n)
 size_t pd_cl_resync(const uint8_t *buf, size_t n, bool (*live)(int32_t client_pid, uint32_t serial, void *data),
                     void *data)
 {
-        size_t off = pd_cl_overtaken(buf, n, n, live, data);
-        return off ? off : n;
-}
-
-size_t pd_cl_overtaken(const uint8_t *buf, size_t n, size_t size,
-                       bool (*live)(int32_t client_pid, uint32_t serial, void *data), void *data)
-{
-        for (size_t off = 1; off < size && off + PD_CL_HEADER_BYTES <= n; off++) {
+        for (size_t off = 1; off + PD_CL_HEADER_BYTES <= n; off++) {
                 if (!pd_cl_header_plausible(buf + off, n - off))
                         continue;
                 if (live(get_i32(buf + off), (uint32_t) get_i32(buf + off + 4), data))
                         return off;
         }
-        return 0;
+        return n;
 }

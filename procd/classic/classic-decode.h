@@ -42,16 +42,9 @@ pd_cl_decode_result pd_cl_decode(const uint8_t *buf, size_t n, pd_cl_request *ou
  * 1..PD_CL_PID_MAX_LIMIT. */
 bool pd_cl_header_plausible(const uint8_t *buf, size_t n);
 
-/* After garbage: the first offset in 1..n-12 holding a plausible header whose reply FIFO
+/* After an unknown command (garbage: its size is unknown), and only then: the first offset in 1..n-12 holding a plausible header whose reply FIFO
  * live() confirms, or n when none (the rest is dropped). */
 size_t pd_cl_resync(const uint8_t *buf, size_t n, bool (*live)(int32_t client_pid, uint32_t serial, void *data),
                     void *data);
-
-/* Whether another request overtook the one at buf: the first offset in 1..size-1 (size: its
- * decoded size, or n while incomplete) holding a plausible header whose reply FIFO live()
- * confirms, else 0.  Every request is one atomic write, so such a header means the request
- * at buf was truncated there (its writer sent less than its command needs). */
-size_t pd_cl_overtaken(const uint8_t *buf, size_t n, size_t size,
-                       bool (*live)(int32_t client_pid, uint32_t serial, void *data), void *data);
 
 const char *pd_cl_command_name(int32_t command);

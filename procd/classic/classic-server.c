@@ -32,6 +32,7 @@ struct pd_classic_server {
         pd_cl_fifo cmd, wd;
         guint in_src, hk_src, partial_timer;
         GByteArray *in;           /* unparsed request bytes */
+        bool read_full;           /* the last read filled rbuf: the pipe may hold the rest */
         GPtrArray *reqs;          /* creq *: requests in progress */
         pd_admission *adm;
         /* the last reply FIFO found live while reading one chunk: start_request's owner
@@ -583,7 +584,8 @@ static gboolean partial_timeout(gpointer data)
         return G_SOURCE_REMOVE;
 }
 
-/* Split s->in into requests; what remains is the start of an incomplete one. */
+/* Split s->in into requests by each command's size; what remains is the start of an
+ * incomplete one. */
 static void process_input(pd_classic_server *s)
 {
         pd_cl_request *r = g_new(pd_cl_request, 1);
@@ -592,40 +594,28 @@ static void process_input(pd_classic_server *s)
                 const uint8_t *p = s->in->data + off;
                 size_t n = s->in->len - off;
                 pd_cl_decode_result res = pd_cl_decode(p, n, r);
-                bool live = n >= 8 && reply_fifo_exists(r->client_pid, r->serial, s);
-                if (live && n >= PD_CL_HEADER_BYTES && res != PD_CL_UNKNOWN_COMMAND) {
-                        /* its writer sent less than the command needs, and the next client's
-                         * request follows: never read that one as the rest of this one */
-                        size_t cut = pd_cl_overtaken(p, n, res == PD_CL_DECODED ? r->size : n, reply_fifo_exists, s);
-                        if (cut) {
-                                g_message("classic: %s from pid %d truncated after %zu bytes", pd_cl_command_name(r->command),
-                                          (int) r->client_pid, cut);
-                                r->reject = pd_cl_error_from_status(r->command, PROCD_E_BAD_ARGUMENT);
-                                snprintf(r->why, sizeof r->why, "truncated request");
-                                start_request(s, r);
-                                off += cut;
-                                continue;
-                        }
-                }
-                if (res == PD_CL_INCOMPLETE && (n < PD_CL_HEADER_BYTES || live))
+                if (res == PD_CL_INCOMPLETE)
                         break; /* wait for the rest, bounded */
-                if (res == PD_CL_DECODED && live) {
-                        start_request(s, r);
+                bool live = reply_fifo_exists(r->client_pid, r->serial, s);
+                if (res == PD_CL_DECODED) {
+                        if (live)
+                                start_request(s, r);
+                        else
+                                g_message("classic: %s from pid %d: no reply FIFO: dropped", pd_cl_command_name(r->command),
+                                          (int) r->client_pid);
                         off += r->size;
                         continue;
                 }
-                /* an unknown command, a header whose client has no reply FIFO (gone, or not a
-                 * header at all): answer what can be answered, skip to the next live header */
-                if (res == PD_CL_UNKNOWN_COMMAND) {
-                        g_message("classic: unknown command %d from pid %d", (int) r->command, (int) r->client_pid);
-                        if (live) {
-                                r->reject = PD_CL_FAMILY_NOT_FOUND;
-                                snprintf(r->why, sizeof r->why, "unknown command %d", (int) r->command);
-                                start_request(s, r);
-                        }
+                /* an unknown command: its size is unknown, so the rest is skipped up to the
+                 * next header of a live client */
+                g_message("classic: unknown command %d from pid %d", (int) r->command, (int) r->client_pid);
+                if (live) {
+                        r->reject = PD_CL_FAMILY_NOT_FOUND;
+                        snprintf(r->why, sizeof r->why, "unknown command %d", (int) r->command);
+                        start_request(s, r);
                 }
                 size_t skip = pd_cl_resync(p, n, reply_fifo_exists, s);
-                g_message("classic: skipping %zu bytes of input that is no request of a live client", skip);
+                g_message("classic: skipping %zu bytes after an unknown command", skip);
                 off += skip;
         }
         g_free(r);
@@ -646,19 +636,16 @@ static gboolean on_input(gint fd, GIOCondition cond, gpointer data)
                 ssize_t n = read(fd, s->rbuf, sizeof s->rbuf);
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n <= 0)
-                        break; /* EAGAIN (drained); never EOF: procd holds a writer */
-                s->live.set = false; /* a FIFO seen live counts for this chunk only */
-                /* every request is one atomic write: a chunk that starts with a live client's
-                 * header is a new request, not the rest of a pending one */
-                if (s->in->len && pd_cl_header_plausible(s->rbuf, (size_t) n)) {
-                        pd_cl_request *r = g_new(pd_cl_request, 1);
-                        pd_cl_decode(s->rbuf, (size_t) n, r);
-                        bool fresh = reply_fifo_exists(r->client_pid, r->serial, s);
-                        g_free(r);
-                        if (fresh)
-                                drop_partial(s, "the next request overtook it");
+                if (n <= 0) {
+                        s->read_full = false; /* EAGAIN: drained (never EOF: procd holds a writer) */
+                        break;
                 }
+                s->live.set = false; /* a FIFO seen live counts for this chunk only */
+                /* the last read drained the pipe: this one begins with a new write, and a
+                 * request is one write, so the pending one will never get its rest */
+                if (s->in->len && !s->read_full)
+                        drop_partial(s, "the next write began");
+                s->read_full = (size_t) n == sizeof s->rbuf;
                 g_byte_array_append(s->in, s->rbuf, (guint) n);
                 process_input(s);
         }
@@ -679,6 +666,26 @@ static gboolean housekeeping(gpointer data)
         return G_SOURCE_CONTINUE;
 }
 
+/* Whoever may write the address folder may make reply FIFOs of other clients' names
+ * (ADDR.<pid>.<serial>): said loudly, once, at start. */
+static void check_address_folder(const pd_classic_options *o)
+{
+        g_autofree char *dir = g_path_get_dirname(o->address);
+        struct stat st;
+        if (stat(dir, &st) < 0) {
+                g_warning("classic: address folder %s: %s", dir, strerror(errno));
+                return;
+        }
+        bool trusted_owner = st.st_uid == 0 || st.st_uid == geteuid() || st.st_uid == o->principal;
+        if (trusted_owner && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+                return;
+        g_warning("classic: WARNING: the address folder %s (owner uid %u, mode %04o) may be written by users other "
+                  "than root%s: they can plant reply FIFOs named for other clients' requests. Use a folder only root "
+                  "and the condor uid may write (HTCondor's $(LOCK) or $(RUN))",
+                  dir, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777),
+                  o->principal != (uid_t) -1 ? " and the -C uid" : "");
+}
+
 int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_classic_server **out, tr_error *err)
 {
         if (!o->address || !*o->address)
@@ -692,6 +699,7 @@ int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_class
         s->wd = (pd_cl_fifo) PD_CL_FIFO_INIT;
         s->in = g_byte_array_new();
         s->reqs = g_ptr_array_new();
+        check_address_folder(o);
         s->adm = pd_admission_new("request", PD_CL_MAX_REQUESTS, PD_ADMISSION_ROOT_RESERVED,
                                   PD_ADMISSION_DEFAULT_PER_UID, NULL);
         g_autofree char *wd = g_strconcat(o->address, PD_CL_WATCHDOG_SUFFIX, NULL);

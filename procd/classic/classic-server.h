@@ -3,12 +3,20 @@
  *
  * ADDR is the command FIFO, ADDR.watchdog the liveness FIFO (classic-fifo.h); each request
  * is answered on the client's FIFO ADDR.<pid>.<serial>, named by the request header.
- * Reads are non-blocking; requests are split by each command's size (classic-decode.h); a
- * request whose rest does not come within PD_CL_PARTIAL_TIMEOUT_MS, or which the next
- * client's request overtakes, is dropped (answered with an error when its reply FIFO is
- * known); garbage is skipped up to the next header whose reply FIFO exists.  A reply FIFO is
- * opened non-blocking, retried until PD_ADMISSION_AUTH_TIMEOUT_SEC; replies are written as
- * whole items, waiting (in the loop) while a client drains a long DUMP.
+ * Framing.  Every request is one write() of at most PIPE_BUF bytes, so it reaches the pipe
+ * whole; procd reads with a buffer as large as the pipe, so a read that returns less than
+ * the buffer drained the pipe and the next read begins with the start of a write.  The bytes
+ * are split by each command's size (classic-decode.c's table) and nothing else: no byte
+ * inside a complete request is ever read as a header.  A request cut short by the end of the
+ * data waits for its rest, bounded by PD_CL_PARTIAL_TIMEOUT_MS, and is dropped when the next
+ * write begins instead (its writer sent less than its command needs): answered with an
+ * error when its reply FIFO is known.  A whole request whose reply FIFO does not exist is
+ * skipped by its size.  Only after an unknown command (no size known) are bytes skipped up
+ * to the next header whose reply FIFO exists.  A reply FIFO is opened non-blocking, retried
+ * until PD_ADMISSION_AUTH_TIMEOUT_SEC; replies are written as whole items, waiting (in the
+ * loop) while a client drains a long DUMP.  An address folder that users other than root
+ * and the principal may write is logged as a warning at start: whoever writes there can
+ * make reply FIFOs of other clients' names.
  *
  * Authorization as condor_procd: the FIFO is 0600, owned by root or by the -C principal, so
  * only they can write requests; the caller is the owner of the reply FIFO: root and the

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -113,6 +114,20 @@ static int write_request(const char *addr, const uint8_t *b, size_t len, int wat
 int cc_write_raw(const char *addr, const void *bytes, size_t len)
 {
         return write_request(addr, bytes, len, -1, CC_DEFAULT_TIMEOUT_MS);
+}
+
+int cc_wait_drained(const char *addr, int timeout_ms)
+{
+        int fd = open(addr, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        int64_t deadline = now_ms() + timeout_ms;
+        int r = 0, pending = 0;
+        while ((r = ioctl(fd, FIONREAD, &pending)) == 0 && pending > 0 && now_ms() < deadline)
+                usleep(2000);
+        r = r < 0 ? -errno : pending > 0 ? -ETIMEDOUT : 0;
+        close(fd);
+        return r;
 }
 
 size_t cc_frame(const cc_client *c, int32_t cmd, const void *args, size_t args_len, uint8_t *buf, size_t size)

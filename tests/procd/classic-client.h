@@ -94,6 +94,10 @@ void cc_close(cc_client *c);
 /* Raw exchange: write `len` request bytes as one write() to ADDR (the caller builds the
  * header, or garbage); no reply FIFO is made.  0 or -errno. */
 int cc_write_raw(const char *addr, const void *bytes, size_t len);
+/* Wait (bounded) until the daemon has read everything in ADDR, so that the next write is
+ * read on its own: a truncated request followed at once by another client's request would
+ * otherwise reach the daemon as one run of bytes, which no framing can split.  0 or -errno. */
+int cc_wait_drained(const char *addr, int timeout_ms);
 /* Put the 12-byte header (hdr_pid, serial, cmd) and args into buf; returns the length. */
 size_t cc_frame(const cc_client *c, int32_t cmd, const void *args, size_t args_len, uint8_t *buf, size_t size);
 

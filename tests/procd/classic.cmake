@@ -14,6 +14,6 @@ procd_add_test(NAME test_classic_args SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cla
 procd_add_test(NAME test_usage_meter SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_usage_meter.c
                LIBS procd_core LABELS unit)
 procd_add_test(NAME test_classic_server SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_classic_server.c
-               LIBS procd_test_harness LABELS integration TIMEOUT 300)
+               LIBS procd_classic_client procd_test_harness LABELS integration TIMEOUT 300)
 add_dependencies(test_classic_server procd)
 set_tests_properties(test_classic_server PROPERTIES SKIP_RETURN_CODE 77)

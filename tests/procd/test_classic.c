@@ -531,15 +531,18 @@ static void test_malformed_requests(void)
         /* 6 bytes: not even a header */
         memset(buf, 0, sizeof buf);
         CU_ASSERT(cc_write_raw(D.addr, buf, 6) == 0);
+        CU_ASSERT(cc_wait_drained(D.addr, 5000) == 0);
         still_serving("a 6-byte request");
         /* a GET_USAGE header without its pid, nothing behind it */
         size_t n = cc_frame(&bad, CC_GET_USAGE, NULL, 0, buf, sizeof buf);
         CU_ASSERT(cc_write_raw(D.addr, buf, n) == 0);
+        CU_ASSERT(cc_wait_drained(D.addr, 5000) == 0);
         still_serving("GET_USAGE without its argument");
         /* a REGISTER with half its arguments */
         int32_t half[2] = { getpid(), 0 };
         n = cc_frame(&bad, CC_REGISTER_SUBFAMILY, half, 6, buf, sizeof buf);
         CU_ASSERT(cc_write_raw(D.addr, buf, n) == 0);
+        CU_ASSERT(cc_wait_drained(D.addr, 5000) == 0);
         still_serving("REGISTER with 6 of 12 argument bytes");
         /* garbage: 4096 bytes of a pattern */
         for (size_t i = 0; i < sizeof buf; i++)
@@ -577,6 +580,74 @@ static void test_malformed_requests(void)
         cc_close(&ghost);
         cc_close(&bad);
         still_serving("a request without its reply FIFO");
+}
+
+/* Framing is by size only: a valid TRACK_FAMILY_VIA_ENVIRONMENT whose PidEnvID holds a
+ * header-shaped run of bytes (an envid ending in "42", then padding: pid 0x3234 = 12852,
+ * serial 0, command 0) is answered 0, and a reply FIFO planted under that fake header's name
+ * (as a local user could in a folder others may write) receives nothing. */
+static void test_header_shaped_marker(void)
+{
+        pid_t s = ph_sleeper();
+        CHECK_ERR(cc_register(&C, s, getpid(), -1), CC_SUCCESS);
+        char envid[CC_ENVID_SIZE];
+        snprintf(envid, sizeof envid, "_CONDOR_ANCESTOR_%d=%d:%d:42", (int) getpid(), (int) s, 1700000000);
+        const char *ids[] = { envid };
+        uint8_t env[CC_PIDENVID_BYTES];
+        cc_pidenvid(env, ids, 1);
+        char planted[256];
+        snprintf(planted, sizeof planted, "%s.%u.%u", D.addr, 0x3234u, 0u);
+        CU_ASSERT_FATAL(mkfifo(planted, 0600) == 0);
+        int rfd = open(planted, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a reader: a reply could land */
+        CU_ASSERT(rfd >= 0);
+        CHECK_ERR(cc_track_env(&C, s, env), CC_SUCCESS);
+        CHECK_ERR(cc_snapshot(&C), CC_SUCCESS); /* requests are served in order: any stray reply is written */
+        uint8_t junk[64];
+        ssize_t k = rfd >= 0 ? read(rfd, junk, sizeof junk) : -1;
+        if (k > 0)
+                fprintf(stderr, "%zd bytes written to the planted FIFO\n", k);
+        CU_ASSERT(k <= 0);
+        if (rfd >= 0)
+                close(rfd);
+        unlink(planted);
+        CHECK_ERR(cc_simple(&C, CC_UNREGISTER_FAMILY, s), CC_SUCCESS);
+        ts_kill_reap(s);
+}
+
+static void open_folder(void *dir) { chmod(dir, 01777); }
+
+static bool log_has(const cc_daemon *d, const char *what)
+{
+        char path[sizeof d->dir + 16];
+        snprintf(path, sizeof path, "%s/procd.log", d->dir);
+        static char text[1 << 16];
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        text[n] = '\0';
+        if (f)
+                fclose(f);
+        return strstr(text, what) != NULL;
+}
+
+/* An address folder other users may write (1777, as /tmp) is warned about in the log;
+ * procd's usual folder (0755, root's) is not. */
+static void test_open_address_folder(void)
+{
+        if (skip_on_condor("the address folder warning"))
+                return;
+        static const char *const args[] = { "-S", "60", "-L", "@LOG", NULL };
+        static const char *const warning = "may be written by users other than root";
+        for (int open = 0; open < 2; open++) {
+                cc_daemon d2;
+                memset(&d2, 0, sizeof d2);
+                CU_ASSERT_FATAL(cc_daemon_start_with(&d2, args, open ? open_folder : NULL, d2.dir) == 0);
+                cc_client c2;
+                CU_ASSERT(cc_open(&c2, d2.addr, 0, 0) == 0);
+                CHECK_ERR(cc_snapshot(&c2), CC_SUCCESS); /* served all the same */
+                cc_close(&c2);
+                CU_ASSERT_EQUAL(log_has(&d2, warning), open == 1);
+                cc_daemon_stop(&d2);
+        }
 }
 
 /* Clients killed mid-request: after writing a partial request, and while their reply
@@ -768,6 +839,8 @@ static CU_TestInfo tests[] = {
         { "-C owner", test_owner_option },
         { "concurrent clients", test_concurrent_clients },
         { "malformed requests", test_malformed_requests },
+        { "a header-shaped PidEnvID and a planted FIFO", test_header_shaped_marker },
+        { "an address folder others may write: warned", test_open_address_folder },
         { "clients killed mid-request", test_client_killed },
         { "one scenario through both transports", test_both_transports },
         { "QUIT", test_quit },

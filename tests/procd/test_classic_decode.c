@@ -187,12 +187,6 @@ static bool live_401(int32_t pid, uint32_t serial, void *data)
         return pid == 401 && serial == 0;
 }
 
-static bool live_402(int32_t pid, uint32_t serial, void *data)
-{
-        (void) data;
-        return pid == 402 && serial == 0;
-}
-
 static void test_unknown_and_resync(void)
 {
         size_t n;
@@ -213,17 +207,32 @@ static void test_unknown_and_resync(void)
         free(b);
 }
 
-/* A GET_USAGE without its pid, the next client's request right behind it in one read. */
-static void test_overtaken(void)
+/* Framing is by size only: a PidEnvID string ending in two digits and padding holds a
+ * REGISTER-shaped header (pid "42\0\0" = 12852, serial 0, command 0); the request is still
+ * one request of 2392 bytes, and the next one follows it. */
+static void test_header_shaped_payload(void)
 {
-        int32_t b[7] = { 401, 0, PD_CL_GET_USAGE, 402, 0, PD_CL_GET_USAGE, 0 };
-        /* decoded as GET_USAGE for "pid 402": the live header at 12 says otherwise */
-        CU_ASSERT_EQUAL(pd_cl_decode((uint8_t *) b, sizeof b, &R), PD_CL_DECODED);
-        CU_ASSERT_EQUAL(pd_cl_overtaken((uint8_t *) b, sizeof b, R.size, live_402, NULL), 12);
-        /* whole requests back to back are never cut */
-        int32_t c[8] = { 401, 0, PD_CL_GET_USAGE, 0, 402, 0, PD_CL_GET_USAGE, 0 };
-        CU_ASSERT_EQUAL(pd_cl_decode((uint8_t *) c, sizeof c, &R), PD_CL_DECODED);
-        CU_ASSERT_EQUAL(pd_cl_overtaken((uint8_t *) c, sizeof c, R.size, live_402, NULL), 0);
+        static uint8_t b[2392 + 16];
+        memset(b, 0, sizeof b);
+        int32_t head[4] = { 401, 0, PD_CL_TRACK_FAMILY_VIA_ENVIRONMENT, 4242 };
+        memcpy(b, head, sizeof head);
+        int32_t len = 2372, num = 32;
+        memcpy(b + 16, &len, 4);
+        memcpy(b + 20, &num, 4);
+        b[24] = 1; /* active */
+        const char *envid = "_CONDOR_ANCESTOR_1=2:3:42";
+        memcpy(b + 25, envid, strlen(envid));
+        int32_t next[4] = { 402, 0, PD_CL_GET_USAGE, 0 };
+        memcpy(b + 2392, next, sizeof next);
+        const uint8_t *fake = b + 25 + strlen(envid) - 2;
+        CU_ASSERT(pd_cl_header_plausible(fake, 12)); /* the bytes do look like a header */
+        CU_ASSERT_EQUAL(pd_cl_decode(b, sizeof b, &R), PD_CL_DECODED);
+        CU_ASSERT_EQUAL(R.size, 2392);
+        CU_ASSERT_EQUAL(R.n_envids, 1);
+        CU_ASSERT_STRING_EQUAL(R.text, envid);
+        CU_ASSERT_EQUAL(pd_cl_decode(b + R.size, sizeof b - 2392, &R), PD_CL_DECODED);
+        CU_ASSERT_EQUAL(R.client_pid, 402);
+        CU_ASSERT_EQUAL(R.command, PD_CL_GET_USAGE);
 }
 
 int main(void)
@@ -237,7 +246,7 @@ int main(void)
                 { "login lengths", test_login_lengths },
                 { "fixed sizes", test_sizes },
                 { "unknown command, resync", test_unknown_and_resync },
-                { "a truncated request overtaken", test_overtaken },
+                { "header-shaped bytes inside a request", test_header_shaped_payload },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = { { "classic decode", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
