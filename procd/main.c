@@ -274,9 +274,9 @@ int main(int argc, char **argv)
                 g_free(d.classic.argv);
                 return 1;
         }
-        /* condor_procd's command line (-A) is complete in itself: no configuration file
-         * unless --config names one */
-        int r = pd_options_parse(d.classic.argc, d.classic.argv, !d.classic.classic, &d.opt);
+        /* the configuration file in either mode; condor_procd's command line (-A) names
+         * the address, root family and log itself (options.h) */
+        int r = pd_options_parse(d.classic.argc, d.classic.argv, d.classic.classic, &d.opt);
         if (r != 0) {
                 g_free(d.classic.argv);
                 return r > 0 ? 0 : d.classic.classic ? 1 : 2;
@@ -438,6 +438,9 @@ int main(int argc, char **argv)
                   d.server ? d.opt.socket_path : "", d.server && d.classic_server ? " and " : "",
                   d.classic_server ? d.classic.address : "", (int) root, tr_cgroup_mode_name(d.hs.mode),
                   d.opt.config_path[0] ? d.opt.config_path : "none");
+        if (d.opt.file_ignored[0])
+                g_message("%s: keys left out in condor_procd's mode (its command line names them): %s", d.opt.config_path,
+                          d.opt.file_ignored);
         if (d.classic.classic) {
                 /* readiness as condor_procd: the launcher reads EOF on our stderr */
                 int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);

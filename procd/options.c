@@ -211,7 +211,16 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
         return -EINVAL;
 }
 
-static int load_file(pd_options *o, const char *path, bool must_exist)
+/* Keys of the file condor_procd's mode leaves out: its command line names these. */
+static bool classic_ignores(int code) { return code == 's' || code == 'r' || code == 'l' || code == 'S'; }
+
+static void note_ignored(pd_options *o, const char *key)
+{
+        size_t n = strlen(o->file_ignored);
+        snprintf(o->file_ignored + n, sizeof o->file_ignored - n, "%s%s", n ? ", " : "", key);
+}
+
+static int load_file(pd_options *o, const char *path, bool must_exist, bool classic)
 {
         g_autoptr(GKeyFile) kf = g_key_file_new();
         g_autoptr(GError) gerr = NULL;
@@ -240,6 +249,10 @@ static int load_file(pd_options *o, const char *path, bool must_exist)
                         if (!code) {
                                 fprintf(stderr, "procd: %s: unknown key '%s' in [" PD_CONFIG_GROUP "]\n", path, keys[k]);
                                 return -EINVAL;
+                        }
+                        if (classic && classic_ignores(code)) {
+                                note_ignored(o, keys[k]);
+                                continue;
                         }
                         g_autofree char *value = g_key_file_get_string(kf, groups[g], keys[k], &gerr);
                         if (!value) {
@@ -273,7 +286,7 @@ static int load_env(pd_options *o)
         return 0;
 }
 
-int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o)
+int pd_options_parse(int argc, char **argv, bool classic, pd_options *o)
 {
         *o = (pd_options) { .group = (gid_t) -1, .snapshot_interval = 60, .kill_timeout = 10,
                             .freeze_timeout = 2, .ready_fd = -1,
@@ -313,7 +326,7 @@ int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o)
                 fprintf(stderr, "procd: unexpected argument: %s\n", argv[optind]);
                 return -EINVAL;
         }
-        if ((config || default_config) && load_file(o, config ? config : PROCD_CONFIG_FILE, config != NULL) < 0)
+        if (load_file(o, config ? config : PROCD_CONFIG_FILE, config != NULL, classic) < 0)
                 return -EINVAL;
         if (load_env(o) < 0)
                 return -EINVAL;

@@ -27,6 +27,7 @@ typedef struct pd_options {
         char famcg_base[PATH_MAX];
         char classic_cgroup_base[PATH_MAX]; /* "": none (TRACK_FAMILY_VIA_CGROUP only below the family base) */
         char config_path[PATH_MAX];  /* the file read, "" when none */
+        char file_ignored[128];      /* keys of the file left out in condor_procd's mode ("" none) */
         char state_file[PATH_MAX];   /* "": none (when given) */
         bool state_file_given;       /* else procd.state next to the socket */
 } pd_options;
@@ -38,6 +39,10 @@ typedef struct pd_options {
 #define PD_ENV_FAMILY_CGROUP_BASE "PROCD_FAMILY_CGROUP_BASE"
 
 /* Fill o.  The file is --config PATH when given (it must exist), else PROCD_CONFIG_FILE
- * when it exists and default_config.  Returns 0 to run, 1 when --help/--version was printed, -EINVAL after
- * printing what is wrong to stderr (procd then exits 2, which its unit does not restart). */
-int pd_options_parse(int argc, char **argv, bool default_config, pd_options *o);
+ * when it exists, in either mode.  classic: condor_procd's mode (-A), whose command line
+ * names the daemon's address, root family and log: the file's socket, root-pid, log and
+ * state-file keys are then left out (named in o->file_ignored for the log), so that a file
+ * shared with the D-Bus procd never points this one at that one's socket or families.
+ * Returns 0 to run, 1 when --help/--version was printed, -EINVAL after printing what is
+ * wrong to stderr (procd then exits 2, which its unit does not restart). */
+int pd_options_parse(int argc, char **argv, bool classic, pd_options *o);

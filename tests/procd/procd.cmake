@@ -28,6 +28,11 @@ procd_add_test(NAME test_procd_options
                SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_options.c ${PROJECT_SOURCE_DIR}/procd/options.c
                LIBS procd_client PkgConfig::GLIB LABELS unit TIMEOUT 60)
 target_compile_definitions(test_procd_options PRIVATE PROCD_CONFIG_FILE="/nonexistent/procd-test/procd.conf")
+procd_add_test(NAME test_procd_options_default
+               SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_options_default.c ${PROJECT_SOURCE_DIR}/procd/options.c
+               LIBS procd_client PkgConfig::GLIB LABELS unit TIMEOUT 60)
+target_compile_definitions(test_procd_options_default PRIVATE
+                           PROCD_CONFIG_FILE="${PROJECT_SOURCE_DIR}/tests/fixtures/config/good.conf")
 procd_add_test(NAME test_procd_limits SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_limits.c
                LIBS procd_test_harness PkgConfig::GLIB LABELS integration TIMEOUT 300)
 add_dependencies(test_procd_limits procd)

@@ -8,14 +8,16 @@
 #include "procd/options.h"
 #include "testsupport.h"
 
-static int parse(pd_options *o, const char *const *args)
+static int parse_as(pd_options *o, const char *const *args, bool classic)
 {
         char *argv[32] = { "procd" };
         int argc = 1;
         for (; args[argc - 1]; argc++)
                 argv[argc] = (char *) args[argc - 1];
-        return pd_options_parse(argc, argv, true, o);
+        return pd_options_parse(argc, argv, classic, o);
 }
+
+static int parse(pd_options *o, const char *const *args) { return parse_as(o, args, false); }
 
 static const char *fixture(const char *name)
 {
@@ -69,6 +71,25 @@ static void test_every_key(void)
         CU_ASSERT_STRING_EQUAL(o.state_file, "/tmp/procd-fixture.state");
         CU_ASSERT_STRING_EQUAL(o.classic_cgroup_base, "/procd-fixture/condor");
         CU_ASSERT_STRING_EQUAL(o.config_path, fixture("good.conf"));
+}
+
+/* condor_procd's mode (-A) reads the file too, but leaves out the keys its command line
+ * names (socket, root-pid, log, state-file) and says which. */
+static void test_classic_mode_file(void)
+{
+        pd_options o;
+        const char *args[] = { "--config", fixture("good.conf"), NULL };
+        CU_ASSERT_EQUAL_FATAL(parse_as(&o, args, true), 0);
+        CU_ASSERT_STRING_EQUAL(o.config_path, fixture("good.conf"));
+        CU_ASSERT_STRING_EQUAL(o.famcg.base, "/procd-fixture/families");
+        CU_ASSERT_STRING_EQUAL(o.classic_cgroup_base, "/procd-fixture/condor");
+        CU_ASSERT_EQUAL(o.kill_timeout, 20);
+        CU_ASSERT_STRING_EQUAL(o.socket_path, "/run/procd/procd.sock"); /* left out */
+        CU_ASSERT_FALSE(o.socket_given);
+        CU_ASSERT_EQUAL(o.root_pid, 0);
+        CU_ASSERT_FALSE(o.syslog);
+        CU_ASSERT_FALSE(o.state_file_given);
+        CU_ASSERT_STRING_EQUAL(o.file_ignored, "socket, root-pid, log, state-file");
 }
 
 static void test_command_line_wins(void)
@@ -138,6 +159,7 @@ int main(void)
         CU_TestInfo tests[] = {
                 { "defaults without a configuration file", test_defaults },
                 { "every key of the file", test_every_key },
+                { "condor_procd's mode reads the file", test_classic_mode_file },
                 { "the command line overrides the file", test_command_line_wins },
                 { "errors", test_errors },
                 { "--version and --help", test_version_and_help },
