@@ -144,18 +144,26 @@ static void save_state(void *data)
         }
 }
 
+/* The state file belongs to one daemon: its default name derives from the daemon's own
+ * address, beside it, so that two procds whose addresses share a folder never adopt each
+ * other's families.  condor_procd's mode: ADDR.state (the FIFO address, also with
+ * --socket); D-Bus: the socket's name with ".sock" replaced by ".state" (procd.sock ->
+ * procd.state, the packaged name), or ".state" appended. */
 static void state_path_init(pd_daemon *d)
 {
         if (d->opt.state_file_given) {
                 snprintf(d->state_path, sizeof d->state_path, "%s", d->opt.state_file);
                 return;
         }
-        if (d->classic.classic && !d->opt.socket_given) {
-                d->state_path[0] = '\0'; /* condor_procd's mode keeps none unless asked */
+        if (d->classic.classic) {
+                snprintf(d->state_path, sizeof d->state_path, "%s.state", d->classic.address);
                 return;
         }
-        g_autofree char *dir = g_path_get_dirname(d->opt.socket_path);
-        snprintf(d->state_path, sizeof d->state_path, "%s/procd.state", dir);
+        const char *sock = d->opt.socket_path;
+        size_t n = strlen(sock);
+        if (n > 5 && strcmp(sock + n - 5, ".sock") == 0 && sock[n - 6] != '/')
+                n -= 5;
+        snprintf(d->state_path, sizeof d->state_path, "%.*s.state", (int) n, sock);
 }
 
 /* The classic command FIFO was removed or replaced: condor_procd exits then. */

@@ -769,6 +769,48 @@ static void test_killed_and_kept(void)
         unlink(log);
 }
 
+/* Two procds whose sockets share a folder keep two state files, each named after its own
+ * socket: the second never restores (adopts) the first one's family, even after the first
+ * was SIGKILLed. */
+static void test_two_daemons_one_folder(void)
+{
+        if (!need_setup())
+                return;
+        ph_daemon a;
+        CU_ASSERT_FATAL(ph_start(&a, NULL, NULL, 20000) == 0);
+        procd_client *ca = ph_connect(&a);
+        pid_t s = ph_sleeper();
+        CU_ASSERT_EQUAL(procd_register_subfamily(ca, s, getpid(), 60, NULL), PROCD_OK);
+        procd_disconnect(ca);
+        ph_crash(&a); /* its state file stays, holding the family */
+        char a_state[256], b_state[256];
+        snprintf(a_state, sizeof a_state, "%s/procd.state", a.dir);
+        CU_ASSERT(access(a_state, F_OK) == 0);
+        ph_daemon b = a;
+        snprintf(b.socket, sizeof b.socket, "%s/other.sock", a.dir);
+        CU_ASSERT_FATAL(ph_start_in(&b, NULL, NULL, 20000) == 0);
+        procd_client *cb = ph_connect(&b);
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        CU_ASSERT_EQUAL(procd_dump(cb, 0, &fi, &n, NULL), PROCD_OK);
+        CU_ASSERT_PTR_NULL(find_info(fi, n, s)); /* not adopted */
+        procd_family_info_free(fi, n);
+        procd_disconnect(cb);
+        snprintf(b_state, sizeof b_state, "%s/other.state", a.dir);
+        CU_ASSERT(access(b_state, F_OK) == 0);
+        /* and the first one, started again on its own socket, finds its family */
+        CU_ASSERT_FATAL(ph_start_in(&a, NULL, NULL, 20000) == 0);
+        ca = ph_connect(&a);
+        CU_ASSERT_EQUAL(procd_dump(ca, 0, &fi, &n, NULL), PROCD_OK);
+        CU_ASSERT_PTR_NOT_NULL(find_info(fi, n, s));
+        procd_family_info_free(fi, n);
+        CU_ASSERT_EQUAL(procd_unregister_family(ca, s, NULL), PROCD_OK);
+        procd_disconnect(ca);
+        ph_crash(&b);
+        ph_stop(&a, 20000); /* removes the folder, both state files with it */
+        ts_kill_reap(s);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -777,6 +819,7 @@ int main(void)
                 { "dropped families and untrusted state files", test_dropped_and_untrusted },
                 { "fam.* cgroups no family owns after a crash", test_orphan_family_cgroups },
                 { "killed families and kept children after a crash (state version 2)", test_killed_and_kept },
+                { "two procds in one folder: a state file each", test_two_daemons_one_folder },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = { { "restart", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
