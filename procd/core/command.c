@@ -257,6 +257,24 @@ static bool cgroup_path_ok(const char *p)
         return true;
 }
 
+procd_status pd_cmd_cgroup_acceptable(pd_commands *cm, const char *cgroup, const pd_family *f, procd_error *err)
+{
+        if (!cgroup_path_ok(cgroup) || cgroup[strspn(cgroup, "/")] == '\0')
+                return procd_error_set(err, PROCD_E_BAD_CGROUP,
+                                    "bad cgroup path (absolute, no '.'/'..', not '/', at most %d bytes)",
+                                    PD_MAX_CGROUP_LEN);
+        /* never accept a cgroup that holds procd: acting on it would hit procd */
+        const tr_hierarchies *hs = pd_registry_hierarchies(cm->reg);
+        for (int i = 0; i < hs->n; i++)
+                if (tr_cgroup_holds_self(hs, i, cgroup))
+                        return procd_error_set(err, PROCD_E_BAD_CGROUP, "cgroup %s holds procd itself", cgroup);
+        /* a second family on one cgroup: a KillFamily of either would kill both */
+        pd_family *other = pd_registry_cgroup_owner(cm->reg, cgroup, f);
+        if (other)
+                return procd_error_set(err, PROCD_E_BAD_CGROUP, "cgroup %s is family %d's", cgroup, (int) other->root_pid);
+        return PROCD_OK;
+}
+
 /* Whether path lies strictly below base ("/a/b" below "/a"). */
 static bool cgroup_below(const char *path, const char *base)
 {
@@ -279,10 +297,9 @@ procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t ro
                 s = find_subfamily(cm, root_pid, &f, err);
         if (s != PROCD_OK)
                 return s;
-        if (!cgroup_path_ok(cgroup) || strcmp(cgroup, "/") == 0)
-                return procd_error_set(err, PROCD_E_BAD_CGROUP,
-                                    "bad cgroup path (absolute, no '.'/'..', not '/', at most %d bytes)",
-                                    PD_MAX_CGROUP_LEN);
+        s = pd_cmd_cgroup_acceptable(cm, cgroup, f, err);
+        if (s != PROCD_OK)
+                return s;
         if (who->confined) {
                 const char *famcg = pd_famcg_base(pd_registry_family_cgroups(cm->reg));
                 if (!cgroup_below(cgroup, famcg) && !cgroup_below(cgroup, cm->classic_cgroup_base))
@@ -292,15 +309,6 @@ procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t ro
                                             cgroup, famcg ? famcg : "none",
                                             cm->classic_cgroup_base ? cm->classic_cgroup_base : "none");
         }
-        /* never accept a cgroup that holds procd: acting on it would hit procd */
-        const tr_hierarchies *hs = pd_registry_hierarchies(cm->reg);
-        for (int i = 0; i < hs->n; i++)
-                if (tr_cgroup_holds_self(hs, i, cgroup))
-                        return procd_error_set(err, PROCD_E_BAD_CGROUP, "cgroup %s holds procd itself", cgroup);
-        /* a second family on one cgroup: a KillFamily of either would kill both */
-        pd_family *other = pd_registry_cgroup_owner(cm->reg, cgroup, f);
-        if (other)
-                return procd_error_set(err, PROCD_E_BAD_CGROUP, "cgroup %s is family %d's", cgroup, (int) other->root_pid);
         tr_error terr = { 0 };
         int k = pd_registry_track_cgroup(cm->reg, f, cgroup, &terr);
         if (k < 0)

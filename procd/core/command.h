@@ -78,6 +78,10 @@ procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *w
                                              procd_error *err);
 procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *cgroup,
                                  procd_error *err);
+/* The refusals every cgroup a family is to track goes through, at registration and at
+ * restore alike: a bad path, "/", a cgroup that holds procd (its own or an ancestor), one
+ * another family than f (NULL: any family) tracks.  PROCD_E_BAD_CGROUP with the reason. */
+procd_status pd_cmd_cgroup_acceptable(pd_commands *cm, const char *cgroup, const pd_family *f, procd_error *err);
 procd_status pd_cmd_track_environment(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *marker,
                                       procd_error *err);
 procd_status pd_cmd_track_login(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *login,

@@ -264,6 +264,20 @@ static int restore_one(pd_registry *r, GHashTable *watchers, const pd_state_fami
         return k;
 }
 
+/* The refusals of registration (pd_cmd_cgroup_acceptable: "/", a cgroup that holds procd,
+ * one a family restored before tracks), applied to a record's cgroup: an edited or foreign
+ * state file gets no more than a client would.  0, or -EPERM with the reason in c->msg. */
+static int refused_cgroup(pd_commands *cm, const pd_state_family *sf, checked *c)
+{
+        procd_error perr = { 0 };
+        if (pd_cmd_cgroup_acceptable(cm, sf->cgroup, NULL, &perr) == PROCD_OK)
+                return 0;
+        tr_cgroup_free(TR_TAKE_PTR(c->cg));
+        g_free(c->msg);
+        c->msg = g_strdup_printf("refused as at registration: %s", perr.msg);
+        return -EPERM;
+}
+
 static uint64_t cpu_usec(void)
 {
         struct rusage ru;
@@ -337,6 +351,8 @@ static void restore_families(pd_commands *cm, const char *path, pd_restore_stats
                 bool watcher_gone = false;
                 tr_error_clear(&err);
                 k = checks[i].k;
+                if (k >= 0 && sf->cgroup)
+                        k = refused_cgroup(cm, sf, &checks[i]);
                 if (k >= 0)
                         k = restore_one(cm->reg, watchers, sf, &checks[i], &f, &watcher_gone, &err);
                 g_autofree char *why = TR_TAKE_PTR(checks[i].msg);

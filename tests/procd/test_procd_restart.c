@@ -811,6 +811,82 @@ static void test_two_daemons_one_folder(void)
         ts_kill_reap(s);
 }
 
+/* The cgroup's v2 path of this program ("/" when none is read). */
+static void own_v2_cgroup(char *out, size_t size)
+{
+        snprintf(out, size, "/");
+        FILE *f = fopen("/proc/self/cgroup", "r");
+        char line[4096];
+        while (f && fgets(line, sizeof line, f))
+                if (strncmp(line, "0::", 3) == 0) {
+                        line[strcspn(line, "\n")] = '\0';
+                        snprintf(out, size, "%s", line + 3);
+                }
+        if (f)
+                fclose(f);
+}
+
+/* A state file edited to name "/", procd's own cgroup, or a cgroup another family tracks
+ * gets no more than registration gives: those families are not restored (logged), the
+ * others are.  (procd started by this program runs in its cgroup: "own".) */
+static void test_restore_refusals(void)
+{
+        if (!need_setup())
+                return;
+        char p1[256], p2[256], own[4096];
+        tr_cgroup *c1 = NULL, *c2 = NULL;
+        pid_t a = ph_sleeper_in_cgroup("refuse-a", p1, sizeof p1, &c1);
+        pid_t b = ph_sleeper_in_cgroup("refuse-b", p2, sizeof p2, &c2);
+        pid_t c = ph_sleeper(), d = ph_sleeper();
+        CU_ASSERT_FATAL(a > 1 && b > 1 && c > 1 && d > 1 && c1 && c2);
+        CU_ASSERT(tr_cgroup_attach(c1, c, NULL) == 0); /* a second root in a's cgroup */
+        own_v2_cgroup(own, sizeof own);
+        bool own_is_root = strcmp(own, "/") == 0;
+        if (own_is_root)
+                printf("  (this program runs in the root cgroup: procd's own cgroup is the \"/\" case)\n");
+        struct { pid_t root; const char *cgroup; bool restored; } cases[] = {
+                { a, p1, true },   /* as registered */
+                { b, "/", false }, /* the root cgroup */
+                { c, p1, false },  /* a's cgroup */
+                { d, own, false },  /* procd's own (or "/") */
+        };
+        enum { N = sizeof cases / sizeof cases[0] };
+        pd_state_family fams[N];
+        memset(fams, 0, sizeof fams);
+        for (size_t i = 0; i < N; i++) {
+                fams[i].root_pid = cases[i].root;
+                CU_ASSERT(tr_pid_start_ticks(cases[i].root, &fams[i].root_start_ticks) == 0);
+                fams[i].interval_sec = 60;
+                fams[i].cgroup = (char *) cases[i].cgroup;
+        }
+        ph_daemon dd;
+        CU_ASSERT_FATAL(ph_start(&dd, NULL, NULL, 20000) == 0);
+        ph_crash(&dd);
+        char path[256];
+        snprintf(path, sizeof path, "%s/procd.state", dd.dir);
+        pd_state st = { .fams = fams, .n = N, .version = PD_STATE_VERSION };
+        CU_ASSERT_FATAL(pd_state_write(path, &st, NULL) == 0);
+        CU_ASSERT_FATAL(ph_start_in(&dd, NULL, NULL, 20000) == 0);
+        procd_client *cl = ph_connect(&dd);
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        CU_ASSERT_EQUAL(procd_dump(cl, 0, &fi, &n, NULL), PROCD_OK);
+        for (size_t i = 0; i < N; i++) {
+                bool found = find_info(fi, n, cases[i].root) != NULL;
+                if (found != cases[i].restored)
+                        fprintf(stderr, "family in %s: %s\n", cases[i].cgroup, found ? "restored" : "not restored");
+                CU_ASSERT_EQUAL(found, cases[i].restored);
+        }
+        procd_family_info_free(fi, n);
+        procd_disconnect(cl);
+        ph_stop(&dd, 20000);
+        pid_t all[] = { a, b, c, d };
+        for (size_t i = 0; i < N; i++)
+                ts_kill_reap(all[i]);
+        tr_cgroup_free(c1);
+        tr_cgroup_free(c2);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -820,6 +896,7 @@ int main(void)
                 { "fam.* cgroups no family owns after a crash", test_orphan_family_cgroups },
                 { "killed families and kept children after a crash (state version 2)", test_killed_and_kept },
                 { "two procds in one folder: a state file each", test_two_daemons_one_folder },
+                { "restore refuses what registration refuses", test_restore_refusals },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = { { "restart", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
