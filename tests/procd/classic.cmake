@@ -16,4 +16,3 @@ procd_add_test(NAME test_usage_meter SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_usag
 procd_add_test(NAME test_classic_server SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_classic_server.c
                LIBS procd_classic_client procd_test_harness LABELS integration TIMEOUT 300)
 add_dependencies(test_classic_server procd)
-set_tests_properties(test_classic_server PROPERTIES SKIP_RETURN_CODE 77)
