@@ -138,15 +138,6 @@ procd_client *ph_connect(const ph_daemon *d)
         return c;
 }
 
-static int sleep_fn(void *arg)
-{
-        (void) arg;
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        for (;;)
-                pause();
-        return 0;
-}
-
 static int spin_fn(void *arg)
 {
         (void) arg;
@@ -157,19 +148,14 @@ static int spin_fn(void *arg)
         return 0;
 }
 
-pid_t ph_sleeper(void) { return ts_fork(sleep_fn, NULL); }
 pid_t ph_spinner(void) { return ts_fork(spin_fn, NULL); }
 
 int ph_chain_start(int depth, pid_t *pids, int fds[2])
 {
         int go[2], rep[2];
-        if (pipe2(go, O_CLOEXEC) < 0)
-                return -errno;
-        if (pipe2(rep, O_CLOEXEC) < 0) {
-                close(go[0]);
-                close(go[1]);
-                return -errno;
-        }
+        int r = ts_pipes(go, rep);
+        if (r < 0)
+                return r;
         fflush(NULL);
         pid_t top = fork();
         if (top < 0)
@@ -238,7 +224,7 @@ pid_t ph_sleeper_in_cgroup(const char *name, char *path_out, size_t size, tr_cgr
                 fprintf(stderr, "create %s: %s\n", path_out, err.msg);
                 return -EIO;
         }
-        pid_t pid = ph_sleeper();
+        pid_t pid = ts_sleeper();
         if (pid > 0 && tr_cgroup_attach(cg, pid, &err) < 0)
                 fprintf(stderr, "attach %d: %s\n", (int) pid, err.msg);
         *cg_out = cg;

@@ -9,6 +9,7 @@
 #include <dbus/dbus.h>
 
 #include "procd/client.h"
+#include "testsupport.h"
 #include "trackers/cgroup.h"
 
 typedef struct ph_daemon {
@@ -33,8 +34,6 @@ int ph_stop(ph_daemon *d, int timeout_ms);
 /* Connect a client (CU_FAIL when that fails). */
 procd_client *ph_connect(const ph_daemon *d);
 
-/* A child of the test that sleeps until killed. */
-pid_t ph_sleeper(void);
 /* A child that burns CPU until killed. */
 pid_t ph_spinner(void);
 /* A child that forks `depth` generations below itself, each sleeping; pids[0] is the

@@ -275,11 +275,7 @@ int main(void)
                 { "broken authentication", test_broken_auth },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "procd fuzz", setup, teardown, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        int r = ts_run(suites);
+        int r = ts_run_suite("procd fuzz", setup, teardown, tests);
         if (!clean_exit)
                 fprintf(stderr, "procd did not exit 0 after the fuzzing\n");
         return r ? r : !clean_exit;

@@ -206,9 +206,5 @@ int main(void)
                 { "300 idle root connections do not keep a new client out", test_idle_connections },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "procd connection limits", setup, teardown, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("procd connection limits", setup, teardown, tests);
 }

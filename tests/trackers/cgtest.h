@@ -21,10 +21,7 @@
 #define SEC 1000000ull
 #define MB (1024ull * 1024ull)
 
-void msleep(unsigned ms);
-
-/* Children's payloads (ts_fork). */
-int run_sleeper(void *arg);
+/* Children's payloads (ts_fork; a sleeper: ts_sleep_forever). */
 int run_spinner(void *arg);
 int run_touch(void *arg); /* touches (size_t) arg bytes of anonymous memory, exits 0 */
 int run_many(void *arg);  /* forks (intptr_t) arg sleepers, then sleeps */

@@ -366,9 +366,5 @@ int main(void)
                 { "v1_guest (captured, 6.1)", test_v1_guest },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "cgparse", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("cgparse", NULL, NULL, tests);
 }

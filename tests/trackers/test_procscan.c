@@ -14,17 +14,6 @@
 #include "trackers/procscan.h"
 #include "trackers/util.h"
 
-static int open_fixture_dir(const char *rel)
-{
-        char path[4096];
-        int fd = open(ts_fixture_path(path, sizeof path, rel), O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0) {
-                fprintf(stderr, "missing fixture dir %s (set PROCD_FIXTURES)\n", path);
-                exit(2);
-        }
-        return fd;
-}
-
 /* ---- parsers ------------------------------------------------------------------------ */
 
 static void test_stat_captured(void)
@@ -168,7 +157,7 @@ static void test_environ(void)
 
 static void test_scan_fixture_tree(void)
 {
-        _cleanup_close_ int dfd = open_fixture_dir("proc/tree");
+        _cleanup_close_ int dfd = ts_open_fixture_dir("proc/tree");
         static const char *const markers[] = { "PROCD_MARKER=job42", "HOME=/home/u" };
         tr_scan_opts o = { TR_SCAN_STATUS | TR_SCAN_ENVIRON | TR_SCAN_IO, markers, 2 };
         tr_scan s = { 0 };
@@ -281,7 +270,7 @@ static bool index_consistent(const tr_scan *s)
 
 static void test_scan_children_index(void)
 {
-        _cleanup_close_ int dfd = open_fixture_dir("proc/tree");
+        _cleanup_close_ int dfd = ts_open_fixture_dir("proc/tree");
         tr_scan s = { 0 };
         CU_ASSERT_FALSE(tr_scan_has_index(&s));
         tr_error err = { 0 };
@@ -301,7 +290,7 @@ static void test_scan_children_index(void)
         CU_ASSERT_EQUAL(s.parent[tr_scan_find(&s, 1) - s.procs], TR_SCAN_NONE); /* ppid 0 */
 
         /* a rescan (another tree) rebuilds it, memory kept */
-        _cleanup_close_ int dfd2 = open_fixture_dir("proc/tree2");
+        _cleanup_close_ int dfd2 = ts_open_fixture_dir("proc/tree2");
         size_t *kids_before = s.kids;
         CU_ASSERT_EQUAL_FATAL(tr_scan_take_at(dfd2, &s, NULL, &err), 0);
         CU_ASSERT_PTR_EQUAL(s.kids, kids_before);
@@ -430,21 +419,13 @@ static void measure(const char *what, const tr_scan_opts *o)
         tr_scan_free(&s);
 }
 
-static int sleeper(void *arg)
-{
-        (void) arg;
-        for (;;)
-                pause();
-        return 0;
-}
-
 static void test_scan_cost(void)
 {
         /* a few hundred processes so that the per-process figure is not noise */
         pid_t kids[300];
         size_t nk = 0;
         for (; nk < TR_ARRAY_SIZE(kids); nk++) {
-                kids[nk] = ts_fork(sleeper, NULL);
+                kids[nk] = ts_sleeper();
                 if (kids[nk] <= 1)
                         break;
         }
