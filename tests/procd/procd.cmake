@@ -1,9 +1,5 @@
 # procd: end-to-end tests through the client library, the procctl CLI, and a valgrind run
 # of the daemon.  They start build/procd/procd themselves (on a temporary socket).
-add_library(procd_test_harness STATIC ${CMAKE_CURRENT_LIST_DIR}/harness.c)
-target_link_libraries(procd_test_harness PUBLIC procd_testsupport procd_client PkgConfig::DBUS PkgConfig::CUNIT)
-target_include_directories(procd_test_harness PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-
 procd_add_test(NAME test_procd SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd.c
                LIBS procd_test_harness LABELS "integration;lane" TIMEOUT 300)
 add_dependencies(test_procd procd)

@@ -59,6 +59,9 @@ int ph_start_in(ph_daemon *d, const char *const *extra, const char *const *wrapp
                 return -errno;
         if (pid == 0) {
                 close(p[0]);
+                int log = d->log[0] ? open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+                if (log >= 0 && (dup2(log, 1) < 0 || dup2(log, 2) < 0))
+                        _exit(126);
                 execvp(argv[0], (char *const *) argv);
                 _exit(127);
         }
@@ -107,6 +110,8 @@ int ph_stop(ph_daemon *d, int timeout_ms)
 
 void ph_remove_dir(const ph_daemon *d)
 {
+        if (!d->dir[0])
+                return;
         DIR *dir = opendir(d->dir);
         struct dirent *e;
         while (dir && (e = readdir(dir))) {

@@ -1,4 +1,4 @@
-/* harness.h - what the procd tests share: a procd started on a temporary socket (ready
+/* harness.h - what the tests that run procd share: a procd started on a temporary socket (ready
  * when --ready-fd closes), sleeping children, chains of descendants, raw libdbus calls. */
 #pragma once
 
@@ -16,6 +16,7 @@ typedef struct ph_daemon {
         pid_t pid;
         char dir[64];
         char socket[128];
+        char log[4096]; /* when set (ph_start_in), procd's stdout and stderr are appended here */
 } ph_daemon;
 
 /* Start build/procd/procd --foreground --socket DIR/procd.sock --ready-fd N extra...;
