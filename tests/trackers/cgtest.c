@@ -64,6 +64,13 @@ tr_cgroup *make_cg(const tr_hierarchies *hs, const char *name)
         return cg;
 }
 
+tr_cgroup *make_cg_tagged(const tr_hierarchies *hs, const char *prefix, const char *tag)
+{
+        char name[64];
+        snprintf(name, sizeof name, "%s-%s", prefix, tag);
+        return make_cg(hs, name);
+}
+
 pid_t start_in(tr_cgroup *cg, int (*fn)(void *), void *arg)
 {
         pid_t pid = ts_fork(fn, arg);

@@ -35,6 +35,8 @@ const tr_hierarchies *nofreezer_hs(void);
 bool root_and_base(const char *what);
 
 tr_cgroup *make_cg(const tr_hierarchies *hs, const char *name); /* under the test base */
+/* make_cg of "<prefix>-<tag>" (a case run once per hierarchy view, tag naming the view). */
+tr_cgroup *make_cg_tagged(const tr_hierarchies *hs, const char *prefix, const char *tag);
 pid_t start_in(tr_cgroup *cg, int (*fn)(void *), void *arg);
 /* Attached before it runs fn (its first instruction of payload is in the cgroup). */
 pid_t start_gated(tr_cgroup *cg, int (*fn)(void *), void *arg);

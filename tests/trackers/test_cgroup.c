@@ -240,9 +240,7 @@ static void check_lazy_transient(const tr_hierarchies *hs, const char *tag)
                 ts_skip("lazy open failing with EMFILE", "%s: one hierarchy here, none opened later", tag);
                 return;
         }
-        char name[64];
-        snprintf(name, sizeof name, "lt-%s", tag);
-        tr_cgroup *top = make_cg(hs, name);
+        tr_cgroup *top = make_cg_tagged(hs, "lt", tag);
         CU_ASSERT_FATAL(top != NULL);
         pid_t p = start_in(top, ts_sleep_forever, NULL);
         int primary = tr_cgroup_primary_index(top), other = primary == 0 ? 1 : 0;

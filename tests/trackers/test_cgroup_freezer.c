@@ -18,9 +18,7 @@
 
 static void check_freeze(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "fz-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "fz", tag);
         if (!cg)
                 return;
         pid_t a = start_in(cg, run_spinner, NULL);

@@ -63,9 +63,7 @@ static int run_escapers(void *arg)
 
 static void check_kill_escapers(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "esc-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "esc", tag);
         if (!cg)
                 return;
         pid_t a = start_gated(cg, run_escapers, NULL);
@@ -106,9 +104,7 @@ static void check_kill_escapers(const tr_hierarchies *hs, const char *tag)
 /* Measurement only (no timed assertion): kill-to-empty of a few hundred sleepers. */
 static void check_kill_many(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "many-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "many", tag);
         if (!cg)
                 return;
         pid_t a = start_gated(cg, run_many, (void *) (intptr_t) 300);
@@ -191,9 +187,7 @@ static bool wait_state(pid_t pid, char want)
 
 static void check_signal(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "sig-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "sig", tag);
         if (!cg)
                 return;
         pid_t a = start_in(cg, ts_sleep_forever, NULL);
@@ -261,9 +255,7 @@ static void reuse_hook(void *ud)
 
 static void check_signal_reuse(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "sigreuse-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "sigreuse", tag);
         if (!cg)
                 return;
         pid_t a = start_in(cg, ts_sleep_forever, NULL);

@@ -17,9 +17,7 @@
 
 static void check_peak_memory(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "mem-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "mem", tag);
         if (!cg)
                 return;
         pid_t p = start_gated(cg, run_touch, (void *) (uintptr_t) (200 * MB));

@@ -37,6 +37,18 @@ static void burn_cpu(uint64_t usec)
         }
 }
 
+/* Wait (up to 2 s) until fam has n members, listed in m; asserts it has. */
+static void wait_members(tr_family *fam, tr_pidset *m, size_t n)
+{
+        for (int i = 0; i < 200; i++) {
+                tr_pidset_clear(m);
+                if (tr_family_members(fam, m, NULL) >= 0 && m->n == n)
+                        break;
+                usleep(10000);
+        }
+        CU_ASSERT_EQUAL(m->n, n);
+}
+
 /* --- CPU accuracy: 20 short-lived double-forked children, 100 ms of CPU each ---
  * The truth is the kernel's own per-process account of every process of the job: the
  * root's rusage at reap (it includes the middles it reaped) plus each burner's (burners are
@@ -255,13 +267,7 @@ static void test_fallback_when_cgroup_removed(void)
 
         /* wait for the tree to be complete, through the cgroup */
         tr_pidset m = TR_PIDSET_INIT;
-        for (int i = 0; i < 200; i++) {
-                tr_pidset_clear(&m);
-                if (tr_family_members(fam, &m, &err) >= 0 && m.n == (size_t) kids + 1)
-                        break;
-                usleep(10000);
-        }
-        CU_ASSERT_EQUAL(m.n, (size_t) kids + 1);
+        wait_members(fam, &m, (size_t) kids + 1);
         tr_usage u;
         CU_ASSERT(tr_family_usage(fam, &u, &err) == 0);
         CU_ASSERT(u.sources & (TR_SRC_CGROUP_V2 | TR_SRC_CGROUP_V1));
@@ -318,13 +324,7 @@ static void test_proc_family_kill(void)
         CU_ASSERT_FATAL(tr_family_new(&spec, NULL, &fam, &err) == 0);
         CU_ASSERT_STRING_EQUAL(tr_family_primary_name(fam), "proc");
         tr_pidset m = TR_PIDSET_INIT;
-        for (int i = 0; i < 200; i++) {
-                tr_pidset_clear(&m);
-                if (tr_family_members(fam, &m, &err) >= 0 && m.n == (size_t) kids + 1)
-                        break;
-                usleep(10000);
-        }
-        CU_ASSERT_EQUAL(m.n, (size_t) kids + 1);
+        wait_members(fam, &m, (size_t) kids + 1);
         tr_usage u;
         CU_ASSERT(tr_family_usage(fam, &u, &err) == 0);
         CU_ASSERT(!u.fallback && u.sources == TR_SRC_PROC);
