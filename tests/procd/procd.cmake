@@ -25,3 +25,7 @@ add_dependencies(test_procd_limits procd)
 procd_add_test(NAME test_procd_fuzz SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_fuzz.c
                LIBS procd_test_harness LABELS integration TIMEOUT 600)
 add_dependencies(test_procd_fuzz procd)
+# procd/log-file.c: condor_procd's -L log file and its rotation.
+procd_add_test(NAME test_log_file SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_log_file.c ${PROJECT_SOURCE_DIR}/procd/log-file.c
+               LIBS trackers PkgConfig::GLIB LABELS unit TIMEOUT 60)
+target_compile_definitions(test_log_file PRIVATE G_LOG_DOMAIN="procd")
