@@ -889,6 +889,8 @@ static void test_restore_refusals(void)
 
 int main(void)
 {
+        if (!ts_need_root("restart")) /* procd takes registrations from root only */
+                return TS_SKIP_EXIT;
         CU_TestInfo tests[] = {
                 { "600 families of six kinds survive SIGKILL", test_many_families },
                 { "SIGKILL in the middle of KillFamily and SuspendFamily", test_crash_mid_kill_and_suspend },

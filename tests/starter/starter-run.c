@@ -167,6 +167,8 @@ int sr_main(int argc, char **argv, const char *prefix, int (*helper)(int argc, c
                 fflush(NULL);
                 _exit(rc);
         }
+        if (!ts_need_root(prefix)) /* job cgroups, other users' jobs */
+                return TS_SKIP_EXIT;
         ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
         if (n <= 0)
                 return 2;
