@@ -867,8 +867,5 @@ static CU_TestInfo tests[] = {
 
 int main(void)
 {
-        if (!ts_need_root("procd end to end")) /* procd takes registrations from root only */
-                return TS_SKIP_EXIT;
-        signal(SIGPIPE, SIG_IGN);
-        return ts_run_suite("procd end to end", suite_init, suite_clean, tests);
+        return ph_main("procd end to end", suite_init, suite_clean, tests);
 }

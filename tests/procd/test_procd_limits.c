@@ -200,13 +200,10 @@ static void test_idle_connections(void)
 
 int main(void)
 {
-        if (!ts_need_root("procd connection limits")) /* procd takes registrations from root only */
-                return TS_SKIP_EXIT;
-        signal(SIGPIPE, SIG_IGN);
         CU_TestInfo tests[] = {
                 { "32 clients that never read: dropped, memory bounded and given back", test_unread_replies },
                 { "300 idle root connections do not keep a new client out", test_idle_connections },
                 CU_TEST_INFO_NULL,
         };
-        return ts_run_suite("procd connection limits", setup, teardown, tests);
+        return ph_main("procd connection limits", setup, teardown, tests);
 }

@@ -268,8 +268,5 @@ static CU_TestInfo tests[] = {
 
 int main(void)
 {
-        if (!ts_need_root("procd connection quotas")) /* procd takes registrations from root only */
-                return TS_SKIP_EXIT;
-        signal(SIGPIPE, SIG_IGN);
-        return ts_run_suite("procd connection quotas", NULL, NULL, tests);
+        return ph_main("procd connection quotas", NULL, NULL, tests);
 }

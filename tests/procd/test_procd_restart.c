@@ -889,8 +889,6 @@ static void test_restore_refusals(void)
 
 int main(void)
 {
-        if (!ts_need_root("restart")) /* procd takes registrations from root only */
-                return TS_SKIP_EXIT;
         CU_TestInfo tests[] = {
                 { "600 families of six kinds survive SIGKILL", test_many_families },
                 { "SIGKILL in the middle of KillFamily and SuspendFamily", test_crash_mid_kill_and_suspend },
@@ -901,5 +899,5 @@ int main(void)
                 { "restore refuses what registration refuses", test_restore_refusals },
                 CU_TEST_INFO_NULL,
         };
-        return ts_run_suite("restart", NULL, NULL, tests);
+        return ph_main("restart", NULL, NULL, tests);
 }

@@ -273,8 +273,5 @@ static CU_TestInfo tests[] = {
 
 int main(void)
 {
-        if (!ts_need_root("procd valgrind")) /* procd takes registrations from root only */
-                return TS_SKIP_EXIT;
-        signal(SIGPIPE, SIG_IGN);
-        return ts_run_suite("procd valgrind", NULL, NULL, tests);
+        return ph_main("procd valgrind", NULL, NULL, tests);
 }

@@ -20,6 +20,14 @@
 #include "testsupport.h"
 #include "trackers/util.h"
 
+int ph_main(const char *name, CU_InitializeFunc init, CU_CleanupFunc clean, CU_TestInfo *tests)
+{
+        if (!ts_need_root(name)) /* procd takes registrations from root only */
+                return TS_SKIP_EXIT;
+        signal(SIGPIPE, SIG_IGN);
+        return ts_run_suite(name, init, clean, tests);
+}
+
 int ph_start(ph_daemon *d, const char *const *extra, const char *const *wrapper, int timeout_ms)
 {
         memset(d, 0, sizeof *d);

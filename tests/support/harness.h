@@ -19,6 +19,11 @@ typedef struct ph_daemon {
         char log[4096]; /* when set (ph_start_in), procd's stdout and stderr are appended here */
 } ph_daemon;
 
+/* The main of a program that drives procd as a whole: skips (77) without root, since procd
+ * takes registrations from root only; SIGPIPE ignored (a daemon may drop a connection);
+ * ts_run_suite. */
+int ph_main(const char *name, CU_InitializeFunc init, CU_CleanupFunc clean, CU_TestInfo *tests);
+
 /* Start build/procd/procd --foreground --socket DIR/procd.sock --ready-fd N extra...;
  * wrapper (may be NULL) is a NULL-terminated argv put in front (valgrind ...).  Waits
  * until ready (timeout_ms).  0 or -errno. */

@@ -377,8 +377,5 @@ static CU_TestInfo tests[] = {
 
 int main(void)
 {
-        if (!ts_need_root("procd D-Bus transport")) /* procd takes registrations from root only */
-                return TS_SKIP_EXIT;
-        signal(SIGPIPE, SIG_IGN);
-        return ts_run_suite("procd D-Bus transport", suite_init, suite_clean, tests);
+        return ph_main("procd D-Bus transport", suite_init, suite_clean, tests);
 }

@@ -251,8 +251,5 @@ static CU_TestInfo tests[] = {
 
 int main(void)
 {
-        if (!ts_need_root("procctl")) /* procd takes registrations from root only */
-                return TS_SKIP_EXIT;
-        signal(SIGPIPE, SIG_IGN);
-        return ts_run_suite("procctl", suite_init, suite_clean, tests);
+        return ph_main("procctl", suite_init, suite_clean, tests);
 }
