@@ -66,7 +66,7 @@ int count_fds(void);
                 if (!root_and_base(what))                                                     \
                         return;                                                               \
                 if (!v1hs() || ts_hierarchies()->mode != TR_MODE_HYBRID) {                    \
-                        printf("SKIP %s (v1 view): host is not hybrid\n", what);              \
+                        ts_skip(what, "(v1 view) the host is not hybrid");                   \
                         return;                                                               \
                 }                                                                             \
                 check_##fn(v1hs(), "v1");                                                     \
