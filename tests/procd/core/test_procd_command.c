@@ -580,7 +580,7 @@ static void test_pending_cap_per_uid(void)
  * an unmetered query (NULL reading) leaves the meter alone. */
 static void test_one_usage_meter(void)
 {
-        pid_t a = ph_sleeper();
+        pid_t a = ts_sleeper();
         CU_ASSERT_FATAL(a > 1);
         procd_error e;
         tr_usage u;

@@ -186,7 +186,7 @@ static void test_watcher_exit_unregisters(void)
         pd_family *f = NULL;
         bool bad_watcher = false;
         CU_ASSERT_EQUAL_FATAL(pd_registry_register(r, a, w, 60, &f, &bad_watcher, NULL), 0);
-        CU_ASSERT_EQUAL(f->watcher_pid, w);
+        CU_ASSERT_EQUAL(f->watcher.pid, w);
         ts_kill_reap(w);
         for (int i = 0; i < 500 && pd_registry_find(r, a); i++) /* up to 5 s: a bound, not a claim */
                 if (!g_main_context_iteration(NULL, FALSE))
