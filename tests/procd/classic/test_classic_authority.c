@@ -146,7 +146,7 @@ static bool exists_anywhere(const char *cgroup)
 static void test_cgroup_bases(void)
 {
         if (!classic_cg) {
-                printf("  SKIP: no test cgroup could be made\n");
+                ts_skip("cgroup bases", "no test cgroup could be made");
                 return;
         }
         pid_t member = cp_forker_spawn(&F, 's', 0);
