@@ -10,37 +10,10 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "regtest.h"
 #include "procd/core/registry.h"
 #include "testsupport.h"
 #include "trackers/util.h"
-
-static tr_hierarchies HS;
-
-static int suite_init(void) { return tr_hierarchies_discover(&HS, NULL) < 0 ? 1 : 0; }
-
-/* A registry whose root family is this test program (its processes are the root's). */
-static pd_registry *new_registry(void)
-{
-        pd_registry *r = NULL;
-        tr_error err = { 0 };
-        if (pd_registry_new(&HS, getpid(), 60, &r, &err) < 0)
-                fprintf(stderr, "pd_registry_new: %s\n", err.msg);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-        return r;
-}
-
-/* Register pid (no watcher); the family, or NULL with the assertion failed. */
-static pd_family *reg(pd_registry *r, pid_t pid)
-{
-        pd_family *f = NULL;
-        bool bad_watcher = false;
-        tr_error err = { 0 };
-        int k = pd_registry_register(r, pid, 0, 60, &f, &bad_watcher, &err);
-        if (k < 0)
-                fprintf(stderr, "register %d: %s\n", (int) pid, err.msg);
-        CU_ASSERT_EQUAL(k, 0);
-        return k < 0 ? NULL : f;
-}
 
 /* f's parent is the family rooted at want (0: the root family). */
 #define CHECK_PARENT(r, f, want)                                                   \
@@ -51,7 +24,7 @@ static pd_family *reg(pd_registry *r, pid_t pid)
 
 static void test_register_and_find(void)
 {
-        pd_registry *r = new_registry();
+        pd_registry *r = rt_registry();
         pd_family *root = pd_registry_root(r);
         CU_ASSERT_PTR_NOT_NULL_FATAL(root);
         CU_ASSERT_PTR_EQUAL(pd_registry_find(r, 0), root);
@@ -61,7 +34,7 @@ static void test_register_and_find(void)
         pid_t a = ts_sleeper();
         CU_ASSERT_FATAL(a > 1);
         CU_ASSERT_PTR_NULL(pd_registry_find(r, a));
-        pd_family *f = reg(r, a);
+        pd_family *f = rt_register(r, a);
         CU_ASSERT_PTR_NOT_NULL_FATAL(f);
         CU_ASSERT_EQUAL(pd_registry_count(r), 1);
         CU_ASSERT_PTR_EQUAL(pd_registry_find(r, a), f);
@@ -96,7 +69,7 @@ static void test_register_and_find(void)
 
 static void test_register_gone(void)
 {
-        pd_registry *r = new_registry();
+        pd_registry *r = rt_registry();
         pid_t gone = ts_sleeper();
         CU_ASSERT_FATAL(gone > 1);
         ts_kill_reap(gone);
@@ -120,16 +93,16 @@ static void test_register_gone(void)
  * nearest registered ancestor); unregistering A folds both into the root family. */
 static void test_placement_and_fold(void)
 {
-        pd_registry *r = new_registry();
+        pd_registry *r = rt_registry();
         pid_t p[3];
         int fds[2];
         CU_ASSERT_EQUAL_FATAL(ph_chain_start(2, p, fds), 0);
-        pd_family *a = reg(r, p[0]);
+        pd_family *a = rt_register(r, p[0]);
         CU_ASSERT_EQUAL_FATAL(ph_chain_grow(2, p, fds), 0);
         CHECK_PARENT(r, a, 0);
-        pd_family *c = reg(r, p[2]);
+        pd_family *c = rt_register(r, p[2]);
         CHECK_PARENT(r, c, p[0]); /* B, between them, is no family: A is the nearest */
-        pd_family *b = reg(r, p[1]);
+        pd_family *b = rt_register(r, p[1]);
         CHECK_PARENT(r, b, p[0]);
         CU_ASSERT_EQUAL(pd_registry_count(r), 3);
 
@@ -163,13 +136,13 @@ static void test_placement_and_fold(void)
  * the parent family, so a family registered at that child is placed beside A, not below. */
 static void test_kept_child_placement(void)
 {
-        pd_registry *r = new_registry();
+        pd_registry *r = rt_registry();
         pid_t p[2];
         CU_ASSERT_EQUAL_FATAL(ph_chain(1, p), 0);
-        pd_family *a = reg(r, p[0]);
+        pd_family *a = rt_register(r, p[0]);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a);
         CU_ASSERT_EQUAL(a->kept->len, 1);
-        pd_family *k = reg(r, p[1]);
+        pd_family *k = rt_register(r, p[1]);
         CHECK_PARENT(r, k, 0);
         CU_ASSERT_EQUAL(pd_registry_unregister(r, k), 0);
         CU_ASSERT_EQUAL(pd_registry_unregister(r, a), 0);
@@ -180,7 +153,7 @@ static void test_kept_child_placement(void)
 /* A family's watcher exits: the registry unregisters the family (its pidfd in the main loop). */
 static void test_watcher_exit_unregisters(void)
 {
-        pd_registry *r = new_registry();
+        pd_registry *r = rt_registry();
         pid_t a = ts_sleeper(), w = ts_sleeper();
         CU_ASSERT_FATAL(a > 1 && w > 1);
         pd_family *f = NULL;
@@ -208,5 +181,5 @@ int main(void)
                 { "watcher exit unregisters", test_watcher_exit_unregisters },
                 CU_TEST_INFO_NULL,
         };
-        return ts_run_suite("registry", suite_init, NULL, tests);
+        return ts_run_suite("registry", rt_suite_init, NULL, tests);
 }
