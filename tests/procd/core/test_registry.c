@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "regtest.h"
 #include "procd/core/registry.h"
+#include "regtest.h"
 #include "testsupport.h"
 #include "trackers/util.h"
 
