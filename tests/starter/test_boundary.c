@@ -375,10 +375,10 @@ static bool reader_got(const char *tag, const char *const *opts, const char *pat
 
 static void test_private_tmp_reach(void)
 {
-        if (!ts_need_root("--private-tmp reach"))
+        if (!ts_need_private_mounts("--private-tmp reach"))
                 return;
         if (!getpwnam("nobody") || !getpwnam("daemon")) {
-                printf("SKIP --private-tmp reach: needs the users nobody and daemon\n");
+                ts_skip("--private-tmp reach", "needs the users nobody and daemon");
                 return;
         }
         char base[PATH_MAX], opt[PATH_MAX + 16], secret[64], cmd_a[128];
