@@ -779,7 +779,7 @@ static void test_two_daemons_one_folder(void)
         ph_daemon a;
         CU_ASSERT_FATAL(ph_start(&a, NULL, NULL, 20000) == 0);
         procd_client *ca = ph_connect(&a);
-        pid_t s = ph_sleeper();
+        pid_t s = ts_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(ca, s, getpid(), 60, NULL), PROCD_OK);
         procd_disconnect(ca);
         ph_crash(&a); /* its state file stays, holding the family */
@@ -837,7 +837,7 @@ static void test_restore_refusals(void)
         tr_cgroup *c1 = NULL, *c2 = NULL;
         pid_t a = ph_sleeper_in_cgroup("refuse-a", p1, sizeof p1, &c1);
         pid_t b = ph_sleeper_in_cgroup("refuse-b", p2, sizeof p2, &c2);
-        pid_t c = ph_sleeper(), d = ph_sleeper();
+        pid_t c = ts_sleeper(), d = ts_sleeper();
         CU_ASSERT_FATAL(a > 1 && b > 1 && c > 1 && d > 1 && c1 && c2);
         CU_ASSERT(tr_cgroup_attach(c1, c, NULL) == 0); /* a second root in a's cgroup */
         own_v2_cgroup(own, sizeof own);

@@ -588,7 +588,7 @@ static void test_malformed_requests(void)
  * (as a local user could in a folder others may write) receives nothing. */
 static void test_header_shaped_marker(void)
 {
-        pid_t s = ph_sleeper();
+        pid_t s = ts_sleeper();
         CHECK_ERR(cc_register(&C, s, getpid(), -1), CC_SUCCESS);
         char envid[CC_ENVID_SIZE];
         snprintf(envid, sizeof envid, "_CONDOR_ANCESTOR_%d=%d:%d:42", (int) getpid(), (int) s, 1700000000);
