@@ -201,10 +201,10 @@ int main(int argc, char **argv)
         pid_t *roots = calloc((size_t) families, sizeof *roots);
         int n_bg = 0, n_roots = 0, rc = 1;
         for (; n_bg < background; n_bg++)
-                if ((bg[n_bg] = ph_sleeper()) < 0)
+                if ((bg[n_bg] = ts_sleeper()) < 0)
                         break;
         for (; n_roots < families; n_roots++)
-                if ((roots[n_roots] = ph_sleeper()) < 0)
+                if ((roots[n_roots] = ts_sleeper()) < 0)
                         break;
         pid_t *roots_copy = calloc((size_t) families, sizeof *roots_copy); /* kill_all clears roots */
         if (roots_copy)

@@ -226,7 +226,7 @@ int main(int argc, char **argv)
 
         double t0 = now_s();
         for (int i = 0; i < b.background; i++) {
-                pid_t p = bench_sleeper();
+                pid_t p = ts_sleeper();
                 if (p <= 0)
                         break;
                 b.bg[b.n_bg++] = p;
@@ -248,7 +248,7 @@ int main(int argc, char **argv)
                         fprintf(stderr, "cgroup %s: %s\n", path, err.msg);
                         break;
                 }
-                pid_t p = bench_sleeper();
+                pid_t p = ts_sleeper();
                 if (p <= 0)
                         break;
                 b.roots[b.n_roots++] = p;
@@ -266,7 +266,7 @@ int main(int argc, char **argv)
         printf("registered %d cgroup families in %.2f s (cgroup creation and forks included)\n", b.n_roots, reg_s);
         if (b.n_roots < b.families)
                 goto out;
-        b.proc_root = bench_sleeper();
+        b.proc_root = ts_sleeper();
         if (procd_register_subfamily(c, b.proc_root, 0, 60, &e) != PROCD_OK) {
                 fprintf(stderr, "register /proc family: %s\n", e.msg);
                 goto out;

@@ -169,7 +169,7 @@ static int bench_kind(const bench_opts *bo, enum kind kind, const tr_hierarchies
         tr_cgroup **cgs = calloc((size_t) n, sizeof *cgs);
         int failed = 0;
         for (int i = 0; i < n; i++) {
-                roots[i] = bench_sleeper();
+                roots[i] = ts_sleeper();
                 char path[256];
                 if (cgroup) {
                         snprintf(path, sizeof path, "%s/f%d", base, i);
@@ -187,7 +187,7 @@ static int bench_kind(const bench_opts *bo, enum kind kind, const tr_hierarchies
         stat(state, &st);
         for (int round = 0; round < bo->restarts; round++) {
                 for (int e = 0; e < bo->n_exes; e++) {
-                        bench_kill_reap(r.procd);
+                        ts_kill_reap(r.procd);
                         snprintf(r.exe, sizeof r.exe, "%s", bo->exes[e]);
                         double wall_ms = start_procd(&r);
                         size_t restored = 0;
@@ -215,7 +215,7 @@ static int bench_kind(const bench_opts *bo, enum kind kind, const tr_hierarchies
         }
         waitpid(r.procd, NULL, 0);
         for (int i = 0; i < n; i++) {
-                bench_kill_reap(roots[i]);
+                ts_kill_reap(roots[i]);
                 if (kind == K_FAMILY)
                         remove_family_cgroup(hs, r.fambase, roots[i]);
                 if (cgs[i]) {

@@ -115,7 +115,7 @@ int main(int argc, char **argv)
         pid_t *pids = calloc((size_t) nprocs, sizeof *pids);
         int rc = 1;
         for (int i = 0; i < nprocs; i++) {
-                pids[i] = bench_sleeper();
+                pids[i] = ts_sleeper();
                 if (pids[i] < 0 || tr_cgroup_attach(self_cg, pids[i], &err) < 0) {
                         fprintf(stderr, "bench-usage-files: sleeper: %s\n", err.msg);
                         goto out;
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
         rc = 0;
 out:
         for (int i = 0; i < nprocs; i++)
-                bench_kill_reap(pids[i]);
+                ts_kill_reap(pids[i]);
         free(pids);
         tr_cgroup_free(self_cg);
         tr_cgroup_free(fam_cg);

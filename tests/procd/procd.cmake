@@ -1,29 +1,15 @@
-# procd: end-to-end tests through the client library, the procctl CLI, and a valgrind run
-# of the daemon.  They start build/procd/procd themselves (on a temporary socket).
-add_library(procd_test_harness STATIC ${CMAKE_CURRENT_LIST_DIR}/harness.c)
-target_link_libraries(procd_test_harness PUBLIC procd_testsupport procd_client PkgConfig::DBUS PkgConfig::CUNIT)
-target_include_directories(procd_test_harness PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-
+# procd (the daemon, procd/main.c and procd/options.c): end-to-end tests through the client
+# library, quotas, limits, a fuzzer and a valgrind run of the daemon.  They start
+# build/procd/procd themselves (tests/support/harness.h, on a temporary socket).
 procd_add_test(NAME test_procd SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd.c
                LIBS procd_test_harness LABELS "integration;lane" TIMEOUT 300)
 add_dependencies(test_procd procd)
-procd_add_test(NAME test_procd_dbus SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_dbus.c
-               LIBS procd_test_harness LABELS integration TIMEOUT 300)
-add_dependencies(test_procd_dbus procd)
-procd_add_test(NAME test_procctl SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procctl.c
-               LIBS procd_test_harness LABELS integration TIMEOUT 120)
-add_dependencies(test_procctl procd procctl)
 procd_add_test(NAME test_procd_valgrind SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_valgrind.c
                LIBS procd_test_harness LABELS integration TIMEOUT 600)
 add_dependencies(test_procd_valgrind procd)
-procd_add_test(NAME test_procd_command SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_command.c
-               LIBS procd_test_harness procd_core LABELS integration TIMEOUT 300)
 procd_add_test(NAME test_procd_quota SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_quota.c
                LIBS procd_test_harness PkgConfig::GLIB LABELS integration TIMEOUT 300)
 add_dependencies(test_procd_quota procd)
-procd_add_test(NAME test_family_cgroup SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_family_cgroup.c
-               LIBS procd_test_harness procd_core LABELS "integration;lane" TIMEOUT 300)
-add_dependencies(test_family_cgroup procd)
 procd_add_test(NAME test_procd_options
                SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_options.c ${PROJECT_SOURCE_DIR}/procd/options.c
                LIBS procd_client PkgConfig::GLIB LABELS unit TIMEOUT 60)
@@ -39,3 +25,7 @@ add_dependencies(test_procd_limits procd)
 procd_add_test(NAME test_procd_fuzz SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_procd_fuzz.c
                LIBS procd_test_harness LABELS integration TIMEOUT 600)
 add_dependencies(test_procd_fuzz procd)
+# procd/log-file.c: condor_procd's -L log file and its rotation.
+procd_add_test(NAME test_log_file SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_log_file.c ${PROJECT_SOURCE_DIR}/procd/log-file.c
+               LIBS trackers PkgConfig::GLIB LABELS unit TIMEOUT 60)
+target_compile_definitions(test_log_file PRIVATE G_LOG_DOMAIN="procd")

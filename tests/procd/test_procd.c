@@ -94,8 +94,8 @@ static void test_socket_mode(void)
 
 static void test_register_errors(void)
 {
-        pid_t a = ph_sleeper(), w = ph_sleeper();
-        pid_t gone = ph_sleeper();
+        pid_t a = ts_sleeper(), w = ts_sleeper();
+        pid_t gone = ts_sleeper();
         ts_kill_reap(gone);
         EXPECT(procd_register_subfamily(C, 0, 0, 60, &e_), PROCD_E_BAD_ROOT_PID);
         EXPECT(procd_register_subfamily(C, 1, 0, 60, &e_), PROCD_E_BAD_ROOT_PID);
@@ -190,7 +190,7 @@ static void test_cgroup_and_proc_side_by_side(void)
         tr_cgroup *cg = NULL;
         pid_t cp = ph_sleeper_in_cgroup("pd-side", path, sizeof path, &cg);
         CU_ASSERT_FATAL(cp > 1);
-        pid_t pp = ph_sleeper();
+        pid_t pp = ts_sleeper();
         EXPECT(procd_register_subfamily(C, cp, 0, 60, &e_), PROCD_OK);
         EXPECT(procd_track_via_cgroup(C, cp, path, &e_), PROCD_OK);
         EXPECT(procd_register_subfamily(C, pp, 0, 60, &e_), PROCD_OK);
@@ -210,7 +210,7 @@ static void test_cgroup_and_proc_side_by_side(void)
         CU_ASSERT(family_has_member(cp, cp));
         CU_ASSERT_FALSE(family_has_member(pp, cp));
         /* a process placed in the cgroup (not the root's descendant) is the family's */
-        pid_t extra = ph_sleeper();
+        pid_t extra = ts_sleeper();
         tr_error terr = { 0 };
         CU_ASSERT(tr_cgroup_attach(cg, extra, &terr) >= 0);
         EXPECT(procd_signal_process(C, extra, SIGSTOP, &e_), PROCD_OK);
@@ -256,7 +256,7 @@ static void test_cgroup_and_proc_side_by_side(void)
 
 static void test_track_errors(void)
 {
-        pid_t a = ph_sleeper(), b = ph_sleeper(), c = ph_sleeper();
+        pid_t a = ts_sleeper(), b = ts_sleeper(), c = ts_sleeper();
         EXPECT(procd_track_via_cgroup(C, a, "/x", &e_), PROCD_E_FAMILY_NOT_FOUND);
         EXPECT(procd_register_subfamily(C, a, 0, 60, &e_), PROCD_OK);
         EXPECT(procd_register_subfamily(C, b, 0, 60, &e_), PROCD_OK);
@@ -282,7 +282,7 @@ static void test_track_errors(void)
         EXPECT(procd_track_via_allocated_group(C, b, &g1, &e_), PROCD_OK);
         EXPECT(procd_track_via_allocated_group(C, c, &g2, &e_), PROCD_OK);
         CU_ASSERT(g1 >= 70100 && g1 <= 70101 && g2 >= 70100 && g2 <= 70101 && g1 != g2);
-        pid_t d = ph_sleeper();
+        pid_t d = ts_sleeper();
         EXPECT(procd_register_subfamily(C, d, 0, 60, &e_), PROCD_OK);
         EXPECT(procd_track_via_allocated_group(C, d, &g3, &e_), PROCD_E_NO_GID);
         EXPECT(procd_unregister_family(C, b, &e_), PROCD_OK); /* releases g1 */
@@ -305,8 +305,8 @@ static void test_track_errors(void)
 
 static void test_signal(void)
 {
-        pid_t a = ph_sleeper();
-        pid_t gone = ph_sleeper();
+        pid_t a = ts_sleeper();
+        pid_t gone = ts_sleeper();
         ts_kill_reap(gone);
         EXPECT(procd_register_subfamily(C, a, 0, 60, &e_), PROCD_OK);
         EXPECT(procd_signal_process(C, a, 999, &e_), PROCD_E_BAD_ARGUMENT);
@@ -407,7 +407,7 @@ static void test_nested_and_fold(void)
 
 static void test_watcher_death(void)
 {
-        pid_t a = ph_sleeper(), w = ph_sleeper();
+        pid_t a = ts_sleeper(), w = ts_sleeper();
         size_t before = family_count();
         EXPECT(procd_register_subfamily(C, a, w, 60, &e_), PROCD_OK);
         CU_ASSERT_EQUAL(family_count(), before + 1);
@@ -487,7 +487,7 @@ static void test_permissions(void)
 {
         if (!ts_need_root("permissions"))
                 return;
-        perm_args pa = { .root_owned = ph_sleeper(), .nobody_owned = ts_fork(nobody_sleeper, NULL) };
+        perm_args pa = { .root_owned = ts_sleeper(), .nobody_owned = ts_fork(nobody_sleeper, NULL) };
         usleep(50000);
         EXPECT(procd_register_subfamily(C, pa.root_owned, 0, 60, &e_), PROCD_OK);
         EXPECT(procd_register_subfamily(C, pa.nobody_owned, 0, 60, &e_), PROCD_OK);
@@ -514,7 +514,7 @@ static void test_thousand_families(void)
         size_t before = family_count();
         int made = 0;
         for (int i = 0; i < N; i++) {
-                kids[i] = ph_sleeper();
+                kids[i] = ts_sleeper();
                 if (kids[i] <= 1)
                         break;
                 made++;
@@ -718,14 +718,14 @@ static bool frozen_victim_start(frozen_victim *fv, const char *name, const char 
         const tr_hierarchies *hs = ts_hierarchies();
         int fz = hs->v1_of[TR_CTRL_FREEZER];
         if (!ts_cgroup_base() || fz < 0) {
-                printf("SKIP %s: needs root and a v1 freezer hierarchy\n", what);
+                ts_skip(what, "needs root and a v1 freezer hierarchy");
                 return false;
         }
         char path[256], procs[600], pidbuf[16];
         ts_cgroup_path(path, sizeof path, name);
         CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[fz], path, fv->dir, sizeof fv->dir, NULL) >= 0);
         CU_ASSERT_FATAL(mkdir(fv->dir, 0755) == 0 || errno == EEXIST);
-        fv->pid = ph_sleeper();
+        fv->pid = ts_sleeper();
         snprintf(pidbuf, sizeof pidbuf, "%d", (int) fv->pid);
         snprintf(procs, sizeof procs, "%s/cgroup.procs", fv->dir);
         CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, procs, pidbuf, NULL) == 0);
@@ -864,13 +864,8 @@ static CU_TestInfo tests[] = {
         CU_TEST_INFO_NULL,
 };
 
-static CU_SuiteInfo suites[] = {
-        { "procd end to end", suite_init, suite_clean, NULL, NULL, tests },
-        CU_SUITE_INFO_NULL,
-};
 
 int main(void)
 {
-        signal(SIGPIPE, SIG_IGN);
-        return ts_run(suites);
+        return ph_main("procd end to end", suite_init, suite_clean, tests);
 }

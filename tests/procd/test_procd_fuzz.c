@@ -268,19 +268,16 @@ static void test_broken_auth(void)
 
 int main(void)
 {
-        signal(SIGPIPE, SIG_IGN);
         CU_TestInfo tests[] = {
                 { "random well-framed calls", test_random_calls },
                 { "corrupted wire messages", test_corrupt_wire },
                 { "broken authentication", test_broken_auth },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "procd fuzz", setup, teardown, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        int r = ts_run(suites);
-        if (!clean_exit)
+        int r = ph_main("procd fuzz", setup, teardown, tests);
+        if (r == 0 && !clean_exit) {
                 fprintf(stderr, "procd did not exit 0 after the fuzzing\n");
-        return r ? r : !clean_exit;
+                return 1;
+        }
+        return r;
 }

@@ -200,15 +200,10 @@ static void test_idle_connections(void)
 
 int main(void)
 {
-        signal(SIGPIPE, SIG_IGN);
         CU_TestInfo tests[] = {
                 { "32 clients that never read: dropped, memory bounded and given back", test_unread_replies },
                 { "300 idle root connections do not keep a new client out", test_idle_connections },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "procd connection limits", setup, teardown, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ph_main("procd connection limits", setup, teardown, tests);
 }

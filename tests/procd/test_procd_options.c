@@ -165,9 +165,5 @@ int main(void)
                 { "--version and --help", test_version_and_help },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "procd options", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("procd options", NULL, NULL, tests);
 }

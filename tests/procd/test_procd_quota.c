@@ -265,13 +265,8 @@ static CU_TestInfo tests[] = {
         CU_TEST_INFO_NULL,
 };
 
-static CU_SuiteInfo suites[] = {
-        { "procd connection quotas", NULL, NULL, NULL, NULL, tests },
-        CU_SUITE_INFO_NULL,
-};
 
 int main(void)
 {
-        signal(SIGPIPE, SIG_IGN);
-        return ts_run(suites);
+        return ph_main("procd connection quotas", NULL, NULL, tests);
 }

@@ -154,7 +154,7 @@ static procd_status make_family(procd_client *c, fam *f, int kind, int i)
                 snprintf(name, sizeof name, "rs-%d", i);
                 f->root = ph_sleeper_in_cgroup(name, path, sizeof path, &f->cg);
         } else {
-                f->root = ph_sleeper();
+                f->root = ts_sleeper();
         }
         if (f->root <= 1)
                 return PROCD_E_INTERNAL;
@@ -185,7 +185,7 @@ static void test_many_families(void)
         if (!need_setup())
                 return;
         if (!getpwnam("games")) {
-                printf("SKIP restart of login families: no user games\n");
+                ts_skip("restart of login families", "no user games");
                 return;
         }
         PER_KIND = (int) ts_scale("PROCD_TEST_RESTART_PER_KIND", 100, 20, 190, 10);
@@ -201,8 +201,8 @@ static void test_many_families(void)
         CU_ASSERT_EQUAL(failed, 0);
         /* a subfamily below a family (kept below it), and a family watched by another process */
         fam *watched = &fs[n];
-        pid_t watcher = ph_sleeper();
-        watched->root = ph_sleeper();
+        pid_t watcher = ts_sleeper();
+        watched->root = ts_sleeper();
         watched->kind = 1;
         CU_ASSERT_EQUAL(procd_register_subfamily(c, watched->root, watcher, 60, NULL), PROCD_OK);
         /* one family in ten suspended before the crash */
@@ -276,7 +276,7 @@ static void test_many_families(void)
         CU_ASSERT(wait_state(c, watched->root, "missing", 5000));
         /* a new allocation does not hand out a gid a restored family holds */
         gid_t g = 0;
-        pid_t extra = ph_sleeper();
+        pid_t extra = ts_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(c, extra, 0, 60, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_track_via_allocated_group(c, extra, &g, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(g, 72000 + PER_KIND);
@@ -320,7 +320,7 @@ static bool v1frozen_start(v1frozen *v, const char *name)
         if (tr_hierarchy_fs_path(&hs->h[fz], path, v->dir, sizeof v->dir, NULL) < 0 ||
             (mkdir(v->dir, 0755) < 0 && errno != EEXIST))
                 return false;
-        v->pid = ph_sleeper();
+        v->pid = ts_sleeper();
         snprintf(pidbuf, sizeof pidbuf, "%d", (int) v->pid);
         snprintf(f, sizeof f, "%s/cgroup.procs", v->dir);
         tr_write_file_at(AT_FDCWD, f, pidbuf, NULL);
@@ -361,7 +361,7 @@ static void test_crash_mid_kill_and_suspend(void)
                 return;
         v1frozen vk, vs;
         if (!v1frozen_start(&vk, "rs-kill") || !v1frozen_start(&vs, "rs-susp")) {
-                printf("SKIP crash mid-KillFamily/SuspendFamily: needs a v1 freezer hierarchy\n");
+                ts_skip("crash mid-KillFamily/SuspendFamily", "needs a v1 freezer hierarchy");
                 v1frozen_end(&vk);
                 v1frozen_end(&vs);
                 return;
@@ -371,7 +371,7 @@ static void test_crash_mid_kill_and_suspend(void)
         procd_client *c = ph_connect(&d);
         /* K and S each hold one member frozen elsewhere: KillFamily on K and SuspendFamily on
          * S go on in rounds until it thaws.  Two bystander families are not touched. */
-        pid_t s_root = ph_sleeper(), bystander = ph_sleeper();
+        pid_t s_root = ts_sleeper(), bystander = ts_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(c, vk.pid, 0, 60, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_register_subfamily(c, vs.pid, 0, 60, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_register_subfamily(c, s_root, 0, 60, NULL), PROCD_OK);
@@ -440,7 +440,7 @@ static void test_dropped_and_untrusted(void)
         procd_client *c = ph_connect(&d);
         char p1[256], p2[256];
         tr_cgroup *cg1 = NULL, *cg2 = NULL;
-        pid_t gone = ph_sleeper(), keep = ph_sleeper();
+        pid_t gone = ts_sleeper(), keep = ts_sleeper();
         pid_t cg_gone = ph_sleeper_in_cgroup("rs-gone", p1, sizeof p1, &cg1);
         pid_t moved = ph_sleeper_in_cgroup("rs-moved", p2, sizeof p2, &cg2);
         CU_ASSERT_EQUAL(procd_register_subfamily(c, gone, 0, 60, NULL), PROCD_OK);
@@ -566,10 +566,10 @@ static void test_orphan_family_cgroups(void)
         procd_client *c = ph_connect(&d);
         /* gone: its root exits; chain: a family and its subfamily (nested cgroup), both exit;
          * busy: its root exits, a process it left behind stays; keep: untouched */
-        pid_t gone = ph_sleeper(), busy = ph_sleeper(), keep = ph_sleeper(), stray = ph_sleeper(), chain[2];
+        pid_t gone = ts_sleeper(), busy = ts_sleeper(), keep = ts_sleeper(), stray = ts_sleeper(), chain[2];
         /* left: its root moves out of its family cgroup while procd is down (dropped);
          * deeper: its root moves into a cgroup below its family's (restored) */
-        pid_t left = ph_sleeper(), deeper = ph_sleeper();
+        pid_t left = ts_sleeper(), deeper = ts_sleeper();
         char p_left[320], p_deeper[320], p_below[400];
         fam_path(base, left, p_left, sizeof p_left);
         fam_path(base, deeper, p_deeper, sizeof p_deeper);
@@ -589,7 +589,7 @@ static void test_orphan_family_cgroups(void)
         const char *made[] = { p_gone, p_busy, p_keep, p_top, p_left, p_deeper };
         for (size_t i = 0; i < TR_ARRAY_SIZE(made); i++)
                 if (!cg_exists(made[i])) {
-                        printf("SKIP orphan family cgroups: procd made no family cgroup %s\n", made[i]);
+                        ts_skip("orphan family cgroups", "procd made no family cgroup %s", made[i]);
                         procd_disconnect(c);
                         ph_stop(&d, 10000);
                         goto out;
@@ -708,7 +708,7 @@ static void test_killed_and_kept(void)
         procd_client *c = ph_connect(&d);
         /* killed: k (/proc), kc (a handed cgroup), each killed by procd, not reaped */
         tr_cgroup *cg = NULL;
-        pid_t k = ph_sleeper(), kc = ph_sleeper_in_cgroup("rs-killed", cgpath, sizeof cgpath, &cg);
+        pid_t k = ts_sleeper(), kc = ph_sleeper_in_cgroup("rs-killed", cgpath, sizeof cgpath, &cg);
         CU_ASSERT_EQUAL(procd_register_subfamily(c, k, 0, 60, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_register_subfamily(c, kc, 0, 60, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_track_via_cgroup(c, kc, cgpath, NULL), PROCD_OK);
@@ -779,7 +779,7 @@ static void test_two_daemons_one_folder(void)
         ph_daemon a;
         CU_ASSERT_FATAL(ph_start(&a, NULL, NULL, 20000) == 0);
         procd_client *ca = ph_connect(&a);
-        pid_t s = ph_sleeper();
+        pid_t s = ts_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(ca, s, getpid(), 60, NULL), PROCD_OK);
         procd_disconnect(ca);
         ph_crash(&a); /* its state file stays, holding the family */
@@ -837,7 +837,7 @@ static void test_restore_refusals(void)
         tr_cgroup *c1 = NULL, *c2 = NULL;
         pid_t a = ph_sleeper_in_cgroup("refuse-a", p1, sizeof p1, &c1);
         pid_t b = ph_sleeper_in_cgroup("refuse-b", p2, sizeof p2, &c2);
-        pid_t c = ph_sleeper(), d = ph_sleeper();
+        pid_t c = ts_sleeper(), d = ts_sleeper();
         CU_ASSERT_FATAL(a > 1 && b > 1 && c > 1 && d > 1 && c1 && c2);
         CU_ASSERT(tr_cgroup_attach(c1, c, NULL) == 0); /* a second root in a's cgroup */
         own_v2_cgroup(own, sizeof own);
@@ -899,6 +899,5 @@ int main(void)
                 { "restore refuses what registration refuses", test_restore_refusals },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = { { "restart", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
-        return ts_run(suites);
+        return ph_main("restart", NULL, NULL, tests);
 }

@@ -46,7 +46,7 @@ static void frozen_start(void)
         if (tr_hierarchy_fs_path(&hs->h[fz], path, frozen_dir, sizeof frozen_dir, NULL) < 0 ||
             (mkdir(frozen_dir, 0755) < 0 && errno != EEXIST))
                 return;
-        frozen_victim = ph_sleeper();
+        frozen_victim = ts_sleeper();
         snprintf(pidbuf, sizeof pidbuf, "%d", (int) frozen_victim);
         snprintf(f, sizeof f, "%s/cgroup.procs", frozen_dir);
         tr_write_file_at(AT_FDCWD, f, pidbuf, NULL);
@@ -150,7 +150,7 @@ static void session(ph_daemon *d)
         procd_family_info *fi = NULL;
         size_t n = 0;
         gid_t g;
-        pid_t a = ph_sleeper(), b = ph_sleeper(), w = ph_sleeper();
+        pid_t a = ts_sleeper(), b = ts_sleeper(), w = ts_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(c, a, 0, 1, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_register_subfamily(c, b, w, 60, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_register_subfamily(c, a, 0, 1, NULL), PROCD_E_ALREADY_REGISTERED);
@@ -234,12 +234,12 @@ static void test_valgrind(void)
 #ifdef PROCD_SANITIZE
         /* an ASan-instrumented procd cannot run under valgrind (both replace malloc and
          * shadow memory); the plain build (make test) runs this test */
-        printf("SKIP valgrind run of procd: this is the ASan+UBSan build; make test runs it\n");
+        ts_skip("valgrind run of procd", "this is the ASan+UBSan build; make test runs it");
         return;
 #endif
         const char *vg = valgrind_path();
         if (!vg) {
-                printf("SKIP valgrind run of procd: valgrind is not installed\n");
+                ts_skip("valgrind run of procd", "valgrind is not installed");
                 return;
         }
         setenv("G_SLICE", "always-malloc", 1);
@@ -270,13 +270,8 @@ static CU_TestInfo tests[] = {
         CU_TEST_INFO_NULL,
 };
 
-static CU_SuiteInfo suites[] = {
-        { "procd valgrind", NULL, NULL, NULL, NULL, tests },
-        CU_SUITE_INFO_NULL,
-};
 
 int main(void)
 {
-        signal(SIGPIPE, SIG_IGN);
-        return ts_run(suites);
+        return ph_main("procd valgrind", NULL, NULL, tests);
 }

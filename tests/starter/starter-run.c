@@ -1,5 +1,6 @@
 /* starter-run.c - see starter-run.h. */
 #include "starter-run.h"
+#include "harness.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -145,39 +146,18 @@ bool sr_runs(pid_t pid, const char *comm)
 
 pid_t sr_procd_start(const char *sock, const char *logtag)
 {
-        char bin[PATH_MAX], log[PATH_MAX];
-        snprintf(bin, sizeof bin, "%s/procd/procd", ts_build_dir());
-        if (access(bin, X_OK) != 0) {
-                printf("SKIP procd not built (%s)\n", bin);
-                return -1;
-        }
-        sr_path(log, sizeof log, logtag, ".log");
+        ph_daemon d = { 0 };
+        snprintf(d.socket, sizeof d.socket, "%s", sock);
+        sr_path(d.log, sizeof d.log, logtag, ".log");
         unlink(sock);
-        const char *argv[] = { bin, "--socket", sock, "--foreground", NULL };
-        pid_t pid = spawn_to(argv, log, log, O_APPEND);
-        procd_client *c = NULL;
-        for (int i = 0; pid > 1 && i < 500; i++) {
-                if (procd_connect(sock, &c, NULL) == PROCD_OK) {
-                        procd_disconnect(c);
-                        return pid;
-                }
-                if (ts_wait(pid, 10) != -ETIMEDOUT)
-                        return -1;
-        }
-        if (pid > 1)
-                ts_kill_reap(pid);
-        return -1;
+        return ph_start_in(&d, NULL, NULL, 5000) == 0 ? d.pid : -1;
 }
 
 void sr_procd_stop(pid_t pid, const char *sock)
 {
-        procd_client *c = NULL;
-        if (procd_connect(sock, &c, NULL) == PROCD_OK) {
-                procd_quit(c, NULL);
-                procd_disconnect(c);
-        }
-        if (pid > 1 && ts_wait(pid, 5000) == -ETIMEDOUT)
-                ts_kill_reap(pid);
+        ph_daemon d = { .pid = pid }; /* no directory of its own: the scratch dir stays */
+        snprintf(d.socket, sizeof d.socket, "%s", sock);
+        ph_stop(&d, 5000);
 }
 
 int sr_main(int argc, char **argv, const char *prefix, int (*helper)(int argc, char **argv), CU_SuiteInfo *suites)
@@ -187,6 +167,8 @@ int sr_main(int argc, char **argv, const char *prefix, int (*helper)(int argc, c
                 fflush(NULL);
                 _exit(rc);
         }
+        if (!ts_need_root(prefix)) /* job cgroups, other users' jobs */
+                return TS_SKIP_EXIT;
         ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
         if (n <= 0)
                 return 2;

@@ -45,8 +45,8 @@ int sr_count_entries(const char *dir, const char *prefix);
 /* Whether pid's comm is `comm` (it exec'd that program). */
 bool sr_runs(pid_t pid, const char *comm);
 
-/* Start the built procd on sock (--foreground), its output appended to <logtag>.log; the
- * pid once a client can connect, or -1 (not built: prints SKIP; exited or never answered). */
+/* Start the built procd on sock (ph_start_in: --foreground, ready when --ready-fd closes),
+ * its output appended to <logtag>.log; the pid once ready, or -1. */
 pid_t sr_procd_start(const char *sock, const char *logtag);
 /* Ask procd on sock to quit; kill and reap it by pid if it has not exited within 5 s. */
 void sr_procd_stop(pid_t pid, const char *sock);

@@ -3,7 +3,7 @@
 procd_add_test(NAME test_starter_unit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_starter_unit.c
                LIBS procd_starter LABELS unit)
 procd_add_test(NAME test_starter SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_starter.c ${CMAKE_CURRENT_LIST_DIR}/starter-run.c
-               LIBS procd_starter LABELS "integration;lane" TIMEOUT 300)
+               LIBS procd_starter procd_test_harness LABELS "integration;lane" TIMEOUT 300)
 add_dependencies(test_starter procd-starter)
 if(TARGET procd)
   add_dependencies(test_starter procd) # the "with procd" suite runs the daemon

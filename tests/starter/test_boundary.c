@@ -297,9 +297,8 @@ static void private_tmp_case(const char *tag, const char *base)
         char gate[PATH_MAX], marker[64], opt[PATH_MAX + 16], host[PATH_MAX], tagb[64];
         /* the job runs this binary and meets its gates in the build tree */
         if (hidden_by_private_tmp(sr_self_exe()) || hidden_by_private_tmp(ts_build_dir())) {
-                printf("SKIP %s: the build tree %s lies under /tmp or /var/tmp, which --private-tmp hides from "
-                       "the job\n",
-                       tag, ts_build_dir());
+                ts_skip(tag, "the build tree %s lies under /tmp or /var/tmp, which --private-tmp hides from the job",
+                        ts_build_dir());
                 return;
         }
         gate_make(gate, sizeof gate, tag);
@@ -341,13 +340,13 @@ static void private_tmp_case(const char *tag, const char *base)
 
 static void test_private_tmp_tmpfs(void)
 {
-        if (ts_need_root("--private-tmp"))
+        if (ts_need_private_mounts("--private-tmp"))
                 private_tmp_case("ptmpfs", NULL);
 }
 
 static void test_private_tmp_dir(void)
 {
-        if (!ts_need_root("--private-tmp=DIR"))
+        if (!ts_need_private_mounts("--private-tmp=DIR"))
                 return;
         char base[PATH_MAX];
         sr_path(base, sizeof base, "tmpbase", "");
@@ -376,10 +375,10 @@ static bool reader_got(const char *tag, const char *const *opts, const char *pat
 
 static void test_private_tmp_reach(void)
 {
-        if (!ts_need_root("--private-tmp reach"))
+        if (!ts_need_private_mounts("--private-tmp reach"))
                 return;
         if (!getpwnam("nobody") || !getpwnam("daemon")) {
-                printf("SKIP --private-tmp reach: needs the users nobody and daemon\n");
+                ts_skip("--private-tmp reach", "needs the users nobody and daemon");
                 return;
         }
         char base[PATH_MAX], opt[PATH_MAX + 16], secret[64], cmd_a[128];
@@ -425,7 +424,7 @@ static void test_private_tmp_reach(void)
  * report has the host pid */
 static void test_pid_namespace(void)
 {
-        if (!ts_need_root("--pid-namespace"))
+        if (!ts_need_private_mounts("--pid-namespace"))
                 return;
         job j;
         const char *opts[] = { "--pid-namespace", NULL };
@@ -452,7 +451,7 @@ static void test_pid_namespace(void)
 /* the escapers of test_starter, inside a PID namespace: killed and reaped, nothing left */
 static void test_pid_namespace_escapers(void)
 {
-        if (!ts_need_root("--pid-namespace"))
+        if (!ts_need_private_mounts("--pid-namespace"))
                 return;
         job j;
         const char *opts[] = { "--pid-namespace", NULL };
@@ -476,7 +475,7 @@ static void test_pid_namespace_escapers(void)
 /* a signal to the init (host pid) reaches the command */
 static void test_pid_namespace_forward(void)
 {
-        if (!ts_need_root("--pid-namespace"))
+        if (!ts_need_private_mounts("--pid-namespace"))
                 return;
         char gate[PATH_MAX];
         gate_make(gate, sizeof gate, "fwd");

@@ -213,7 +213,7 @@ static void early_kill_case(const char *mode, const char *const *mode_args)
 
 static void test_early_kill_embedded(void)
 {
-        if (!ts_need_root("early-kill tests") || !ts_cgroup_base())
+        if (!ts_need_private_mounts("early-kill tests") || !ts_cgroup_base()) /* --private-tmp */
                 return;
         static const char *const embedded[] = { "--no-procd", NULL };
         early_kill_case("embedded", embedded);
@@ -221,7 +221,7 @@ static void test_early_kill_embedded(void)
 
 static void test_early_kill_procd(void)
 {
-        if (!ts_need_root("early-kill tests") || !ts_cgroup_base())
+        if (!ts_need_private_mounts("early-kill tests") || !ts_cgroup_base()) /* --private-tmp */
                 return;
         char sock[PATH_MAX];
         sr_path(sock, sizeof sock, "ekpd", "");
@@ -229,7 +229,7 @@ static void test_early_kill_procd(void)
         strcat(sock, "/procd.sock");
         pid_t pd = sr_procd_start(sock, "ekpd");
         if (pd <= 1) {
-                printf("SKIP early kill with procd: procd did not start\n");
+                ts_skip("early kill with procd", "procd did not start");
                 return;
         }
         const char *with_procd[] = { "--socket", sock, NULL };

@@ -330,9 +330,5 @@ int main(void)
                 { "private /tmp directory: recorded before made, removed only by its name", test_private_tmp_removal },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "starter unit", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("starter unit", NULL, NULL, tests);
 }

@@ -15,27 +15,6 @@
 #include "trackers/proc-read.h"
 #include "trackers/util.h"
 
-typedef struct gate {
-        int rfd;
-        int (*fn)(void *);
-        void *arg;
-} gate;
-
-void msleep(unsigned ms)
-{
-        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000L };
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
-}
-
-int run_sleeper(void *arg)
-{
-        (void) arg;
-        for (;;)
-                pause();
-        return 0;
-}
-
 int run_spinner(void *arg)
 {
         (void) arg;
@@ -83,6 +62,13 @@ tr_cgroup *make_cg(const tr_hierarchies *hs, const char *name)
                 printf("\n    create %s: %s\n", path, err.msg);
         CU_ASSERT_EQUAL(r, 0);
         return cg;
+}
+
+tr_cgroup *make_cg_tagged(const tr_hierarchies *hs, const char *prefix, const char *tag)
+{
+        char name[64];
+        snprintf(name, sizeof name, "%s-%s", prefix, tag);
+        return make_cg(hs, name);
 }
 
 pid_t start_in(tr_cgroup *cg, int (*fn)(void *), void *arg)
@@ -156,34 +142,16 @@ size_t wait_members(tr_cgroup *cg, size_t n, unsigned timeout_ms)
                         return m.n;
                 if (waited >= timeout_ms)
                         return m.n;
-                msleep(10);
+                ts_msleep(10);
         }
-}
-
-static int run_gated(void *arg)
-{
-        gate *g = arg;
-        char c;
-        while (read(g->rfd, &c, 1) < 0 && errno == EINTR)
-                ;
-        return g->fn(g->arg);
 }
 
 pid_t start_gated(tr_cgroup *cg, int (*fn)(void *), void *arg)
 {
-        int p[2];
-        CU_ASSERT_FATAL(pipe2(p, O_CLOEXEC) == 0);
-        gate g = { .rfd = p[0], .fn = fn, .arg = arg };
-        pid_t pid = ts_fork(run_gated, &g);
-        close(p[0]);
+        pid_t pid = ts_spawn_in(cg, fn, arg);
+        if (pid < 0)
+                printf("\n    start in a cgroup: %s\n", strerror((int) -pid));
         CU_ASSERT_FATAL(pid > 1);
-        tr_error err = { 0 };
-        int r = tr_cgroup_attach(cg, pid, &err);
-        if (r < 0)
-                printf("\n    attach: %s\n", err.msg);
-        CU_ASSERT_EQUAL(r, 0);
-        (void) !write(p[1], "g", 1);
-        close(p[1]);
         return pid;
 }
 

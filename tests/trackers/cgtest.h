@@ -21,10 +21,7 @@
 #define SEC 1000000ull
 #define MB (1024ull * 1024ull)
 
-void msleep(unsigned ms);
-
-/* Children's payloads (ts_fork). */
-int run_sleeper(void *arg);
+/* Children's payloads (ts_fork; a sleeper: ts_sleep_forever). */
 int run_spinner(void *arg);
 int run_touch(void *arg); /* touches (size_t) arg bytes of anonymous memory, exits 0 */
 int run_many(void *arg);  /* forks (intptr_t) arg sleepers, then sleeps */
@@ -38,6 +35,8 @@ const tr_hierarchies *nofreezer_hs(void);
 bool root_and_base(const char *what);
 
 tr_cgroup *make_cg(const tr_hierarchies *hs, const char *name); /* under the test base */
+/* make_cg of "<prefix>-<tag>" (a case run once per hierarchy view, tag naming the view). */
+tr_cgroup *make_cg_tagged(const tr_hierarchies *hs, const char *prefix, const char *tag);
 pid_t start_in(tr_cgroup *cg, int (*fn)(void *), void *arg);
 /* Attached before it runs fn (its first instruction of payload is in the cgroup). */
 pid_t start_gated(tr_cgroup *cg, int (*fn)(void *), void *arg);
@@ -67,7 +66,7 @@ int count_fds(void);
                 if (!root_and_base(what))                                                     \
                         return;                                                               \
                 if (!v1hs() || ts_hierarchies()->mode != TR_MODE_HYBRID) {                    \
-                        printf("SKIP %s (v1 view): host is not hybrid\n", what);              \
+                        ts_skip(what, "(v1 view) the host is not hybrid");                   \
                         return;                                                               \
                 }                                                                             \
                 check_##fn(v1hs(), "v1");                                                     \

@@ -63,9 +63,5 @@ int main(void)
                 { "steps", test_backoff_steps },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "backoff", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("backoff", NULL, NULL, tests);
 }

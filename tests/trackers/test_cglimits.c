@@ -249,9 +249,5 @@ int main(void)
                 { "events: pure v1 tree", test_events_v1 },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "cglimits", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("cglimits", NULL, NULL, tests);
 }

@@ -38,12 +38,18 @@ static void test_keyed_u64(void)
 
 /* ---- v2 ---- */
 
+/* Parse the fixture file rel into a fresh u with parse (which must succeed). */
+static void parse_fixture(const char *rel, int (*parse)(const char *text, tr_usage *u), tr_usage *u)
+{
+        _cleanup_free_ char *t = ts_read_fixture(rel);
+        tr_usage_init(u);
+        CU_ASSERT_EQUAL_FATAL(parse(t, u), 0);
+}
+
 static void test_v2_cpu_stat(void)
 {
-        _cleanup_free_ char *t = ts_read_fixture("v2/cpu.stat");
         tr_usage u;
-        tr_usage_init(&u);
-        CU_ASSERT_EQUAL_FATAL(tr_parse_cpu_stat(t, &u), 0);
+        parse_fixture("v2/cpu.stat", tr_parse_cpu_stat, &u);
         ASSERT_FIELD(u, cpu_usec, 8123456, TR_SRC_CGROUP_V2);
         ASSERT_FIELD(u, cpu_user_usec, 6100000, TR_SRC_CGROUP_V2);
         ASSERT_FIELD(u, cpu_system_usec, 2023456, TR_SRC_CGROUP_V2);
@@ -58,10 +64,8 @@ static void test_v2_cpu_stat(void)
 
 static void test_v2_memory_stat(void)
 {
-        _cleanup_free_ char *t = ts_read_fixture("v2/memory.stat");
         tr_usage u;
-        tr_usage_init(&u);
-        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_stat_v2(t, &u), 0);
+        parse_fixture("v2/memory.stat", tr_parse_memory_stat_v2, &u);
         ASSERT_FIELD(u, memory_anon_bytes, 209715200, TR_SRC_CGROUP_V2);
         ASSERT_FIELD(u, memory_shmem_bytes, 10485760, TR_SRC_CGROUP_V2);
         ASSERT_FIELD(u, memory_file_bytes, 52428800 - 10485760, TR_SRC_CGROUP_V2); /* cache apart from shmem */
@@ -76,10 +80,8 @@ static void test_v2_memory_stat(void)
 
 static void test_v2_memory_events(void)
 {
-        _cleanup_free_ char *t = ts_read_fixture("v2/memory.events");
         tr_usage u;
-        tr_usage_init(&u);
-        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_events(t, &u), 0);
+        parse_fixture("v2/memory.events", tr_parse_memory_events, &u);
         ASSERT_FIELD(u, oom_kills, 2, TR_SRC_CGROUP_V2);
         ASSERT_FIELD(u, oom_group_kills, 1, TR_SRC_CGROUP_V2);
         tr_usage_init(&u);
@@ -91,10 +93,8 @@ static void test_v2_memory_events(void)
 
 static void test_v2_io_stat(void)
 {
-        _cleanup_free_ char *t = ts_read_fixture("v2/io.stat");
         tr_usage u;
-        tr_usage_init(&u);
-        CU_ASSERT_EQUAL_FATAL(tr_parse_io_stat(t, &u), 0);
+        parse_fixture("v2/io.stat", tr_parse_io_stat, &u);
         ASSERT_FIELD(u, io_read_bytes, 1459200 + 40960, TR_SRC_CGROUP_V2);
         ASSERT_FIELD(u, io_write_bytes, 314773504 + 4096, TR_SRC_CGROUP_V2);
         tr_usage_init(&u);
@@ -194,10 +194,8 @@ static void test_hybrid_cpu(void)
 
 static void test_hybrid_memory(void)
 {
-        _cleanup_free_ char *t = ts_read_fixture("hybrid/memory.stat");
         tr_usage u;
-        tr_usage_init(&u);
-        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_stat_v1(t, &u), 0);
+        parse_fixture("hybrid/memory.stat", tr_parse_memory_stat_v1, &u);
         ASSERT_FIELD(u, memory_anon_bytes, 40443904, TR_SRC_CGROUP_V1);
         ASSERT_FIELD(u, memory_shmem_bytes, 0, TR_SRC_CGROUP_V1);
         ASSERT_FIELD(u, memory_file_bytes, 651264, TR_SRC_CGROUP_V1);
@@ -214,10 +212,8 @@ static void test_hybrid_memory(void)
 
 static void test_hybrid_blkio(void)
 {
-        _cleanup_free_ char *t = ts_read_fixture("hybrid/blkio.throttle.io_service_bytes_recursive");
         tr_usage u;
-        tr_usage_init(&u);
-        CU_ASSERT_EQUAL_FATAL(tr_parse_blkio_bytes(t, &u), 0);
+        parse_fixture("hybrid/blkio.throttle.io_service_bytes_recursive", tr_parse_blkio_bytes, &u);
         ASSERT_FIELD(u, io_read_bytes, 0, TR_SRC_CGROUP_V1);
         ASSERT_FIELD(u, io_write_bytes, 2097152, TR_SRC_CGROUP_V1);
         /* "Total 0" alone: no device is counted, so I/O is unknown, not 0 */
@@ -249,10 +245,8 @@ static void test_v1_cpuacct(void)
 
 static void test_v1_memory(void)
 {
-        _cleanup_free_ char *t = ts_read_fixture("v1/memory.stat");
         tr_usage u;
-        tr_usage_init(&u);
-        CU_ASSERT_EQUAL_FATAL(tr_parse_memory_stat_v1(t, &u), 0);
+        parse_fixture("v1/memory.stat", tr_parse_memory_stat_v1, &u);
         /* total_* (hierarchical), not the cgroup's own rss 4096 / cache 1048576 */
         ASSERT_FIELD(u, memory_anon_bytes, 524288000, TR_SRC_CGROUP_V1);
         ASSERT_FIELD(u, memory_shmem_bytes, 16777216, TR_SRC_CGROUP_V1);
@@ -272,10 +266,8 @@ static void test_v1_memory(void)
 
 static void test_v1_blkio(void)
 {
-        _cleanup_free_ char *t = ts_read_fixture("v1/blkio.throttle.io_service_bytes_recursive");
         tr_usage u;
-        tr_usage_init(&u);
-        CU_ASSERT_EQUAL_FATAL(tr_parse_blkio_bytes(t, &u), 0);
+        parse_fixture("v1/blkio.throttle.io_service_bytes_recursive", tr_parse_blkio_bytes, &u);
         ASSERT_FIELD(u, io_read_bytes, 1048576 + 524288, TR_SRC_CGROUP_V1);
         ASSERT_FIELD(u, io_write_bytes, 3145728, TR_SRC_CGROUP_V1);
 }
@@ -366,9 +358,5 @@ int main(void)
                 { "v1_guest (captured, 6.1)", test_v1_guest },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "cgparse", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("cgparse", NULL, NULL, tests);
 }

@@ -32,9 +32,9 @@ static void check_create_members(const tr_hierarchies *hs, const char *tag)
         CU_ASSERT_FATAL(c1 && c2);
         assert_everywhere(c2, true);
 
-        pid_t p0 = start_in(top, run_sleeper, NULL);
-        pid_t p1 = start_in(c1, run_sleeper, NULL);
-        pid_t p2 = start_in(c2, run_sleeper, NULL);
+        pid_t p0 = start_in(top, ts_sleep_forever, NULL);
+        pid_t p1 = start_in(c1, ts_sleep_forever, NULL);
+        pid_t p2 = start_in(c2, ts_sleep_forever, NULL);
 
         _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
         tr_error err = { 0 };
@@ -122,13 +122,13 @@ static void check_opener_lazy(const tr_hierarchies *hs, const char *tag)
         tr_cgroup *top = make_cg(hs, name);
         _cleanup_cgroup_ tr_cgroup *made = top ? make_cg(hs, sub) : NULL;
         CU_ASSERT_FATAL(top && made);
-        pid_t p = start_in(top, run_sleeper, NULL);
+        pid_t p = start_in(top, ts_sleep_forever, NULL);
         tr_pid_cgroups pc;
         CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_read(hs, p, &pc, NULL), 0);
         int primary = tr_cgroup_primary_index(top), other = primary == 0 ? 1 : 0;
         CU_ASSERT_FATAL(primary >= 0);
         if (hs->n < 2) /* pure v2: the primary is the only hierarchy */
-                printf("SKIP opener (%s): other hierarchies opened on first use: one hierarchy here\n", tag);
+                ts_skip("opener", "%s: other hierarchies opened on first use: one hierarchy here", tag);
 
         int fds0 = count_fds();
         tr_error err = { 0 };
@@ -237,14 +237,12 @@ static void fill_fds_undo(const struct rlimit *saved, const int *dups, int n)
 static void check_lazy_transient(const tr_hierarchies *hs, const char *tag)
 {
         if (hs->n < 2) {
-                printf("SKIP lazy open failing with EMFILE (%s): one hierarchy here, none opened later\n", tag);
+                ts_skip("lazy open failing with EMFILE", "%s: one hierarchy here, none opened later", tag);
                 return;
         }
-        char name[64];
-        snprintf(name, sizeof name, "lt-%s", tag);
-        tr_cgroup *top = make_cg(hs, name);
+        tr_cgroup *top = make_cg_tagged(hs, "lt", tag);
         CU_ASSERT_FATAL(top != NULL);
-        pid_t p = start_in(top, run_sleeper, NULL);
+        pid_t p = start_in(top, ts_sleep_forever, NULL);
         int primary = tr_cgroup_primary_index(top), other = primary == 0 ? 1 : 0;
         _cleanup_cgroup_ tr_cgroup *cg = open_restored(hs, top, p);
         CU_ASSERT_FATAL(cg != NULL);
@@ -295,7 +293,7 @@ static void check_lazy_reused_path(const tr_hierarchies *hs, const char *tag)
         snprintf(name, sizeof name, "lr-%s", tag);
         tr_cgroup *top = make_cg(hs, name);
         CU_ASSERT_FATAL(top != NULL);
-        pid_t p = start_in(top, run_sleeper, NULL);
+        pid_t p = start_in(top, ts_sleep_forever, NULL);
         int primary = tr_cgroup_primary_index(top), other = primary == 0 ? 1 : 0;
         _cleanup_cgroup_ tr_cgroup *cg = open_restored(hs, top, p);
         CU_ASSERT_FATAL(cg != NULL);
@@ -305,7 +303,7 @@ static void check_lazy_reused_path(const tr_hierarchies *hs, const char *tag)
         kill_destroy(top);
         tr_cgroup *next = make_cg(hs, name);
         CU_ASSERT_FATAL(next != NULL);
-        pid_t q = start_in(next, run_sleeper, NULL);
+        pid_t q = start_in(next, ts_sleep_forever, NULL);
         _cleanup_pidset_ tr_pidset before = TR_PIDSET_INIT, m = TR_PIDSET_INIT;
         CU_ASSERT_EQUAL(tr_cgroup_members(next, &before, NULL), 0);
         CU_ASSERT_TRUE(before.n == 1 && tr_pidset_contains(&before, q));
@@ -316,7 +314,7 @@ static void check_lazy_reused_path(const tr_hierarchies *hs, const char *tag)
                 CU_ASSERT_EQUAL(tr_cgroup_dirfd(cg, other), -1);
                 CU_ASSERT_PTR_NULL(tr_cgroup_path(cg, other));
         } else {
-                printf("SKIP reused path (%s): hierarchies opened later: one hierarchy here\n", tag);
+                ts_skip("reused path", "%s: hierarchies opened later: one hierarchy here", tag);
         }
         int members = tr_cgroup_members(cg, &m, NULL);
         CU_ASSERT_TRUE(members < 0 || m.n == 0);

@@ -18,14 +18,12 @@
 
 static void check_freeze(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "fz-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "fz", tag);
         if (!cg)
                 return;
         pid_t a = start_in(cg, run_spinner, NULL);
         pid_t b = start_in(cg, run_spinner, NULL);
-        msleep(100);
+        ts_msleep(100);
         tr_freeze_state st = TR_THAWED;
         tr_error err = { 0 };
         CU_ASSERT_EQUAL(tr_cgroup_freeze(cg, FREEZE_WAIT, &st, &err), 0);
@@ -34,7 +32,7 @@ static void check_freeze(const tr_hierarchies *hs, const char *tag)
         tr_usage u0, u1;
         CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u0, &err), 0);
         long long a0 = cpu_ticks(a), b0 = cpu_ticks(b);
-        msleep(300);
+        ts_msleep(300);
         long long a1 = cpu_ticks(a), b1 = cpu_ticks(b);
         CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u1, &err), 0);
         CU_ASSERT(a0 >= 0 && b0 >= 0);
@@ -50,7 +48,7 @@ static void check_freeze(const tr_hierarchies *hs, const char *tag)
         CU_ASSERT_EQUAL(st, TR_THAWED);
         /* thaw resumes: both spin again (polled: a loaded machine may not run them at once) */
         for (int i = 0; i < 100 && !(cpu_ticks(a) > a1 && cpu_ticks(b) > b1); i++)
-                msleep(100);
+                ts_msleep(100);
         CU_ASSERT(cpu_ticks(a) > a1);
         CU_ASSERT(cpu_ticks(b) > b1);
         kill_destroy(cg);

@@ -51,7 +51,7 @@ static int run_escapers(void *arg)
                         if (fork() == 0)
                                 for (;;)
                                         pause();
-                        msleep(2);
+                        ts_msleep(2);
                 }
                 for (;;)
                         pause();
@@ -63,9 +63,7 @@ static int run_escapers(void *arg)
 
 static void check_kill_escapers(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "esc-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "esc", tag);
         if (!cg)
                 return;
         pid_t a = start_gated(cg, run_escapers, NULL);
@@ -106,9 +104,7 @@ static void check_kill_escapers(const tr_hierarchies *hs, const char *tag)
 /* Measurement only (no timed assertion): kill-to-empty of a few hundred sleepers. */
 static void check_kill_many(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "many-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "many", tag);
         if (!cg)
                 return;
         pid_t a = start_gated(cg, run_many, (void *) (intptr_t) 300);
@@ -133,7 +129,7 @@ static void check_kill_timeout(const tr_hierarchies *hs, const char *tag)
 {
         int fi = hs->v1_of[TR_CTRL_FREEZER];
         if (fi < 0) {
-                printf("\n    SKIP kill timeout (%s): no v1 freezer to hold a member\n", tag);
+                ts_skip("kill timeout", "%s: no v1 freezer to hold a member", tag);
                 return;
         }
         char name[64], fname[64];
@@ -143,8 +139,8 @@ static void check_kill_timeout(const tr_hierarchies *hs, const char *tag)
         tr_cgroup *frz = make_cg(hs, fname);
         if (!cg || !frz)
                 return;
-        pid_t p = start_in(cg, run_sleeper, NULL);
-        pid_t q = start_in(cg, run_sleeper, NULL);
+        pid_t p = start_in(cg, ts_sleep_forever, NULL);
+        pid_t q = start_in(cg, ts_sleep_forever, NULL);
         char v[32];
         snprintf(v, sizeof v, "%d", (int) p);
         tr_error err = { 0 };
@@ -155,7 +151,7 @@ static void check_kill_timeout(const tr_hierarchies *hs, const char *tag)
                 if (tr_cgroup_read(frz, fi, "freezer.state", buf, sizeof buf, NULL) > 0 &&
                     strncmp(buf, "FROZEN", 6) == 0)
                         break;
-                msleep(10);
+                ts_msleep(10);
         }
         CU_ASSERT_STRING_EQUAL(buf, "FROZEN\n");
 
@@ -184,20 +180,18 @@ static bool wait_state(pid_t pid, char want)
         for (int i = 0; i < 200; i++) {
                 if (ts_proc_state(pid) == want)
                         return true;
-                msleep(10);
+                ts_msleep(10);
         }
         return false;
 }
 
 static void check_signal(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "sig-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "sig", tag);
         if (!cg)
                 return;
-        pid_t a = start_in(cg, run_sleeper, NULL);
-        pid_t b = start_in(cg, run_sleeper, NULL);
+        pid_t a = start_in(cg, ts_sleep_forever, NULL);
+        pid_t b = start_in(cg, ts_sleep_forever, NULL);
         tr_error err = { 0 };
         CU_ASSERT_EQUAL(tr_cgroup_signal(cg, SIGSTOP, &err), 0);
         CU_ASSERT_TRUE(wait_state(a, 'T'));
@@ -261,14 +255,12 @@ static void reuse_hook(void *ud)
 
 static void check_signal_reuse(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "sigreuse-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "sigreuse", tag);
         if (!cg)
                 return;
-        pid_t a = start_in(cg, run_sleeper, NULL);
-        pid_t b = start_in(cg, run_sleeper, NULL);
-        msleep(50); /* the stranger's start time (10 ms ticks) must differ from A's */
+        pid_t a = start_in(cg, ts_sleep_forever, NULL);
+        pid_t b = start_in(cg, ts_sleep_forever, NULL);
+        ts_msleep(50); /* the stranger's start time (10 ms ticks) must differ from A's */
         struct reuse_ctx ctx = { .victim = a };
         tr_cgroup_set_signal_hook(reuse_hook, &ctx);
         tr_error err = { 0 };
@@ -279,12 +271,12 @@ static void check_signal_reuse(const tr_hierarchies *hs, const char *tag)
         CU_ASSERT(sb >= 0 && WIFSIGNALED(sb) && WTERMSIG(sb) == SIGTERM);
         if (ctx.stranger > 1) {
                 CU_ASSERT_EQUAL(ctx.stranger, a);
-                msleep(50);
+                ts_msleep(50);
                 CU_ASSERT_TRUE(ts_alive(ctx.stranger)); /* the reused pid was not signalled */
                 CU_ASSERT_EQUAL(ts_wait(ctx.stranger, 0), -ETIMEDOUT);
                 ts_kill_reap(ctx.stranger);
         } else {
-                printf("\n    SKIP pid reuse (%s): clone3 set_tid: %s\n", tag, strerror(-ctx.stranger));
+                ts_skip("pid reuse", "%s: clone3 set_tid: %s", tag, strerror(-ctx.stranger));
         }
         kill_destroy(cg);
 }
@@ -386,7 +378,7 @@ static void check_safety(const tr_hierarchies *hs, const char *tag)
         CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(hs, path, 0, &ro, &err), 0);
         CU_ASSERT_EQUAL(refusals(ro, true), 0);
         /* attach and write change the cgroup: refused too */
-        pid_t outsider = ts_fork(run_sleeper, NULL);
+        pid_t outsider = ts_fork(ts_sleep_forever, NULL);
         CU_ASSERT_FATAL(outsider > 1);
         CU_ASSERT_EQUAL(tr_cgroup_attach(ro, outsider, &err), -EPERM);
         CU_ASSERT_EQUAL(err.code, EPERM);
@@ -463,7 +455,7 @@ static void host_signal_reuse(void)
          * frozen by the v1 freezer cannot die, so the wait would never end (pure v1); the
          * "no freezer" view covers pid reuse there */
         if (ts_hierarchies()->v2 < 0) {
-                printf("SKIP signal with pid reuse (v2 freezer): no cgroup2 here, signal freezes with the v1 freezer\n");
+                ts_skip("signal with pid reuse (v2 freezer)", "no cgroup2 here, signal freezes with the v1 freezer");
                 return;
         }
         check_signal_reuse(ts_hierarchies(), "host");
@@ -474,7 +466,7 @@ static void nofreezer_signal_reuse(void)
         if (!root_and_base("signal with pid reuse (no freezer)"))
                 return;
         if (!nofreezer_hs()) {
-                printf("SKIP signal with pid reuse (no freezer): no v1 view without a freezer\n");
+                ts_skip("signal with pid reuse (no freezer)", "no v1 view without a freezer");
                 return;
         }
         check_signal_reuse(nofreezer_hs(), "nofrz");
@@ -485,7 +477,7 @@ static void nofreezer_signal(void)
         if (!root_and_base("signal (no freezer)"))
                 return;
         if (!nofreezer_hs()) {
-                printf("SKIP signal (no freezer): no v1 view without a freezer\n");
+                ts_skip("signal (no freezer)", "no v1 view without a freezer");
                 return;
         }
         check_signal(nofreezer_hs(), "nofrz");

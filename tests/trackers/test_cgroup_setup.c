@@ -26,7 +26,7 @@ static void check_destroy(const tr_hierarchies *hs, const char *tag)
                 return;
         tr_error err = { 0 };
         /* busy: a process inside - EBUSY at the bound, nothing lost */
-        pid_t p = start_in(dc, run_sleeper, NULL);
+        pid_t p = start_in(dc, ts_sleep_forever, NULL);
         CU_ASSERT_EQUAL(tr_cgroup_destroy(cg, 100000, &err), -EBUSY);
         assert_everywhere(dc, true);
         ts_kill_reap(p);
@@ -62,11 +62,11 @@ static void check_leaves(const tr_hierarchies *hs, const char *tag)
         tr_cgroup *top = make_cg(hs, name);
         if (!top)
                 return;
-        pid_t p0 = start_in(top, run_sleeper, NULL);
+        pid_t p0 = start_in(top, ts_sleep_forever, NULL);
         _cleanup_cgroup_ tr_cgroup *child = make_cg(hs, sub);
         CU_ASSERT_FATAL(child != NULL);
-        pid_t p1 = start_in(child, run_sleeper, NULL);
-        pid_t p2 = start_in(top, run_sleeper, NULL); /* after the child exists */
+        pid_t p1 = start_in(child, ts_sleep_forever, NULL);
+        pid_t p2 = start_in(top, ts_sleep_forever, NULL); /* after the child exists */
         int v2 = hs->v2;
         char ctl[256] = "";
         if (v2 >= 0)

@@ -17,9 +17,7 @@
 
 static void check_peak_memory(const tr_hierarchies *hs, const char *tag)
 {
-        char name[64];
-        snprintf(name, sizeof name, "mem-%s", tag);
-        tr_cgroup *cg = make_cg(hs, name);
+        tr_cgroup *cg = make_cg_tagged(hs, "mem", tag);
         if (!cg)
                 return;
         pid_t p = start_gated(cg, run_touch, (void *) (uintptr_t) (200 * MB));
@@ -29,7 +27,7 @@ static void check_peak_memory(const tr_hierarchies *hs, const char *tag)
         tr_error err = { 0 };
         CU_ASSERT_EQUAL(tr_cgroup_usage(cg, &u, &err), 0);
         if (!u.memory_peak_bytes.available) {
-                printf("\n    SKIP peak memory (%s): no memory.peak / max_usage_in_bytes here\n", tag);
+                ts_skip("peak memory", "%s: no memory.peak / max_usage_in_bytes here", tag);
         } else {
                 printf("\n    peak (%s): %llu MB\n", tag, (unsigned long long) (u.memory_peak_bytes.value / MB));
                 CU_ASSERT(u.memory_peak_bytes.value >= 200 * MB);
@@ -59,7 +57,7 @@ static void check_oom(const tr_hierarchies *hs, const char *tag)
                 if (r == 0 && tr_cgroup_has_file(cg, mi, "memory.swap.max"))
                         r = tr_cgroup_write(cg, mi, "memory.swap.max", "0", &err);
         } else {
-                printf("\n    SKIP oom (%s): no memory limit file\n", tag);
+                ts_skip("oom", "%s: no memory limit file", tag);
                 kill_destroy(cg);
                 return;
         }
@@ -106,7 +104,7 @@ static void check_members_large(const tr_hierarchies *hs, const char *tag)
         snprintf(sub, sizeof sub, "%s/later", name);
         _cleanup_cgroup_ tr_cgroup *child = make_cg(hs, sub);
         CU_ASSERT_FATAL(child != NULL);
-        pid_t c = start_in(child, run_sleeper, NULL);
+        pid_t c = start_in(child, ts_sleep_forever, NULL);
         _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
         CU_ASSERT_EQUAL(tr_cgroup_members(cg, &m, &err), 0);
         CU_ASSERT_EQUAL(m.n, 902);
@@ -332,14 +330,14 @@ static bool fd_open_on(const char *target)
 static void test_psi_unsupported(void)
 {
         if (!ts_cgroup_base()) {
-                printf("SKIP psi unsupported: needs root and the test base\n");
+                ts_skip("psi unsupported", "needs root and the test base");
                 return;
         }
         const tr_hierarchies *host = ts_hierarchies();
         char thr[PATH_MAX], dom[PATH_MAX], procs[PATH_MAX];
         if (host->v2 < 0 ||
             tr_hierarchy_fs_path(&host->h[host->v2], ts_cgroup_base(), dom, sizeof dom, NULL) < 0) {
-                printf("SKIP psi unsupported: no v2 tree\n");
+                ts_skip("psi unsupported", "no v2 tree");
                 return;
         }
         strncat(dom, "/psi-dom", sizeof dom - strlen(dom) - 1);
@@ -353,7 +351,7 @@ static void test_psi_unsupported(void)
         int fd = -1;
         if (tr_write_file_at(AT_FDCWD, tpath, "threaded", NULL) < 0 ||
             (fd = open(procs, O_RDONLY | O_CLOEXEC)) < 0 || read(fd, buf, sizeof buf) >= 0 || errno != EOPNOTSUPP) {
-                printf("SKIP psi unsupported: a threaded cgroup's cgroup.procs does not answer EOPNOTSUPP here\n");
+                ts_skip("psi unsupported", "a threaded cgroup's cgroup.procs does not answer EOPNOTSUPP here");
                 if (fd >= 0)
                         close(fd);
                 rmdir(thr);

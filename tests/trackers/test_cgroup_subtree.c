@@ -185,7 +185,7 @@ static void test_cgroups(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(top);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a);
         int i = hs->v2 >= 0 ? hs->v2 : 0;
-        pid_t p1 = start_in(a, run_sleeper, NULL);
+        pid_t p1 = start_in(a, ts_sleep_forever, NULL);
         tr_cg_subtree *st = NULL;
         CU_ASSERT_EQUAL(procs_below(&st, top, i), 1);
         CU_ASSERT_EQUAL(procs_below(&st, top, i), 1);
@@ -193,8 +193,8 @@ static void test_cgroups(void)
         /* b replaces a (same number of children): a's kept cgroup.procs answers ENODEV */
         tr_cgroup *b = make_cg(hs, "subtree/b");
         CU_ASSERT_PTR_NOT_NULL_FATAL(b);
-        pid_t p2 = start_in(b, run_sleeper, NULL);
-        pid_t p3 = start_in(b, run_sleeper, NULL);
+        pid_t p2 = start_in(b, ts_sleep_forever, NULL);
+        pid_t p3 = start_in(b, ts_sleep_forever, NULL);
         ts_kill_reap(p1);
         kill_destroy(a);
         CU_ASSERT_EQUAL(procs_below(&st, top, i), 2);
@@ -217,6 +217,5 @@ int main(void)
                 { "real cgroups come and go", test_cgroups },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = { { "cgroup subtree", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
-        return ts_run(suites);
+        return ts_run_suite("cgroup subtree", NULL, NULL, tests);
 }

@@ -126,9 +126,5 @@ int main(void)
                 { "depth", test_depth },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "cgroup-walk", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("cgroup-walk", NULL, NULL, tests);
 }

@@ -344,7 +344,7 @@ static void test_filter_v1(void)
                 return;
         int v1 = ts_hierarchies()->v1_of[TR_CTRL_DEVICES];
         if (v1 < 0) {
-                printf("SKIP v1 device filter: no v1 devices hierarchy on this host\n");
+                ts_skip("v1 device filter", "no v1 devices hierarchy on this host");
                 return;
         }
         _cleanup_cgroup_ tr_cgroup *cg = make_cg("devv1");

@@ -457,9 +457,5 @@ int main(void)
                 { "live_discover_holds_self", test_live_discover_holds_self },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "hierarchy", NULL, NULL, NULL, NULL, unit },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("hierarchy", NULL, NULL, unit);
 }

@@ -15,14 +15,6 @@
 #include "testsupport.h"
 #include "trackers/pidref.h"
 
-static int sleep_forever(void *arg)
-{
-        (void) arg;
-        for (;;)
-                pause();
-        return 0;
-}
-
 static bool fd_open(int fd) { return fd >= 0 && fcntl(fd, F_GETFD) >= 0; }
 
 static void test_open_self(void)
@@ -121,7 +113,7 @@ static void test_thread_id(void)
 
 static void test_child(void)
 {
-        pid_t c = ts_fork(sleep_forever, NULL);
+        pid_t c = ts_sleeper();
         CU_ASSERT_FATAL(c > 1);
         int fd;
         {
@@ -145,7 +137,7 @@ static void test_child(void)
  * time is not the live process's (as after a reuse of its pid) signals nothing. */
 static void test_no_pidfd_recheck(void)
 {
-        pid_t c = ts_fork(sleep_forever, NULL);
+        pid_t c = ts_sleeper();
         CU_ASSERT_FATAL(c > 1);
         uint64_t st = 0;
         CU_ASSERT_FATAL(tr_pid_start_ticks(c, &st) == 0);
@@ -171,9 +163,5 @@ int main(void)
                 { "without a pidfd: start time read again", test_no_pidfd_recheck },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "pidref", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("pidref", NULL, NULL, tests);
 }

@@ -12,18 +12,10 @@
 #include "testsupport.h"
 #include "trackers/proc-read.h"
 
-static int sleep_forever(void *arg)
-{
-        (void) arg;
-        for (;;)
-                pause();
-        return 0;
-}
-
 /* A pid that named a child of ours and is gone now (reaped). */
 static pid_t gone_pid(void)
 {
-        pid_t p = ts_fork(sleep_forever, NULL);
+        pid_t p = ts_sleeper();
         CU_ASSERT_FATAL(p > 1);
         ts_kill_reap(p);
         return p;
@@ -101,7 +93,7 @@ static bool holds(const tr_proc_ident *ids, size_t n, pid_t pid, uint64_t st)
 
 static void test_children(void)
 {
-        pid_t a = ts_fork(sleep_forever, NULL), b = ts_fork(sleep_forever, NULL);
+        pid_t a = ts_sleeper(), b = ts_sleeper();
         CU_ASSERT_FATAL(a > 1 && b > 1);
         uint64_t sa = 0, sb = 0;
         CU_ASSERT_EQUAL(tr_pid_start_ticks(a, &sa), 0);
@@ -151,9 +143,5 @@ int main(void)
                 { "a pid that is gone", test_gone },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "proc-read", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("proc-read", NULL, NULL, tests);
 }

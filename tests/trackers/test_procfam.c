@@ -35,17 +35,6 @@
 
 #define HOUR_USEC (3600ull * 1000000ull)
 
-static int open_fixture_dir(const char *rel)
-{
-        char path[4096];
-        int fd = open(ts_fixture_path(path, sizeof path, rel), O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0) {
-                fprintf(stderr, "missing fixture dir %s (set PROCD_FIXTURES)\n", path);
-                exit(2);
-        }
-        return fd;
-}
-
 /* ---- unit: the fake tree ------------------------------------------------------------ */
 
 typedef struct fake {
@@ -71,7 +60,7 @@ static tr_procfam *fake_family(const char *marker, bool by_login, uid_t uid, boo
 
 static void fake_update(tr_procfam *f, tr_scan *s, const char *tree, const tr_pidset *exclude)
 {
-        _cleanup_close_ int dfd = open_fixture_dir(tree);
+        _cleanup_close_ int dfd = ts_open_fixture_dir(tree);
         const char *m = tr_procfam_env_marker(f);
         const char *const markers[] = { "OTHER=1", m };
         tr_scan_opts o = { tr_procfam_scan_wants(f), markers, m ? 2 : 1 };
@@ -252,7 +241,7 @@ static void test_fake_tree_marker_login_gid(void)
 
         /* a marker the scan was not asked for (marker_index -1): no match */
         f = fake_family(NULL, false, 0, false, 0);
-        _cleanup_close_ int dfd = open_fixture_dir("proc/tree");
+        _cleanup_close_ int dfd = ts_open_fixture_dir("proc/tree");
         static const char *const markers[] = { "PROCD_MARKER=job42" };
         tr_scan_opts o = { TR_SCAN_ENVIRON, markers, 1 };
         CU_ASSERT_EQUAL_FATAL(tr_scan_take_at(dfd, &s, &o, NULL), 0);
@@ -343,8 +332,8 @@ static void test_fake_tree_index_vs_walk(void)
         };
         static const pid_t excludes[][3] = { { 0 }, { 101 }, { 102 }, { 101, 102 }, { 200 }, { 100 }, { 300, 201 } };
         static const pid_t seedsets[][3] = { { 0 }, { 300 }, { 200 }, { 102 }, { 50 }, { 103, 400 }, { 1, 999 } };
-        _cleanup_close_ int dfd1 = open_fixture_dir("proc/tree");
-        _cleanup_close_ int dfd2 = open_fixture_dir("proc/tree2");
+        _cleanup_close_ int dfd1 = ts_open_fixture_dir("proc/tree");
+        _cleanup_close_ int dfd2 = ts_open_fixture_dir("proc/tree2");
         tr_scan s = { 0 };
         _cleanup_pidset_ tr_pidset ex = TR_PIDSET_INIT, seeds = TR_PIDSET_INIT;
         int runs = 0, bad = 0;
@@ -392,7 +381,7 @@ static void test_fake_tree_seeds_at(void)
 {
         /* seeds pinned from the scan (not the live /proc): a seed and its descendants count,
          * the tree rules apply below it, an excluded seed names nobody */
-        _cleanup_close_ int dfd = open_fixture_dir("proc/tree");
+        _cleanup_close_ int dfd = ts_open_fixture_dir("proc/tree");
         tr_scan s = { 0 };
         tr_scan_opts o = { TR_SCAN_IO, NULL, 0 };
         CU_ASSERT_EQUAL_FATAL(tr_scan_take_at(dfd, &s, &o, NULL), 0);
@@ -1350,7 +1339,7 @@ static void test_live_io_of_reaped_member(void)
 {
         char why[PATH_MAX + 80];
         if (!writes_reach_a_device("/var/tmp", why, sizeof why)) {
-                printf("SKIP io of a reaped member: %s\n", why);
+                ts_skip("io of a reaped member", "%s", why);
                 return;
         }
         shared *sh = shared_new();

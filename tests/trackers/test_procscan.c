@@ -14,17 +14,6 @@
 #include "trackers/procscan.h"
 #include "trackers/util.h"
 
-static int open_fixture_dir(const char *rel)
-{
-        char path[4096];
-        int fd = open(ts_fixture_path(path, sizeof path, rel), O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0) {
-                fprintf(stderr, "missing fixture dir %s (set PROCD_FIXTURES)\n", path);
-                exit(2);
-        }
-        return fd;
-}
-
 /* ---- parsers ------------------------------------------------------------------------ */
 
 static void test_stat_captured(void)
@@ -168,7 +157,7 @@ static void test_environ(void)
 
 static void test_scan_fixture_tree(void)
 {
-        _cleanup_close_ int dfd = open_fixture_dir("proc/tree");
+        _cleanup_close_ int dfd = ts_open_fixture_dir("proc/tree");
         static const char *const markers[] = { "PROCD_MARKER=job42", "HOME=/home/u" };
         tr_scan_opts o = { TR_SCAN_STATUS | TR_SCAN_ENVIRON | TR_SCAN_IO, markers, 2 };
         tr_scan s = { 0 };
@@ -245,6 +234,14 @@ static void kids_of(const tr_scan *s, pid_t pid, char *out, size_t size)
                 snprintf(out + strlen(out), size - strlen(out), "%s%d", i ? " " : "", (int) s->procs[k[i]].pid);
 }
 
+/* pid's children in s, as "a b c", equal to want (one line per case). */
+#define CHECK_KIDS(s, pid, want)                                  \
+        do {                                                      \
+                char kids_[256];                                  \
+                kids_of((s), (pid), kids_, sizeof kids_);         \
+                CU_ASSERT_STRING_EQUAL(kids_, (want));            \
+        } while (0)
+
 /* Every proc is listed once, under the proc its ppid names (a brute-force check). */
 static bool index_consistent(const tr_scan *s)
 {
@@ -281,37 +278,29 @@ static bool index_consistent(const tr_scan *s)
 
 static void test_scan_children_index(void)
 {
-        _cleanup_close_ int dfd = open_fixture_dir("proc/tree");
+        _cleanup_close_ int dfd = ts_open_fixture_dir("proc/tree");
         tr_scan s = { 0 };
         CU_ASSERT_FALSE(tr_scan_has_index(&s));
         tr_error err = { 0 };
         CU_ASSERT_EQUAL_FATAL(tr_scan_take_at(dfd, &s, NULL, &err), 0);
         CU_ASSERT_TRUE_FATAL(tr_scan_has_index(&s));
         CU_ASSERT_TRUE(index_consistent(&s));
-        char buf[256];
-        kids_of(&s, 1, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "100 200 300 302 400 500");
+        CHECK_KIDS(&s, 1, "100 200 300 302 400 500");
         /* raw ppid relation: 50 (older than 100, a stale ppid) is listed; procfam drops it */
-        kids_of(&s, 100, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "50 101 103");
-        kids_of(&s, 101, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "102");
-        kids_of(&s, 102, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "");
+        CHECK_KIDS(&s, 100, "50 101 103");
+        CHECK_KIDS(&s, 101, "102");
+        CHECK_KIDS(&s, 102, "");
         CU_ASSERT_EQUAL(s.parent[tr_scan_find(&s, 1) - s.procs], TR_SCAN_NONE); /* ppid 0 */
 
         /* a rescan (another tree) rebuilds it, memory kept */
-        _cleanup_close_ int dfd2 = open_fixture_dir("proc/tree2");
+        _cleanup_close_ int dfd2 = ts_open_fixture_dir("proc/tree2");
         size_t *kids_before = s.kids;
         CU_ASSERT_EQUAL_FATAL(tr_scan_take_at(dfd2, &s, NULL, &err), 0);
         CU_ASSERT_PTR_EQUAL(s.kids, kids_before);
         CU_ASSERT_TRUE(index_consistent(&s));
-        kids_of(&s, 102, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "104");
-        kids_of(&s, 200, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "101");
-        kids_of(&s, 100, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "50");
+        CHECK_KIDS(&s, 102, "104");
+        CHECK_KIDS(&s, 200, "101");
+        CHECK_KIDS(&s, 100, "50");
 
         /* edited by hand: stale until indexed again (n changed), then right; a ppid naming
          * the proc itself or an absent pid has no parent, a cycle is indexed as it is */
@@ -324,14 +313,10 @@ static void test_scan_children_index(void)
         s.procs[tr_scan_find(&s, 101) - s.procs].ppid = 50;
         CU_ASSERT_EQUAL_FATAL(tr_scan_index(&s), 0);
         CU_ASSERT_TRUE(index_consistent(&s));
-        kids_of(&s, 102, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "");
-        kids_of(&s, 104, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "");
-        kids_of(&s, 50, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "101");
-        kids_of(&s, 101, buf, sizeof buf);
-        CU_ASSERT_STRING_EQUAL(buf, "50");
+        CHECK_KIDS(&s, 102, "");
+        CHECK_KIDS(&s, 104, "");
+        CHECK_KIDS(&s, 50, "101");
+        CHECK_KIDS(&s, 101, "50");
 
         /* failed scan: no index */
         CU_ASSERT_EQUAL(tr_scan_take_at(-1, &s, NULL, &err), -EBADF);
@@ -430,21 +415,13 @@ static void measure(const char *what, const tr_scan_opts *o)
         tr_scan_free(&s);
 }
 
-static int sleeper(void *arg)
-{
-        (void) arg;
-        for (;;)
-                pause();
-        return 0;
-}
-
 static void test_scan_cost(void)
 {
         /* a few hundred processes so that the per-process figure is not noise */
         pid_t kids[300];
         size_t nk = 0;
         for (; nk < TR_ARRAY_SIZE(kids); nk++) {
-                kids[nk] = ts_fork(sleeper, NULL);
+                kids[nk] = ts_sleeper();
                 if (kids[nk] <= 1)
                         break;
         }

@@ -37,37 +37,16 @@ static void burn_cpu(uint64_t usec)
         }
 }
 
-/* Start a child that waits until the parent placed it in cg, then runs fn(arg).
- * Returns the pid; the child's first instruction after the handshake is in the cgroup. */
-static pid_t spawn_in(tr_cgroup *cg, int (*fn)(void *), void *arg)
+/* Wait (up to 2 s) until fam has n members, listed in m; asserts it has. */
+static void wait_members(tr_family *fam, tr_pidset *m, size_t n)
 {
-        int go[2];
-        if (pipe2(go, O_CLOEXEC) < 0)
-                return -errno;
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                char c;
-                close(go[1]);
-                if (read(go[0], &c, 1) != 1)
-                        _exit(99);
-                _exit(fn(arg));
+        for (int i = 0; i < 200; i++) {
+                tr_pidset_clear(m);
+                if (tr_family_members(fam, m, NULL) >= 0 && m->n == n)
+                        break;
+                usleep(10000);
         }
-        close(go[0]);
-        tr_error err = { 0 };
-        int r = tr_cgroup_attach(cg, pid, &err);
-        if (r < 0)
-                fprintf(stderr, "attach %d: %s\n", (int) pid, err.msg);
-        if (write(go[1], "g", 1) != 1)
-                r = -EIO;
-        close(go[1]);
-        if (r < 0) {
-                ts_kill_reap(pid);
-                return r;
-        }
-        return pid;
+        CU_ASSERT_EQUAL(m->n, n);
 }
 
 /* --- CPU accuracy: 20 short-lived double-forked children, 100 ms of CPU each ---
@@ -153,7 +132,7 @@ static void test_cpu_accuracy(void)
 
         int pids[2];
         CU_ASSERT_FATAL(pipe2(pids, O_CLOEXEC) == 0);
-        pid_t root = spawn_in(cg, job_twenty_burners, &pids[1]);
+        pid_t root = ts_spawn_in(cg, job_twenty_burners, &pids[1]);
         close(pids[1]);
         CU_ASSERT_FATAL(root > 1);
 
@@ -277,7 +256,7 @@ static void test_fallback_when_cgroup_removed(void)
         tr_cgroup *cg = NULL;
         CU_ASSERT_FATAL(tr_cgroup_create(hs, path, &cg, &err) == 0);
         int kids = 5;
-        pid_t root = spawn_in(cg, job_sleepers, &kids);
+        pid_t root = ts_spawn_in(cg, job_sleepers, &kids);
         CU_ASSERT_FATAL(root > 1);
 
         tr_procfam_spec spec = { .root_pid = root };
@@ -288,13 +267,7 @@ static void test_fallback_when_cgroup_removed(void)
 
         /* wait for the tree to be complete, through the cgroup */
         tr_pidset m = TR_PIDSET_INIT;
-        for (int i = 0; i < 200; i++) {
-                tr_pidset_clear(&m);
-                if (tr_family_members(fam, &m, &err) >= 0 && m.n == (size_t) kids + 1)
-                        break;
-                usleep(10000);
-        }
-        CU_ASSERT_EQUAL(m.n, (size_t) kids + 1);
+        wait_members(fam, &m, (size_t) kids + 1);
         tr_usage u;
         CU_ASSERT(tr_family_usage(fam, &u, &err) == 0);
         CU_ASSERT(u.sources & (TR_SRC_CGROUP_V2 | TR_SRC_CGROUP_V1));
@@ -351,13 +324,7 @@ static void test_proc_family_kill(void)
         CU_ASSERT_FATAL(tr_family_new(&spec, NULL, &fam, &err) == 0);
         CU_ASSERT_STRING_EQUAL(tr_family_primary_name(fam), "proc");
         tr_pidset m = TR_PIDSET_INIT;
-        for (int i = 0; i < 200; i++) {
-                tr_pidset_clear(&m);
-                if (tr_family_members(fam, &m, &err) >= 0 && m.n == (size_t) kids + 1)
-                        break;
-                usleep(10000);
-        }
-        CU_ASSERT_EQUAL(m.n, (size_t) kids + 1);
+        wait_members(fam, &m, (size_t) kids + 1);
         tr_usage u;
         CU_ASSERT(tr_family_usage(fam, &u, &err) == 0);
         CU_ASSERT(!u.fallback && u.sources == TR_SRC_PROC);
@@ -450,9 +417,5 @@ int main(void)
                 { "tr_safe_kill refuses a thread id", test_safe_kill_thread_id },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "tracker", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("tracker", NULL, NULL, tests);
 }

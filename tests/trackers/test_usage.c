@@ -90,6 +90,5 @@ int main(void)
                 { "fill missing fields", test_fill_missing },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = { { "usage record", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
-        return ts_run(suites);
+        return ts_run_suite("usage record", NULL, NULL, tests);
 }

@@ -54,9 +54,5 @@ int main(void)
                 { "bad sizes", test_bad_sizes },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "util parsers", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("util parsers", NULL, NULL, tests);
 }

@@ -399,6 +399,5 @@ int main(void)
                 { "format: the reference formatter's bytes", test_format_same_bytes },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = { { "state", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
-        return ts_run(suites);
+        return ts_run_suite("state", NULL, NULL, tests);
 }

@@ -90,13 +90,9 @@ static _Noreturn void forker_loop(int cmd, int resp)
 int cp_forker_start(cp_forker *f)
 {
         int a[2], b[2];
-        if (pipe2(a, O_CLOEXEC) < 0)
-                return -errno;
-        if (pipe2(b, O_CLOEXEC) < 0) {
-                close(a[0]);
-                close(a[1]);
-                return -errno;
-        }
+        int r = ts_pipes(a, b);
+        if (r < 0)
+                return r;
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0)

@@ -1,4 +1,4 @@
-/* harness.h - what the procd tests share: a procd started on a temporary socket (ready
+/* harness.h - what the tests that run procd share: a procd started on a temporary socket (ready
  * when --ready-fd closes), sleeping children, chains of descendants, raw libdbus calls. */
 #pragma once
 
@@ -9,13 +9,20 @@
 #include <dbus/dbus.h>
 
 #include "procd/client.h"
+#include "testsupport.h"
 #include "trackers/cgroup.h"
 
 typedef struct ph_daemon {
         pid_t pid;
         char dir[64];
         char socket[128];
+        char log[4096]; /* when set (ph_start_in), procd's stdout and stderr are appended here */
 } ph_daemon;
+
+/* The main of a program that drives procd as a whole: skips (77) without root, since procd
+ * takes registrations from root only; SIGPIPE ignored (a daemon may drop a connection);
+ * ts_run_suite. */
+int ph_main(const char *name, CU_InitializeFunc init, CU_CleanupFunc clean, CU_TestInfo *tests);
 
 /* Start build/procd/procd --foreground --socket DIR/procd.sock --ready-fd N extra...;
  * wrapper (may be NULL) is a NULL-terminated argv put in front (valgrind ...).  Waits
@@ -33,8 +40,6 @@ int ph_stop(ph_daemon *d, int timeout_ms);
 /* Connect a client (CU_FAIL when that fails). */
 procd_client *ph_connect(const ph_daemon *d);
 
-/* A child of the test that sleeps until killed. */
-pid_t ph_sleeper(void);
 /* A child that burns CPU until killed. */
 pid_t ph_spinner(void);
 /* A child that forks `depth` generations below itself, each sleeping; pids[0] is the

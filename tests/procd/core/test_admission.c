@@ -97,9 +97,5 @@ int main(void)
                 { "idle peers evicted longest first; leaving peers before them", test_eviction },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "admission", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        return ts_run(suites);
+        return ts_run_suite("admission", NULL, NULL, tests);
 }

@@ -28,6 +28,5 @@ int main(void)
                 { "percent CPU, maximum image, a new family", test_meter },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = { { "usage meter", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
-        return ts_run(suites);
+        return ts_run_suite("usage meter", NULL, NULL, tests);
 }

@@ -162,6 +162,5 @@ int main(void)
                 { "error numbers", test_error_numbers },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = { { "classic encode", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
-        return ts_run(suites);
+        return ts_run_suite("classic encode", NULL, NULL, tests);
 }

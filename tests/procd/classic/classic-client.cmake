@@ -9,14 +9,11 @@ target_link_libraries(procd_classic_client PUBLIC procd_testsupport trackers)
 procd_add_test(NAME test_classic SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_classic.c
                LIBS procd_classic_client procd_test_harness LABELS integration TIMEOUT 300)
 add_dependencies(test_classic procd)
-set_tests_properties(test_classic PROPERTIES SKIP_RETURN_CODE 77)
 
 procd_add_test(NAME test_classic_condor SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_classic_condor.c
                LIBS procd_classic_client procd_test_harness LABELS integration TIMEOUT 300)
 add_dependencies(test_classic_condor procd)
-set_tests_properties(test_classic_condor PROPERTIES SKIP_RETURN_CODE 77)
 
 procd_add_test(NAME test_classic_authority SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_classic_authority.c
                LIBS procd_classic_client procd_test_harness LABELS integration TIMEOUT 300)
 add_dependencies(test_classic_authority procd)
-set_tests_properties(test_classic_authority PROPERTIES SKIP_RETURN_CODE 77)

@@ -249,6 +249,5 @@ int main(void)
                 { "header-shaped bytes inside a request", test_header_shaped_payload },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = { { "classic decode", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
-        return ts_run(suites);
+        return ts_run_suite("classic decode", NULL, NULL, tests);
 }

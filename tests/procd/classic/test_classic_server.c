@@ -241,7 +241,7 @@ static void test_fifos(void)
 
 static void test_family_life(void)
 {
-        pid_t child = ph_sleeper();
+        pid_t child = ts_sleeper();
         int32_t reg[3] = { child, (int32_t) getpid(), 15 };
         CU_ASSERT_EQUAL(call(0, reg, 3, NULL, 0), 0);
         CU_ASSERT_EQUAL(call(0, reg, 3, NULL, 0), 4); /* ALREADY_REGISTERED */
@@ -422,11 +422,11 @@ static void test_startup_error(void)
 static void test_valgrind(void)
 {
 #ifdef PROCD_SANITIZE
-        printf("SKIP valgrind run of the classic transport: this is the ASan+UBSan build; make test runs it\n");
+        ts_skip("valgrind run of the classic transport", "this is the ASan+UBSan build; make test runs it");
         return;
 #endif
         if (access("/usr/bin/valgrind", X_OK) != 0) {
-                printf("SKIP valgrind run of the classic transport: valgrind is not installed\n");
+                ts_skip("valgrind run of the classic transport", "valgrind is not installed");
                 return;
         }
         char vglog[160], logopt[192], msg[256];
@@ -442,7 +442,7 @@ static void test_valgrind(void)
         cl_daemon saved = D;
         D = c;
         reply_wait_ms = VALGRIND_WAIT_MS;
-        pid_t child = ph_sleeper();
+        pid_t child = ts_sleeper();
         int32_t reg[3] = { child, (int32_t) getpid(), 15 }, pid = child, zero = 0;
         usage112 u;
         CU_ASSERT_EQUAL(call(0, reg, 3, NULL, 0), 0);
@@ -483,7 +483,7 @@ static void test_both_transports(void)
         CU_ASSERT_FATAL(start_classic(&c, extra, msg, sizeof msg) == 0);
         struct stat st;
         CU_ASSERT(lstat(c.addr, &st) == 0 && st.st_uid == 65534); /* -C */
-        pid_t child = ph_sleeper();
+        pid_t child = ts_sleeper();
         cl_daemon saved = D;
         D = c;
         int32_t reg[3] = { child, 0, 15 };
@@ -512,10 +512,8 @@ static void test_both_transports(void)
 
 int main(void)
 {
-        if (geteuid() != 0) {
-                printf("SKIP test_classic_server: needs root (the daemon chowns FIFOs, tracks any uid)\n");
-                return 77;
-        }
+        if (geteuid() != 0)
+                return ts_skip_program("test_classic_server", "needs root (the daemon chowns FIFOs, tracks any uid)");
         CU_TestInfo tests[] = {
                 { "FIFOs and watchdog", test_fifos },
                 { "a family's life", test_family_life },
@@ -526,7 +524,5 @@ int main(void)
                 { "under valgrind", test_valgrind },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = { { "classic transport", suite_init, suite_clean, NULL, NULL, tests },
-                                  CU_SUITE_INFO_NULL };
-        return ts_run(suites);
+        return ts_run_suite("classic transport", suite_init, suite_clean, tests);
 }

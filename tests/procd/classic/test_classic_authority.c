@@ -109,7 +109,7 @@ static void read_cgroup(pid_t pid, char *buf, size_t size)
  * was; one inside (the forker's child) is registered. */
 static void test_register_outside_root_tree(void)
 {
-        pid_t outsider = ph_sleeper();
+        pid_t outsider = ts_sleeper();
         CU_ASSERT_FATAL(outsider > 1);
         char before[4096], after[4096];
         read_cgroup(outsider, before, sizeof before);
@@ -146,7 +146,7 @@ static bool exists_anywhere(const char *cgroup)
 static void test_cgroup_bases(void)
 {
         if (!classic_cg) {
-                printf("  SKIP: no test cgroup could be made\n");
+                ts_skip("cgroup bases", "no test cgroup could be made");
                 return;
         }
         pid_t member = cp_forker_spawn(&F, 's', 0);
@@ -174,21 +174,15 @@ static CU_TestInfo tests[] = {
         CU_TEST_INFO_NULL,
 };
 
-static CU_SuiteInfo suites[] = {
-        { "classic authority (as the -C uid)", suite_init, suite_clean, NULL, NULL, tests },
-        CU_SUITE_INFO_NULL,
-};
 
 int main(void)
 {
         signal(SIGPIPE, SIG_IGN);
-        if (cc_daemon_is_condor()) {
-                printf("SKIP: procd's own limits (condor_procd has no command 14)\n");
-                return 77;
-        }
+        if (cc_daemon_is_condor())
+                return ts_skip_program("classic authority", "procd's own limits (condor_procd has no command 14)");
         static const char *const probe[] = { "-S", "60", NULL };
         int r = cc_can_run("classic authority", probe);
         if (r)
                 return r;
-        return ts_run(suites);
+        return ts_run_suite("classic authority (as the -C uid)", suite_init, suite_clean, tests);
 }

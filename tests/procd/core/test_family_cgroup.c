@@ -279,7 +279,7 @@ static void test_base_rules(void)
         pd_famcg_options o = { .base = ts_cgroup_path(base, sizeof base, "unit") };
         CU_ASSERT_EQUAL_FATAL(pd_famcg_new(hs, &o, &fc), 0);
         CU_ASSERT_STRING_EQUAL(pd_famcg_base(fc), base);
-        pid_t s = ph_sleeper();
+        pid_t s = ts_sleeper();
         uint64_t start = 0;
         tr_pid_start_ticks(s, &start);
         CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start + 1, 0, NULL }, NULL, NULL, &path, &fcg, &err), -ESRCH); /* not that process */
@@ -368,7 +368,7 @@ static void test_register_moves_root_only(void)
 static void test_unregister_folds(void)
 {
         NEED("family cgroups");
-        pid_t s = ph_sleeper();
+        pid_t s = ts_sleeper();
         EXPECT(procd_register_subfamily(C, s, 0, 60, &e_), PROCD_OK);
         char fam[512];
         fam_path(NULL, s, fam, sizeof fam);
@@ -385,7 +385,7 @@ static void test_unregister_folds(void)
 static void test_watcher_death(void)
 {
         NEED("family cgroups");
-        pid_t s = ph_sleeper(), w = ph_sleeper();
+        pid_t s = ts_sleeper(), w = ts_sleeper();
         EXPECT(procd_register_subfamily(C, s, w, 60, &e_), PROCD_OK);
         char fam[512];
         fam_path(NULL, s, fam, sizeof fam);
@@ -425,7 +425,7 @@ static void test_track_moves_all(void)
         CU_ASSERT(u.num_procs.available && u.num_procs.value == 3);
 
         /* refusals */
-        pid_t other = ph_sleeper();
+        pid_t other = ts_sleeper();
         EXPECT(procd_register_subfamily(C, other, 0, 60, &e_), PROCD_OK);
         char ofam[512];
         fam_path(NULL, other, ofam, sizeof ofam);
@@ -437,7 +437,7 @@ static void test_track_moves_all(void)
         char bad[300];
         snprintf(bad, sizeof bad, "%s/cgroup.procs/x", ts_cgroup_base()); /* cannot be made */
         EXPECT(procd_track_via_cgroup(C, other, bad, &e_), PROCD_E_BAD_CGROUP);
-        pid_t s2 = ph_sleeper();
+        pid_t s2 = ts_sleeper();
         EXPECT(procd_register_subfamily(C, s2, 1, 60, &e_), PROCD_E_BAD_WATCHER_PID);
         EXPECT(procd_register_subfamily(C, s2, D.pid, 60, &e_), PROCD_E_BAD_WATCHER_PID);
         CU_ASSERT_FALSE(registered(C, s2));
@@ -499,7 +499,7 @@ static void test_nested(void)
 static void test_kill_known_member(void)
 {
         NEED("family cgroups");
-        pid_t s = ph_sleeper();
+        pid_t s = ts_sleeper();
         EXPECT(procd_register_subfamily(C, s, 0, 60, &e_), PROCD_OK);
         char away[256];
         tr_cgroup *cg = NULL;
@@ -657,7 +657,7 @@ static void test_base_not_writable(void)
         CU_ASSERT_FATAL(ph_start(&d3, extra, wrap, 10000) == 0);
         procd_client *c3 = ph_connect(&d3);
         CU_ASSERT_FATAL(c3 != NULL);
-        pid_t s = ph_sleeper();
+        pid_t s = ts_sleeper();
         EXPECT(procd_register_subfamily(c3, s, 0, 1, &e_), PROCD_OK);
         char got[512], mine[512];
         CU_ASSERT_STRING_EQUAL(cg_of(s, got, sizeof got), cg_of(getpid(), mine, sizeof mine));
@@ -711,7 +711,7 @@ static void test_register_cost(void)
         enum { N = 100 };
         pid_t s[N];
         for (int i = 0; i < N; i++)
-                s[i] = ph_sleeper();
+                s[i] = ts_sleeper();
         uint64_t t0 = tr_now_usec();
         for (int i = 0; i < N; i++)
                 EXPECT(procd_register_subfamily(C, s[i], 0, 60, &e_), PROCD_OK);

@@ -360,14 +360,10 @@ int main(int argc, char **argv)
 {
         if (argc > 2 && strcmp(argv[1], "helper") == 0)
                 _exit(helper(argc, argv));
-        if (geteuid() != 0) {
-                printf("SKIP pam_procd_adopt: needs root (a test user, /etc/pam.d)\n");
-                return 77;
-        }
-        if (system("command -v pamtester >/dev/null 2>&1") != 0) {
-                printf("SKIP pam_procd_adopt: pamtester is not installed (apt-get install pamtester)\n");
-                return 77;
-        }
+        if (geteuid() != 0)
+                return ts_skip_program("pam_procd_adopt", "needs root (a test user, /etc/pam.d)");
+        if (system("command -v pamtester >/dev/null 2>&1") != 0)
+                return ts_skip_program("pam_procd_adopt", "pamtester is not installed (apt-get install pamtester)");
         ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
         if (n <= 0)
                 return 2;
@@ -381,10 +377,8 @@ int main(int argc, char **argv)
         atexit(cleanup);
         char cmd[160];
         snprintf(cmd, sizeof cmd, "useradd -M -N -g 65534 -d /nonexistent -s /usr/sbin/nologin %s", user);
-        if (system(cmd) != 0) {
-                printf("SKIP pam_procd_adopt: useradd failed\n");
-                return 77;
-        }
+        if (system(cmd) != 0)
+                return ts_skip_program("pam_procd_adopt", "useradd failed");
         user_made = true;
         struct passwd *pw = getpwnam(user);
         if (!pw)
@@ -402,11 +396,7 @@ int main(int argc, char **argv)
                 { "AdoptProcess and ListJobs of others: root only", test_root_only },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = {
-                { "pam_procd_adopt", NULL, NULL, NULL, NULL, tests },
-                CU_SUITE_INFO_NULL,
-        };
-        int rc = ts_run(suites);
+        int rc = ts_run_suite("pam_procd_adopt", NULL, NULL, tests);
         procd_disconnect(cl);
         ph_stop(&d, 10000);
         cleanup();

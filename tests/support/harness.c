@@ -20,6 +20,14 @@
 #include "testsupport.h"
 #include "trackers/util.h"
 
+int ph_main(const char *name, CU_InitializeFunc init, CU_CleanupFunc clean, CU_TestInfo *tests)
+{
+        if (!ts_need_root(name)) /* procd takes registrations from root only */
+                return TS_SKIP_EXIT;
+        signal(SIGPIPE, SIG_IGN);
+        return ts_run_suite(name, init, clean, tests);
+}
+
 int ph_start(ph_daemon *d, const char *const *extra, const char *const *wrapper, int timeout_ms)
 {
         memset(d, 0, sizeof *d);
@@ -59,6 +67,9 @@ int ph_start_in(ph_daemon *d, const char *const *extra, const char *const *wrapp
                 return -errno;
         if (pid == 0) {
                 close(p[0]);
+                int log = d->log[0] ? open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+                if (log >= 0 && (dup2(log, 1) < 0 || dup2(log, 2) < 0))
+                        _exit(126);
                 execvp(argv[0], (char *const *) argv);
                 _exit(127);
         }
@@ -107,6 +118,8 @@ int ph_stop(ph_daemon *d, int timeout_ms)
 
 void ph_remove_dir(const ph_daemon *d)
 {
+        if (!d->dir[0])
+                return;
         DIR *dir = opendir(d->dir);
         struct dirent *e;
         while (dir && (e = readdir(dir))) {
@@ -138,15 +151,6 @@ procd_client *ph_connect(const ph_daemon *d)
         return c;
 }
 
-static int sleep_fn(void *arg)
-{
-        (void) arg;
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        for (;;)
-                pause();
-        return 0;
-}
-
 static int spin_fn(void *arg)
 {
         (void) arg;
@@ -157,19 +161,14 @@ static int spin_fn(void *arg)
         return 0;
 }
 
-pid_t ph_sleeper(void) { return ts_fork(sleep_fn, NULL); }
 pid_t ph_spinner(void) { return ts_fork(spin_fn, NULL); }
 
 int ph_chain_start(int depth, pid_t *pids, int fds[2])
 {
         int go[2], rep[2];
-        if (pipe2(go, O_CLOEXEC) < 0)
-                return -errno;
-        if (pipe2(rep, O_CLOEXEC) < 0) {
-                close(go[0]);
-                close(go[1]);
-                return -errno;
-        }
+        int r = ts_pipes(go, rep);
+        if (r < 0)
+                return r;
         fflush(NULL);
         pid_t top = fork();
         if (top < 0)
@@ -238,7 +237,7 @@ pid_t ph_sleeper_in_cgroup(const char *name, char *path_out, size_t size, tr_cgr
                 fprintf(stderr, "create %s: %s\n", path_out, err.msg);
                 return -EIO;
         }
-        pid_t pid = ph_sleeper();
+        pid_t pid = ts_sleeper();
         if (pid > 0 && tr_cgroup_attach(cg, pid, &err) < 0)
                 fprintf(stderr, "attach %d: %s\n", (int) pid, err.msg);
         *cg_out = cg;

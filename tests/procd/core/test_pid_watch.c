@@ -20,14 +20,6 @@ typedef struct slot {
         struct slot *other; /* cancelled by this slot's callback when not NULL */
 } slot;
 
-static int pause_forever(void *arg)
-{
-        (void) arg;
-        for (;;)
-                pause();
-        return 0;
-}
-
 static void on_exit_cb(void *data)
 {
         slot *s = data;
@@ -70,7 +62,7 @@ static void run_until(slot *s, int n, int want)
 static bool start(slot *s, int n, pd_pid_watch *w)
 {
         for (int i = 0; i < n; i++) {
-                s[i] = (slot){ .pid = ts_fork(pause_forever, NULL), .pidfd = -1 };
+                s[i] = (slot){ .pid = ts_sleeper(), .pidfd = -1 };
                 if (s[i].pid <= 1)
                         return false;
                 s[i].pidfd = (int) syscall(SYS_pidfd_open, s[i].pid, 0);
@@ -157,6 +149,5 @@ int main(void)
                 { "free cancels what is left", test_free_cancels },
                 CU_TEST_INFO_NULL,
         };
-        CU_SuiteInfo suites[] = { { "pid watch", NULL, NULL, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
-        return ts_run(suites);
+        return ts_run_suite("pid watch", NULL, NULL, tests);
 }

@@ -480,30 +480,6 @@ bool cc_daemon_is_condor(void)
         return strcmp(b ? b + 1 : e, "condor_procd") == 0;
 }
 
-static int wait_bounded(pid_t pid, int timeout_ms)
-{
-        int64_t deadline = now_ms() + timeout_ms;
-        for (;;) {
-                int st;
-                pid_t r = waitpid(pid, &st, WNOHANG);
-                if (r == pid)
-                        return st;
-                if (r < 0)
-                        return -errno;
-                if (now_ms() >= deadline)
-                        return -ETIMEDOUT;
-                usleep(10000);
-        }
-}
-
-static void kill_reap(pid_t pid)
-{
-        if (pid <= 1)
-                return;
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-}
-
 void cc_daemon_cleanup_dir(cc_daemon *d)
 {
         if (!d->dir[0])
@@ -599,7 +575,7 @@ int cc_daemon_start_with(cc_daemon *d, const char *const *extra, void (*pre_exec
                 rc = -EPROTO;
         }
         if (rc < 0) {
-                kill_reap(d->pid);
+                ts_kill_reap(d->pid);
                 d->pid = 0;
                 cc_daemon_cleanup_dir(d);
         }
@@ -616,9 +592,9 @@ int cc_daemon_stop(cc_daemon *d)
                         cc_quit(&c);
                 }
                 cc_close(&c);
-                st = wait_bounded(d->pid, 10000);
+                st = ts_wait(d->pid, 10000);
                 if (st == -ETIMEDOUT)
-                        kill_reap(d->pid);
+                        ts_kill_reap(d->pid);
                 d->pid = 0;
         }
         cc_daemon_cleanup_dir(d);
@@ -628,14 +604,12 @@ int cc_daemon_stop(cc_daemon *d)
 int cc_can_run(const char *what, const char *const *extra)
 {
         if (!ts_need_root(what))
-                return 77;
+                return TS_SKIP_EXIT;
         cc_daemon probe;
         int r = cc_daemon_start(&probe, extra);
-        if (r < 0) {
-                printf("SKIP: %s does not serve the classic protocol: %s\n", cc_daemon_exe(),
-                       probe.errtext[0] ? probe.errtext : strerror(-r));
-                return 77;
-        }
+        if (r < 0)
+                return ts_skip_program(what, "%s does not serve the classic protocol: %s", cc_daemon_exe(),
+                                       probe.errtext[0] ? probe.errtext : strerror(-r));
         cc_daemon_stop(&probe);
         return 0;
 }

@@ -129,7 +129,7 @@ static void test_bad_calls(void)
         memset(huge, 'a', n);
         huge[0] = '/';
         huge[n] = '\0';
-        pid_t a = ph_sleeper();
+        pid_t a = ts_sleeper();
         procd_client *pc = NULL;
         CU_ASSERT_EQUAL_FATAL(procd_connect(D.socket, &pc, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_register_subfamily(pc, a, 0, 60, NULL), PROCD_OK);
@@ -211,7 +211,7 @@ static void test_introspection(void)
         dbus_connection_unref(c);
         /* stock gdbus (when installed) */
         if (access("/usr/bin/gdbus", X_OK) != 0) {
-                printf("SKIP gdbus introspect: /usr/bin/gdbus missing\n");
+                ts_skip("gdbus introspect", "/usr/bin/gdbus missing");
                 return;
         }
         char cmd[512];
@@ -374,13 +374,8 @@ static CU_TestInfo tests[] = {
         CU_TEST_INFO_NULL,
 };
 
-static CU_SuiteInfo suites[] = {
-        { "procd D-Bus transport", suite_init, suite_clean, NULL, NULL, tests },
-        CU_SUITE_INFO_NULL,
-};
 
 int main(void)
 {
-        signal(SIGPIPE, SIG_IGN);
-        return ts_run(suites);
+        return ph_main("procd D-Bus transport", suite_init, suite_clean, tests);
 }

@@ -55,7 +55,7 @@ static int suite_clean(void)
 
 static void test_authorization_matrix(void)
 {
-        pid_t a = ph_sleeper();
+        pid_t a = ts_sleeper();
         procd_error e;
         tr_usage u;
         gid_t g;
@@ -88,7 +88,7 @@ static void test_authorization_matrix(void)
         CU_ASSERT_EQUAL(g, 71000);
         CU_ASSERT_EQUAL(pd_cmd_track_allocated_group(&CM, &ROOT, a, &g, &e), PROCD_OK); /* same family: same gid */
         CU_ASSERT_EQUAL(g, 71000);
-        pid_t b = ph_sleeper();
+        pid_t b = ts_sleeper();
         CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, b, 0, 60, &e), PROCD_OK);
         CU_ASSERT_EQUAL(pd_cmd_track_allocated_group(&CM, &ROOT, b, &g, &e), PROCD_E_NO_GID);
         CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, a, &e), PROCD_OK);
@@ -106,7 +106,7 @@ static void test_timer_rule(void)
 {
         procd_error e;
         CU_ASSERT_EQUAL(pd_registry_timer_interval(R), 0);
-        pid_t a = ph_sleeper(), b = ph_sleeper();
+        pid_t a = ts_sleeper(), b = ts_sleeper();
         CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, a, 0, 30, &e), PROCD_OK);
         CU_ASSERT_EQUAL(pd_registry_timer_interval(R), 30);
         CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, b, 0, 7, &e), PROCD_OK);
@@ -142,7 +142,7 @@ static void test_many_families(void)
         pid_t *kids = calloc(N, sizeof *kids);
         int made = 0;
         for (; made < N; made++) {
-                kids[made] = ph_sleeper();
+                kids[made] = ts_sleeper();
                 if (kids[made] <= 1)
                         break;
         }
@@ -170,31 +170,15 @@ static void test_many_families(void)
 }
 
 
-/* A child that pauses until it is killed or its parent dies; -1 when fork failed. */
-static pid_t fork_pauser(void)
-{
-        pid_t c = fork();
-        if (c == 0) {
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                for (;;)
-                        pause();
-        }
-        return c;
-}
-
 /* A process A, registered as a family, that then forks B and drops to uid USER (B stays
  * root): A's family belongs to USER, B's (a subfamily below it once registered: B is forked
  * after A's registration, so A's family holds it) to root. */
 static int owner_split(pid_t *a, pid_t *b)
 {
         int p[2], go[2];
-        if (pipe(p) < 0)
-                return -errno;
-        if (pipe(go) < 0) {
-                close(p[0]);
-                close(p[1]);
-                return -errno;
-        }
+        int r = ts_pipes(p, go);
+        if (r < 0)
+                return r;
         fflush(NULL);
         pid_t top = fork();
         if (top < 0)
@@ -206,7 +190,7 @@ static int owner_split(pid_t *a, pid_t *b)
                 char g;
                 if (read(go[0], &g, 1) != 1)
                         _exit(1);
-                pid_t c = fork_pauser();
+                pid_t c = ts_sleeper();
                 if (c < 0 || setresuid(4242, 4242, 4242) < 0 || write(p[1], &c, sizeof c) != sizeof c)
                         _exit(1);
                 for (;;)
@@ -233,6 +217,8 @@ static int owner_split(pid_t *a, pid_t *b)
  * continue and kill act on the whole subtree, so each family in it must be the caller's. */
 static void test_subtree_authorization(void)
 {
+        if (!ts_need_root("subtree authorization")) /* A drops to another uid (setresuid) */
+                return;
         pid_t a = 0, b = 0;
         CU_ASSERT_FATAL(owner_split(&a, &b) == 0); /* A registered */
         procd_error e;
@@ -297,14 +283,14 @@ static void test_reused_pid(void)
                 return;
         procd_error e;
         /* an empty family of a dead root gives way */
-        pid_t x = ph_sleeper();
+        pid_t x = ts_sleeper();
         CU_ASSERT_EQUAL_FATAL(pd_cmd_register_subfamily(&CM, &ROOT, x, 0, 60, &e), PROCD_OK);
         uint64_t old_start = pd_registry_find(R, x)->root_start_ticks;
         ts_kill_reap(x);
         usleep(30000); /* a later start time (clock ticks of 10 ms) */
         pid_t y = sleeper_at(x);
         if (y != x) {
-                printf("SKIP reused pid: clone3 set_tid gave %d (%s)\n", (int) y, strerror(errno));
+                ts_skip("reused pid", "clone3 set_tid gave %d (%s)", (int) y, strerror(errno));
                 CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, x, &e), PROCD_OK);
                 if (y > 0)
                         ts_kill_reap(y);
@@ -341,7 +327,7 @@ static void test_reused_pid(void)
                         char g;
                         if (i == 1 && read(go[0], &g, 1) != 1)
                                 _exit(1);
-                        pid_t c = fork_pauser();
+                        pid_t c = ts_sleeper();
                         if (write(p[1], &c, sizeof c) != sizeof c)
                                 _exit(1);
                 }
@@ -351,7 +337,7 @@ static void test_reused_pid(void)
         close(p[1]);
         close(go[0]);
         if (y != ch[0] || read(p[0], &z, sizeof z) != sizeof z) {
-                printf("SKIP reused pid (members left): clone3 set_tid gave %d\n", (int) y);
+                ts_skip("reused pid (members left)", "clone3 set_tid gave %d", (int) y);
                 close(go[1]);
                 close(p[0]);
                 if (y > 0)
@@ -478,14 +464,14 @@ static void test_thread_ids(void)
 static void test_root_gone_retrack(void)
 {
         if (!ts_cgroup_base()) {
-                printf("SKIP root gone: needs root and cgroups\n");
+                ts_skip("root gone", "needs root and cgroups");
                 return;
         }
         char path[256];
         tr_cgroup *cg = NULL;
         pid_t root = ph_sleeper_in_cgroup("cmd-rootgone", path, sizeof path, &cg);
         CU_ASSERT_FATAL(root > 1 && cg);
-        pid_t other = ph_sleeper();
+        pid_t other = ts_sleeper();
         tr_error terr = { 0 };
         CU_ASSERT_EQUAL(tr_cgroup_attach(cg, other, &terr), 0);
         procd_error e;
@@ -527,7 +513,7 @@ static void test_pending_cap_per_uid(void)
         const tr_hierarchies *hs = ts_hierarchies();
         int fz = hs->v1_of[TR_CTRL_FREEZER];
         if (!ts_cgroup_base() || fz < 0) {
-                printf("SKIP pending cap: needs root and a v1 freezer hierarchy\n");
+                ts_skip("pending cap", "needs root and a v1 freezer hierarchy");
                 return;
         }
         enum { N = PD_MAX_PENDING_JOBS_PER_UID + 1 };
@@ -594,7 +580,7 @@ static void test_pending_cap_per_uid(void)
  * an unmetered query (NULL reading) leaves the meter alone. */
 static void test_one_usage_meter(void)
 {
-        pid_t a = ph_sleeper();
+        pid_t a = ts_sleeper();
         CU_ASSERT_FATAL(a > 1);
         procd_error e;
         tr_usage u;
@@ -630,13 +616,9 @@ static CU_TestInfo tests[] = {
         CU_TEST_INFO_NULL,
 };
 
-static CU_SuiteInfo suites[] = {
-        { "procd command layer", suite_init, suite_clean, NULL, NULL, tests },
-        CU_SUITE_INFO_NULL,
-};
 
 int main(void)
 {
         signal(SIGPIPE, SIG_IGN);
-        return ts_run(suites);
+        return ts_run_suite("procd command layer", suite_init, suite_clean, tests);
 }

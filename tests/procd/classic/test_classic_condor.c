@@ -415,10 +415,6 @@ static CU_TestInfo tests[] = {
         CU_TEST_INFO_NULL,
 };
 
-static CU_SuiteInfo suites[] = {
-        { "HTCondor-shaped job life", suite_init, suite_clean, NULL, NULL, tests },
-        CU_SUITE_INFO_NULL,
-};
 
 int main(int argc, char **argv)
 {
@@ -427,5 +423,5 @@ int main(int argc, char **argv)
         signal(SIGPIPE, SIG_IGN);
         static const char *const args[] = { "-S", "60", NULL };
         int skip = cc_can_run("HTCondor-shaped test", args);
-        return skip ? skip : ts_run(suites);
+        return skip ? skip : ts_run_suite("HTCondor-shaped job life", suite_init, suite_clean, tests);
 }

@@ -126,7 +126,7 @@ static void test_usage_json(void)
  * and killed */
 static void test_list_top_percent(void)
 {
-        pid_t a = ph_sleeper(), gone = ph_sleeper();
+        pid_t a = ts_sleeper(), gone = ts_sleeper();
         char as[16], gs[16];
         snprintf(as, sizeof as, "%d", (int) a);
         snprintf(gs, sizeof gs, "%d", (int) gone);
@@ -177,7 +177,7 @@ static void test_list_top_percent(void)
 
 static void test_family_commands(void)
 {
-        pid_t a = ph_sleeper(), w = ph_sleeper();
+        pid_t a = ts_sleeper(), w = ts_sleeper();
         char as[16], ws[16];
         snprintf(as, sizeof as, "%d", (int) a);
         snprintf(ws, sizeof ws, "%d", (int) w);
@@ -248,13 +248,8 @@ static CU_TestInfo tests[] = {
         CU_TEST_INFO_NULL,
 };
 
-static CU_SuiteInfo suites[] = {
-        { "procctl", suite_init, suite_clean, NULL, NULL, tests },
-        CU_SUITE_INFO_NULL,
-};
 
 int main(void)
 {
-        signal(SIGPIPE, SIG_IGN);
-        return ts_run(suites);
+        return ph_main("procctl", suite_init, suite_clean, tests);
 }

@@ -79,8 +79,8 @@ static bool daemon_alive(void) { return D.pid > 1 && ts_alive(D.pid); }
  * FAMILY_NOT_FOUND and UNREGISTER_ROOT. */
 static void test_register_errors(void)
 {
-        pid_t s = ph_sleeper();
-        pid_t gone = ph_sleeper();
+        pid_t s = ts_sleeper();
+        pid_t gone = ts_sleeper();
         ts_kill_reap(gone);
         CHECK_ERR(cc_register(&C, 0, getpid(), -1), CC_BAD_ROOT_PID);
         CHECK_ERR(cc_register(&C, -7, getpid(), -1), CC_BAD_ROOT_PID);
@@ -100,7 +100,7 @@ static void test_register_errors(void)
 /* Every family command on a pid that roots no family. */
 static void test_family_not_found(void)
 {
-        pid_t s = ph_sleeper(); /* a member of the root family, not a root */
+        pid_t s = ts_sleeper(); /* a member of the root family, not a root */
         uint8_t env[CC_PIDENVID_BYTES];
         cc_pidenvid(env, NULL, 0);
         cc_usage u;
@@ -127,7 +127,7 @@ static void test_family_not_found(void)
  * their error numbers (BAD_ENVIRONMENT_INFO, BAD_LOGIN_INFO). */
 static void test_track_commands(void)
 {
-        pid_t s = ph_sleeper();
+        pid_t s = ts_sleeper();
         CHECK_ERR(cc_register(&C, s, getpid(), -1), CC_SUCCESS);
         char envid[CC_ENVID_SIZE];
         snprintf(envid, sizeof envid, "_CONDOR_ANCESTOR_%d=%d:%ld:%u", (int) getpid(), (int) s, (long) time(NULL), 4242u);
@@ -515,7 +515,7 @@ static bool skip_on_condor(const char *what)
 {
         if (!cc_daemon_is_condor())
                 return false;
-        printf("  SKIP %s: condor_procd dies or desyncs on it (protocol spec section 5)\n", what);
+        ts_skip(what, "condor_procd dies or desyncs on it (protocol spec section 5)");
         return true;
 }
 
@@ -588,7 +588,7 @@ static void test_malformed_requests(void)
  * (as a local user could in a folder others may write) receives nothing. */
 static void test_header_shaped_marker(void)
 {
-        pid_t s = ph_sleeper();
+        pid_t s = ts_sleeper();
         CHECK_ERR(cc_register(&C, s, getpid(), -1), CC_SUCCESS);
         char envid[CC_ENVID_SIZE];
         snprintf(envid, sizeof envid, "_CONDOR_ANCESTOR_%d=%d:%d:42", (int) getpid(), (int) s, 1700000000);
@@ -683,7 +683,7 @@ static void test_client_killed(void)
          * family after the test registered some, reads nothing, and dies. */
         pid_t s[40];
         for (int i = 0; i < 40; i++) {
-                s[i] = ph_sleeper();
+                s[i] = ts_sleeper();
                 CHECK_ERR(cc_register(&C, s[i], getpid(), -1), CC_SUCCESS);
         }
         k = fork();
@@ -791,7 +791,7 @@ static void scenario(bool classic, cc_client *cc, procd_client *dc, int *out)
 static void test_both_transports(void)
 {
         if (cc_daemon_is_condor()) {
-                printf("  SKIP: condor_procd has no D-Bus transport\n");
+                ts_skip("both transports", "condor_procd has no D-Bus transport");
                 return;
         }
         char sock[128];
@@ -847,14 +847,10 @@ static CU_TestInfo tests[] = {
         CU_TEST_INFO_NULL,
 };
 
-static CU_SuiteInfo suites[] = {
-        { "classic protocol", suite_init, suite_clean, NULL, NULL, tests },
-        CU_SUITE_INFO_NULL,
-};
 
 int main(void)
 {
         signal(SIGPIPE, SIG_IGN);
         int skip = cc_can_run("classic protocol tests", daemon_args);
-        return skip ? skip : ts_run(suites);
+        return skip ? skip : ts_run_suite("classic protocol", suite_init, suite_clean, tests);
 }

@@ -1,0 +1,161 @@
+/* test_client.c - libprocd-client (libprocd-client/client.c) call by call: with no daemon
+ * every call path ends in PROCD_E_TRANSPORT with a message; against a procd started by the
+ * harness each public call once, its success and the daemon's error names mapped back to
+ * procd_status (the wire contract, libprocd-client/include/procd/wire.h). */
+#include <CUnit/CUnit.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "procd/client.h"
+#include "testsupport.h"
+
+/* One line per call: call's status is want; err (e_) filled on failure. */
+#define EXPECT(call, want)                                                                               \
+        do {                                                                                             \
+                procd_error e_ = { 0 };                                                                  \
+                procd_status s_ = (call);                                                                \
+                if (s_ != (want))                                                                        \
+                        fprintf(stderr, "%s:%d: %s -> %s (%s), want %s\n", __FILE__, __LINE__, #call,    \
+                                procd_status_name(s_), e_.msg, procd_status_name(want));                 \
+                CU_ASSERT_EQUAL(s_, (want));                                                             \
+                if (s_ != PROCD_OK)                                                                      \
+                        CU_ASSERT_EQUAL(e_.status, s_);                                                  \
+        } while (0)
+
+static void test_no_daemon(void)
+{
+        char dir[] = "/tmp/procd-client-test.XXXXXX", sock[64];
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+        snprintf(sock, sizeof sock, "%s/none.sock", dir);
+        procd_client *c = (procd_client *) 1;
+        procd_error e = { 0 };
+        CU_ASSERT_EQUAL(procd_connect(sock, &c, &e), PROCD_E_TRANSPORT);
+        CU_ASSERT_EQUAL(e.status, PROCD_E_TRANSPORT);
+        CU_ASSERT(e.msg[0] != '\0');
+        CU_ASSERT_STRING_EQUAL(procd_status_name(PROCD_E_TRANSPORT), "Transport");
+        CU_ASSERT_STRING_EQUAL(procd_status_name(PROCD_OK), "Ok");
+        CU_ASSERT_STRING_EQUAL(procd_status_name((procd_status) 9999), "Unknown");
+        CU_ASSERT_STRING_EQUAL(procd_client_version(), PROCD_VERSION);
+        /* every error status round-trips through its D-Bus error name */
+        for (int s = 1; s < PROCD_STATUS_COUNT; s++)
+                CU_ASSERT_EQUAL(procd_status_from_dbus_name(procd_status_dbus_name((procd_status) s)), s);
+        CU_ASSERT_EQUAL(procd_status_from_dbus_name(NULL), PROCD_E_TRANSPORT);
+        CU_ASSERT_EQUAL(procd_status_from_dbus_name("org.freedesktop.DBus.Error.NoReply"), PROCD_E_TRANSPORT);
+        CU_ASSERT_EQUAL(procd_status_from_dbus_name("org.freedesktop.DBus.Error.UnknownMethod"), PROCD_E_BAD_ARGUMENT);
+        CU_ASSERT_EQUAL(procd_status_from_dbus_name("org.freedesktop.DBus.Error.AccessDenied"), PROCD_E_PERMISSION);
+        CU_ASSERT_EQUAL(procd_status_from_dbus_name(PROCD_DBUS_ERROR_PREFIX "FromANewerDaemon"), PROCD_E_INTERNAL);
+        rmdir(dir);
+}
+
+static ph_daemon D;
+
+static int suite_init(void)
+{
+        static const char *const extra[] = { "--gid-range", "70300-70300", NULL };
+        return ph_start(&D, extra, NULL, 10000) < 0 ? 1 : 0;
+}
+
+static int suite_clean(void)
+{
+        if (D.pid > 1)
+                ph_stop(&D, 10000);
+        return 0;
+}
+
+static void test_each_call(void)
+{
+        if (!ts_need_root("client calls against procd")) /* procd takes registrations from root */
+                return;
+        procd_client *c = ph_connect(&D);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        pid_t a = ts_sleeper(), b = ts_sleeper(), gone = ts_sleeper();
+        CU_ASSERT_FATAL(a > 1 && b > 1 && gone > 1);
+        ts_kill_reap(gone);
+
+        EXPECT(procd_register_subfamily(c, a, 0, 60, &e_), PROCD_OK);
+        EXPECT(procd_register_subfamily(c, a, 0, 60, &e_), PROCD_E_ALREADY_REGISTERED);
+        EXPECT(procd_register_subfamily(c, gone, 0, 60, &e_), PROCD_E_BAD_ROOT_PID);
+        EXPECT(procd_register_subfamily(c, b, gone, 60, &e_), PROCD_E_BAD_WATCHER_PID);
+        EXPECT(procd_register_subfamily_flags(c, b, 0, 60, 0, &e_), PROCD_OK);
+
+        EXPECT(procd_track_via_environment(c, a, "PROCD_CLIENT_TEST=1", &e_), PROCD_OK);
+        EXPECT(procd_track_via_login(c, a, "no-such-user-xyz", &e_), PROCD_E_BAD_ARGUMENT);
+        EXPECT(procd_track_via_associated_group(c, a, 4243, &e_), PROCD_OK);
+        gid_t g = 0;
+        EXPECT(procd_track_via_allocated_group(c, b, &g, &e_), PROCD_OK);
+        CU_ASSERT_EQUAL(g, 70300);
+        EXPECT(procd_track_via_allocated_group(c, a, &g, &e_), PROCD_E_NO_GID); /* the range is spent */
+        EXPECT(procd_track_via_cgroup(c, a, "relative/not/absolute", &e_), PROCD_E_BAD_CGROUP);
+
+        procd_usage u;
+        EXPECT(procd_get_usage(c, a, &u, &e_), PROCD_OK);
+        procd_usage_extra x;
+        EXPECT(procd_get_usage_extra(c, 0, &u, &x, &e_), PROCD_OK); /* 0: the root family */
+        EXPECT(procd_get_usage(c, gone, &u, &e_), PROCD_E_FAMILY_NOT_FOUND);
+
+        EXPECT(procd_signal_process(c, a, SIGCONT, &e_), PROCD_OK);
+        EXPECT(procd_signal_process(c, a, 0, &e_), PROCD_E_BAD_ARGUMENT); /* 1..64 */
+        EXPECT(procd_suspend_family(c, a, &e_), PROCD_OK);
+        EXPECT(procd_continue_family(c, a, &e_), PROCD_OK);
+        EXPECT(procd_suspend_family(c, 0, &e_), PROCD_E_ROOT_FAMILY);
+        EXPECT(procd_snapshot(c, &e_), PROCD_OK);
+
+        procd_family_info *fi = NULL;
+        size_t n = 0;
+        EXPECT(procd_dump(c, 0, &fi, &n, &e_), PROCD_OK);
+        CU_ASSERT(n >= 3); /* the root family, a and b */
+        procd_family_info_free(fi, n);
+
+        EXPECT(procd_set_family_job(c, a, "client-test-job", getuid(), &e_), PROCD_OK);
+        procd_job_info *jobs = NULL;
+        size_t nj = 0;
+        EXPECT(procd_list_jobs(c, getuid(), &jobs, &nj, &e_), PROCD_OK);
+        bool listed = false;
+        for (size_t i = 0; i < nj; i++)
+                listed |= jobs[i].root_pid == a && strcmp(jobs[i].job_id, "client-test-job") == 0;
+        CU_ASSERT_TRUE(listed);
+        free(jobs);
+        EXPECT(procd_adopt_process(c, a, gone, &e_), PROCD_E_FAMILY_NOT_FOUND);
+        EXPECT(procd_adopt_process(c, getpid(), a, &e_), PROCD_E_BAD_ARGUMENT); /* procd's ancestor */
+
+        EXPECT(procd_kill_family(c, b, &e_), PROCD_OK);
+        CU_ASSERT_TRUE(ph_wait_gone(b, 5000));
+        CU_ASSERT(ts_wait(b, 5000) >= 0); /* reaped: killed by procd */
+        EXPECT(procd_unregister_family(c, b, &e_), PROCD_OK);
+        EXPECT(procd_unregister_family(c, a, &e_), PROCD_OK);
+        EXPECT(procd_unregister_family(c, a, &e_), PROCD_E_FAMILY_NOT_FOUND);
+        EXPECT(procd_unregister_family(c, 0, &e_), PROCD_E_ROOT_FAMILY);
+
+        /* Quit, then a call on the lost connection with reconnecting off: transport */
+        procd_set_reconnect(c, 0);
+        EXPECT(procd_quit(c, &e_), PROCD_OK);
+        CU_ASSERT(ts_wait(D.pid, 10000) >= 0);
+        D.pid = 0;
+        ph_remove_dir(&D);
+        EXPECT(procd_get_usage(c, 0, &u, &e_), PROCD_E_TRANSPORT);
+        CU_ASSERT_EQUAL(procd_reconnects(c), 0);
+        procd_disconnect(c);
+        ts_kill_reap(a);
+}
+
+int main(void)
+{
+        signal(SIGPIPE, SIG_IGN);
+        CU_TestInfo offline[] = {
+                { "no daemon: PROCD_E_TRANSPORT, names, version", test_no_daemon },
+                CU_TEST_INFO_NULL,
+        };
+        CU_TestInfo online[] = {
+                { "each call once against procd, errors mapped", test_each_call },
+                CU_TEST_INFO_NULL,
+        };
+        CU_SuiteInfo suites[] = {
+                { "client without a daemon", NULL, NULL, NULL, NULL, offline },
+                { "client with procd", suite_init, suite_clean, NULL, NULL, online },
+                CU_SUITE_INFO_NULL,
+        };
+        return ts_run(suites);
+}
