@@ -236,9 +236,17 @@ procd_status procd_register_subfamily_flags(procd_client *c, pid_t root_pid, pid
                     DBUS_TYPE_UINT32, &i, DBUS_TYPE_UINT32, &fl, DBUS_TYPE_INVALID);
 }
 
+/* A path that is not UTF-8 (a job name in another encoding) goes as bytes: D-Bus strings
+ * must be UTF-8, an array of bytes need not. */
 procd_status procd_track_via_cgroup(procd_client *c, pid_t root_pid, const char *cgroup, procd_error *err)
 {
-        return track_str(c, "TrackFamilyViaCgroup", root_pid, cgroup, err);
+        if (!cgroup || dbus_validate_utf8(cgroup, NULL))
+                return track_str(c, "TrackFamilyViaCgroup", root_pid, cgroup, err);
+        dbus_int32_t r = root_pid;
+        const char *bytes = cgroup;
+        int n = (int) strnlen(cgroup, 1u << 16);
+        return call(c, "TrackFamilyViaCgroupBytes", NULL, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_ARRAY, DBUS_TYPE_BYTE,
+                    &bytes, n, DBUS_TYPE_INVALID);
 }
 
 procd_status procd_track_via_environment(procd_client *c, pid_t root_pid, const char *marker, procd_error *err)
@@ -273,6 +281,16 @@ procd_status procd_track_via_associated_group(procd_client *c, pid_t root_pid, g
         dbus_uint32_t g = gid;
         return call(c, "TrackFamilyViaAssociatedGroup", NULL, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_UINT32, &g,
                     DBUS_TYPE_INVALID);
+}
+
+/* The limit of extra named by a GetUsage key, NULL for another key. */
+static procd_u64 *limit_field(procd_usage_extra *x, const char *key)
+{
+        return strcmp(key, "memory_max_bytes") == 0      ? &x->memory_max_bytes
+               : strcmp(key, "cpu_max_quota_usec") == 0  ? &x->cpu_max_quota_usec
+               : strcmp(key, "cpu_max_period_usec") == 0 ? &x->cpu_max_period_usec
+               : strcmp(key, "pids_max") == 0            ? &x->pids_max
+                                                         : NULL;
 }
 
 static bool parse_usage(DBusMessage *reply, procd_usage *out, procd_usage_extra *extra)
@@ -315,6 +333,10 @@ static bool parse_usage(DBusMessage *reply, procd_usage *out, procd_usage_extra 
                                 dbus_message_iter_get_basic(&v, &val);
                                 extra->cpu_percent_interval_usec = val;
                         }
+                } else if (t == DBUS_TYPE_UINT64 && extra && limit_field(extra, key)) {
+                        dbus_uint64_t val;
+                        dbus_message_iter_get_basic(&v, &val);
+                        *limit_field(extra, key) = (procd_u64){ .value = val, .available = true };
                 } else if (t == DBUS_TYPE_UINT64) {
                         dbus_uint64_t val;
                         dbus_message_iter_get_basic(&v, &val);
@@ -400,6 +422,21 @@ procd_status procd_snapshot(procd_client *c, procd_error *err)
 procd_status procd_quit(procd_client *c, procd_error *err)
 {
         return call(c, "Quit", NULL, err, DBUS_TYPE_INVALID);
+}
+
+procd_status procd_get_metrics(procd_client *c, char **text, procd_error *err)
+{
+        DBusMessage *reply = NULL;
+        *text = NULL;
+        procd_status s = call(c, "GetMetrics", &reply, err, DBUS_TYPE_INVALID);
+        if (s != PROCD_OK)
+                return s;
+        const char *t = NULL;
+        if (!dbus_message_get_args(reply, NULL, DBUS_TYPE_STRING, &t, DBUS_TYPE_INVALID))
+                return bad_reply(reply, "GetMetrics", err);
+        *text = strdup(t);
+        dbus_message_unref(reply);
+        return *text ? PROCD_OK : procd_error_set(err, PROCD_E_TRANSPORT, "out of memory");
 }
 
 static bool parse_family(DBusMessageIter *st, procd_family_info *fi)

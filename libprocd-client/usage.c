@@ -70,17 +70,72 @@ unsigned procd_usage_sources_from_name(const char *name)
         return bits;
 }
 
+/* Length of the valid UTF-8 sequence at p (1..4), 0 when p starts an invalid one
+ * (overlong forms, surrogates and code points above U+10FFFF are invalid). */
+static size_t utf8_seq_len(const unsigned char *p)
+{
+        unsigned c = p[0];
+        size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (n <= 1)
+                return n;
+        unsigned cp = c & (0x7fu >> n);
+        for (size_t i = 1; i < n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (p[i] & 0x3fu);
+        }
+        static const unsigned min_cp[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+        if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return n;
+}
+
+static bool utf8_valid(const char *s)
+{
+        for (const unsigned char *p = (const unsigned char *) s; *p;) {
+                size_t n = utf8_seq_len(p);
+                if (!n)
+                        return false;
+                p += n;
+        }
+        return true;
+}
+
+/* Write s as a JSON string literal: quotes, backslashes and control characters escaped;
+ * every byte that is not part of valid UTF-8 written as U+FFFD, so the output is always
+ * valid UTF-8 JSON (the raw bytes: procd_json_write_member's "_hex" key). */
 void procd_json_write_string(FILE *f, const char *s)
 {
         fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++) {
+        for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p;) {
+                size_t n = utf8_seq_len(p);
+                if (n == 0) {
+                        fputs("\\ufffd", f);
+                        p++;
+                        continue;
+                }
                 if (*p == '"' || *p == '\\')
                         fprintf(f, "\\%c", *p);
                 else if (*p < 0x20)
                         fprintf(f, "\\u%04x", *p);
                 else
-                        fputc(*p, f);
+                        fwrite(p, 1, n, f);
+                p += n;
         }
+        fputc('"', f);
+}
+
+void procd_json_write_member(FILE *f, const char *key, const char *s)
+{
+        procd_json_write_string(f, key);
+        fputs(": ", f);
+        procd_json_write_string(f, s);
+        if (!s || utf8_valid(s))
+                return;
+        fputs(", ", f);
+        fprintf(f, "\"%s_hex\": \"", key);
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                fprintf(f, "%02x", *p);
         fputc('"', f);
 }
 

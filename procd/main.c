@@ -27,7 +27,9 @@
 #include "procd/log-file.h"
 #include "procd/options.h"
 #include "procd/core/registry.h"
+#include "procd/core/metrics.h"
 #include "procd/core/restore.h"
+#include "procd/core/stats.h"
 #include "procd/version.h"
 #include "trackers/hierarchy.h"
 #include "trackers/util.h"
@@ -52,11 +54,20 @@ typedef struct pd_daemon {
         char state_path[4096]; /* "" when no state is kept */
         bool state_failing;     /* the last save failed (logged once until it works again) */
         pd_persist persist;     /* the save's buffers, kept from one save to the next */
+        pd_stats stats;         /* procd's own counters (metrics) */
+        guint metrics_src;      /* --metrics-textfile timer */
+        bool metrics_failing;   /* the last textfile write failed (logged once) */
+        bool pidfile_written;
+        bool log_echo_stderr;   /* detached, syslog: warnings also on the inherited stderr
+                                   until ready (a failed start is seen where it was asked) */
 } pd_daemon;
 
+/* data: NULL, or a bool * that, while true, copies warnings and errors to stderr */
 static GLogWriterOutput syslog_writer(GLogLevelFlags level, const GLogField *fields, gsize n, gpointer data)
 {
-        (void) data;
+        const bool *echo = data;
+        if (echo && *echo && (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING)))
+                g_log_writer_standard_streams(level, fields, n, NULL);
         const char *msg = "";
         for (gsize i = 0; i < n; i++)
                 if (strcmp(fields[i].key, "MESSAGE") == 0)
@@ -238,6 +249,41 @@ static int classic_principal(const pd_classic_args *a, uid_t *principal, uid_t *
         return 0;
 }
 
+/* --metrics-textfile: rewrite the file (a failure is logged once until a write works). */
+static gboolean metrics_cb(gpointer data)
+{
+        pd_daemon *d = data;
+        tr_error err = { 0 };
+        if (pd_metrics_write_file(&d->cm, d->opt.metrics_textfile, &err) < 0) {
+                if (!d->metrics_failing)
+                        g_warning("metrics textfile: %s", err.msg);
+                d->metrics_failing = true;
+        } else {
+                if (d->metrics_failing)
+                        g_message("metrics textfile %s written again", d->opt.metrics_textfile);
+                d->metrics_failing = false;
+        }
+        return G_SOURCE_CONTINUE;
+}
+
+/* --pidfile: the daemon's pid (after detaching), written atomically, removed at exit. */
+static void write_pidfile(pd_daemon *d)
+{
+        char tmp[PATH_MAX + 32], text[32];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d", d->opt.pidfile, (int) getpid());
+        int len = snprintf(text, sizeof text, "%d\n", (int) getpid());
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        bool ok = fd >= 0 && write(fd, text, (size_t) len) == len;
+        if (fd >= 0 && close(fd) < 0)
+                ok = false;
+        if (ok && rename(tmp, d->opt.pidfile) == 0) {
+                d->pidfile_written = true;
+                return;
+        }
+        g_warning("pidfile %s: %s", d->opt.pidfile, strerror(errno));
+        unlink(tmp);
+}
+
 static void registry_log(void *data, const char *message)
 {
         (void) data;
@@ -315,9 +361,11 @@ int main(int argc, char **argv)
                 }
                 if (d.classic.debug_wait)
                         sleep(30);
-        } else if (d.opt.syslog) {
+        } else if (d.opt.syslog || (!d.opt.foreground && !d.opt.log_given)) {
+                /* a detached procd has no terminal to write to: syslog unless told */
                 openlog("procd", LOG_PID, LOG_DAEMON);
-                g_log_set_writer_func(syslog_writer, NULL, NULL);
+                d.log_echo_stderr = !d.opt.foreground;
+                g_log_set_writer_func(syslog_writer, &d.log_echo_stderr, NULL);
         } else {
                 g_log_set_writer_func(stderr_writer, NULL, NULL);
         }
@@ -379,8 +427,10 @@ int main(int argc, char **argv)
                 g_message("family cgroups under %s", pd_famcg_base(d.famcg));
         else
                 g_message("no family cgroups: %s", pd_famcg_off_reason(d.famcg));
+        pd_stats_init(&d.stats);
         d.cm = (pd_commands) {
                 .reg = d.reg,
+                .stats = &d.stats,
                 .gid_min = d.opt.gid_min,
                 .gid_max = d.opt.gid_max,
                 .kill_timeout_usec = (uint64_t) d.opt.kill_timeout * 1000000ull,
@@ -433,6 +483,9 @@ int main(int argc, char **argv)
         if (d.state_path[0]) {
                 pd_restore_stats rs;
                 pd_restore(&d.cm, d.state_path, &rs);
+                d.stats.restore_wall_usec = rs.wall_usec;
+                d.stats.restored_families = rs.restored;
+                d.stats.restore_in_file = rs.in_file;
                 if (rs.in_file)
                         g_message("restored %zu of %zu families in %.1f ms (CPU %.1f ms)", rs.restored, rs.in_file,
                                   (double) rs.wall_usec / 1000.0, (double) rs.cpu_usec / 1000.0);
@@ -457,6 +510,12 @@ int main(int argc, char **argv)
                         close(nul);
                 }
         }
+        if (d.opt.metrics_textfile[0]) {
+                metrics_cb(&d);
+                d.metrics_src = g_timeout_add_seconds(d.opt.metrics_interval, metrics_cb, &d);
+        }
+        if (d.opt.pidfile[0])
+                write_pidfile(&d);
         notify_ready();
         if (d.opt.ready_fd >= 0)
                 close(d.opt.ready_fd);
@@ -464,10 +523,23 @@ int main(int argc, char **argv)
                 ssize_t w = write(detach_fd, "R", 1);
                 (void) w;
                 close(detach_fd);
+                /* ready: the inherited stderr is let go (syslog has everything) */
+                d.log_echo_stderr = false;
+                int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (nul >= 0) {
+                        dup2(nul, 2);
+                        close(nul);
+                }
         }
 
         g_main_loop_run(d.loop);
         g_source_remove(sig_src);
+        if (d.metrics_src) {
+                g_source_remove(d.metrics_src);
+                unlink(d.opt.metrics_textfile); /* no stale numbers: the alert sees procd gone */
+        }
+        if (d.pidfile_written)
+                unlink(d.opt.pidfile);
         if (d.parent_src)
                 g_source_remove(d.parent_src);
         pd_cmd_cancel_pending(&d.cm); /* a Kill/Suspend/ContinueFamily in progress gets an error reply */
@@ -478,6 +550,7 @@ out:
         pd_dbus_server_free(d.server);
         pd_registry_free(d.reg);
         pd_persist_clear(&d.persist);
+        pd_stats_clear(&d.stats);
         pd_famcg_free(d.famcg);
         g_main_loop_unref(d.loop);
         if (d.signal_fd >= 0)

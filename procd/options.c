@@ -41,6 +41,9 @@ static const struct option longopts[] = {
         { "no-family-cgroups", no_argument, NULL, 'N' },
         { "state-file", required_argument, NULL, 'S' },
         { "classic-cgroup-base", required_argument, NULL, OPT_CLASSIC_CGROUP_BASE },
+        { "metrics-textfile", required_argument, NULL, 'M' },
+        { "metrics-interval", required_argument, NULL, 'T' },
+        { "pidfile", required_argument, NULL, 'P' },
         /* command line only (not keys of the file) */
         { "ready-fd", required_argument, NULL, 'R' },
         { "config", required_argument, NULL, OPT_CONFIG },
@@ -48,7 +51,7 @@ static const struct option longopts[] = {
         { "version", no_argument, NULL, OPT_VERSION },
         { 0 },
 };
-#define N_FILE_KEYS 15 /* the first entries of longopts */
+#define N_FILE_KEYS 18 /* the first entries of longopts */
 
 static void usage(FILE *f)
 {
@@ -56,7 +59,8 @@ static void usage(FILE *f)
                    "             [--gid-range MIN-MAX] [--snapshot-interval SEC] [--kill-timeout SEC]\n"
                    "             [--freeze-timeout SEC] [--log stderr|syslog] [--max-connections-per-uid N]\n"
                    "             [--evict-idle-after SEC] [--foreground] [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
-                   "             [--state-file PATH] [--classic-cgroup-base CGROUP] [--ready-fd N] [--version]\n"
+                   "             [--state-file PATH] [--classic-cgroup-base CGROUP] [--metrics-textfile PATH]\n"
+                   "             [--metrics-interval SEC] [--pidfile PATH] [--ready-fd N] [--version]\n"
                    "  --config FILE           key file with a [procd] group (default " PROCD_CONFIG_FILE
                    ",\n"
                    "                          read when it exists); options given here override it\n"
@@ -68,7 +72,8 @@ static void usage(FILE *f)
                    "  --kill-timeout S        KillFamily gives up (Unkillable) after S seconds (default 10)\n"
                    "  --freeze-timeout S      Suspend/ContinueFamily answer after at most S seconds even when\n"
                    "                          a member has not stopped yet (default 2)\n"
-                   "  --log stderr|syslog     where log messages go (default stderr)\n"
+                   "  --log stderr|syslog     where log messages go (default: stderr with --foreground,\n"
+                   "                          syslog when procd detaches)\n"
                    "  --max-connections-per-uid N\n"
                    "                          connections one non-root uid may hold (1..%d, default %d;\n"
                    "                          non-root uids share %d, the last %d are root's)\n"
@@ -84,6 +89,11 @@ static void usage(FILE *f)
                    "  --classic-cgroup-base CGROUP\n"
                    "                          condor_procd's TRACK_FAMILY_VIA_CGROUP (-A) may also name\n"
                    "                          cgroups below this one (default: only below the family base)\n"
+                   "  --metrics-textfile PATH write procd's metrics (Prometheus text, as `procctl metrics`)\n"
+                   "                          to PATH every --metrics-interval seconds, atomically, for\n"
+                   "                          node-exporter's textfile collector (PATH ends in .prom)\n"
+                   "  --metrics-interval S    seconds between two writes of the textfile (default 30)\n"
+                   "  --pidfile PATH          write procd's pid to PATH once listening (removed at exit)\n"
                    "  --foreground            do not detach\n"
                    "  --ready-fd N            close fd N once listening\n"
                    "  --version               print the version and exit\n",
@@ -174,6 +184,7 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
                 if (strcmp(v, "syslog") != 0 && strcmp(v, "stderr") != 0)
                         return bad(where, code, v, "stderr or syslog");
                 o->syslog = strcmp(v, "syslog") == 0;
+                o->log_given = true;
                 return 0;
         case 'C':
                 if (tr_parse_u64(v, &n) < 0 || n == 0 || n > PD_DBUS_MAX_CONNECTIONS)
@@ -203,6 +214,16 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
                 snprintf(o->state_file, sizeof o->state_file, "%s", v);
                 o->state_file_given = true;
                 return 0;
+        case 'M':
+        case 'P': {
+                char *dst = code == 'M' ? o->metrics_textfile : o->pidfile;
+                if (strlen(v) >= sizeof o->pidfile || (*v && v[0] != '/'))
+                        return bad(where, code, v, "an absolute path, or empty for none");
+                snprintf(dst, sizeof o->pidfile, "%s", v);
+                return 0;
+        }
+        case 'T':
+                return seconds(where, code, v, 86400, &o->metrics_interval);
         case 'R':
                 if (tr_parse_u64(v, &n) < 0 || n < 3 || n > INT32_MAX)
                         return bad(where, code, v, NULL);
@@ -290,7 +311,7 @@ static int load_env(pd_options *o)
 int pd_options_parse(int argc, char **argv, bool classic, pd_options *o)
 {
         *o = (pd_options) { .group = (gid_t) -1, .snapshot_interval = 60, .kill_timeout = 10,
-                            .freeze_timeout = 2, .ready_fd = -1,
+                            .freeze_timeout = 2, .ready_fd = -1, .metrics_interval = 30,
                             .max_conns_per_uid = PD_DBUS_DEFAULT_MAX_CONNECTIONS_PER_UID,
                             .evict_idle_sec = PD_ADMISSION_EVICT_MIN_IDLE_SEC, .gid_max = 0, .gid_min = 1 };
         snprintf(o->socket_path, sizeof o->socket_path, "%s", PROCD_DEFAULT_SOCKET);

@@ -30,6 +30,10 @@ typedef struct pd_options {
         char file_ignored[128];      /* keys of the file left out in condor_procd's mode ("" none) */
         char state_file[PATH_MAX];   /* "": none (when given) */
         bool state_file_given;       /* else procd.state next to the socket */
+        bool log_given;              /* --log set (file or command line) */
+        char metrics_textfile[PATH_MAX]; /* "": none (issue 17 §3) */
+        uint32_t metrics_interval;   /* seconds between rewrites of metrics_textfile */
+        char pidfile[PATH_MAX];      /* "": none */
 } pd_options;
 
 /* Environment variables for the family cgroup settings, read after the file and before

@@ -171,15 +171,15 @@ static void limits_json(FILE *f, const st_result *r)
                 tr_json_write_string(f, a->value);
                 fprintf(f, ", \"applied\": %s", a->applied ? "true" : "false");
                 if (!a->applied) {
-                        fputs(", \"reason\": ", f);
-                        tr_json_write_string(f, a->why);
+                        fputs(", ", f);
+                        tr_json_write_member(f, "reason", a->why);
                         fputs("}", f);
                         continue;
                 }
                 fprintf(f, ", \"cgroup\": \"%s\", \"files\": [", a->v2 ? "v2" : "v1");
                 for (int w = 0; w < a->n_writes; w++) {
-                        fputs(w ? ", {\"path\": " : "{\"path\": ", f);
-                        tr_json_write_string(f, a->w[w].path);
+                        fputs(w ? ", {" : "{", f);
+                        tr_json_write_member(f, "path", a->w[w].path);
                         fputs(", \"value\": ", f);
                         tr_json_write_string(f, a->w[w].value);
                         fputs("}", f);
@@ -247,8 +247,8 @@ int st_report_write_failure_json(const char *path, int exit_code, const char *st
                 return r;
         fprintf(f, "{\"exit_code\": %d, \"stage\": ", exit_code);
         tr_json_write_string(f, stage);
-        fputs(", \"error\": ", f);
-        tr_json_write_string(f, error);
+        fputs(", ", f);
+        tr_json_write_member(f, "error", error);
         fprintf(f, ", \"job_cgroups_removed\": %s}\n", cgroups_removed ? "true" : "false");
         return commit_report(f, tmp, path, err);
 }
@@ -273,8 +273,8 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
                 r->exit_code, (int) r->pid, r->terminated ? "true" : "false", r->strays_killed ? "true" : "false",
                 r->clean ? "true" : "false");
         if (r->cgroup_base) {
-                fputs(", \"cgroup_base\": ", f);
-                tr_json_write_string(f, r->cgroup_base);
+                fputs(", ", f);
+                tr_json_write_member(f, "cgroup_base", r->cgroup_base);
                 fputs(", \"cgroup_base_kept\": true", f);
         }
         char t[48];
@@ -291,11 +291,11 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
         for (size_t i = 0; i < TR_ARRAY_SIZE(keys); i++) {
                 if (!vals[i])
                         continue;
-                fprintf(f, ", \"%s\": ", keys[i]);
-                tr_json_write_string(f, vals[i]);
+                fputs(", ", f);
+                tr_json_write_member(f, keys[i], vals[i]);
         }
-        fputs(", \"cgroup\": ", f);
-        tr_json_write_string(f, r->cgroup);
+        fputs(", ", f);
+        tr_json_write_member(f, "cgroup", r->cgroup);
         fputs(", \"mode\": ", f);
         tr_json_write_string(f, r->mode);
         fputs(", \"tracker\": ", f);

@@ -124,3 +124,17 @@ typedef enum tr_limit_hit {
 unsigned tr_limit_events_hits(const tr_limit_events *ev);
 /* "oom", "pids-max", "cpu-throttled" */
 const char *tr_limit_hit_name(tr_limit_hit h);
+
+/* ---- the limits in force ----
+ * Read back from a cgroup (a family's, for `procctl list`): memory.max, cpu.max, pids.max,
+ * or their v1 files, in the hierarchy tr_limit_hierarchy picks.  A field is available only
+ * where a limit is set: "max", "-1" and v1's unlimited page count leave it unavailable, as
+ * does a missing controller or file. */
+typedef struct tr_limits_now {
+        tr_u64 memory_max_bytes;
+        tr_u64 cpu_quota_usec;  /* with cpu_period_usec: quota / period = cores */
+        tr_u64 cpu_period_usec;
+        tr_u64 pids_max;
+} tr_limits_now;
+
+void tr_cgroup_limits_now(tr_cgroup *cg, tr_limits_now *out);

@@ -100,8 +100,14 @@ const char *tr_usage_source_name(const tr_usage *u, char *buf, size_t size);
  * (all fields when all_fields), without braces, to f.  Returns the number of keys. */
 int tr_usage_write_json_members(const tr_usage *u, FILE *f, bool all_fields);
 
-/* Write s as a JSON string literal (quotes, backslashes and control characters escaped). */
+/* Write s as a JSON string literal: quotes, backslashes and control characters escaped, and
+ * every byte that is not part of valid UTF-8 written as \ufffd (U+FFFD), so the output is
+ * always valid UTF-8 JSON whatever s holds. */
 void tr_json_write_string(FILE *f, const char *s);
+/* Write "key": "s" the same way; when s is not valid UTF-8, also "key_hex": its raw bytes
+ * in hex (lower case, two digits a byte), from which a reader recovers them exactly
+ * (`xxd -r -p`, bytes.fromhex). */
+void tr_json_write_member(FILE *f, const char *key, const char *s);
 
 /* Name of each field in X-macro order, and a pointer to it; for iteration in tests/output. */
 size_t tr_usage_field_count(void);

@@ -146,6 +146,12 @@ procd_status pd_cmd_adopt_process(pd_commands *cm, const pd_caller *who, pid_t p
         return PROCD_OK;
 }
 
+const char *pd_cmd_job_of(pd_commands *cm, pid_t root_pid)
+{
+        const job_rec *j = cm->jobs ? g_hash_table_lookup(cm->jobs, GINT_TO_POINTER(root_pid)) : NULL;
+        return j && rec_live(cm, j) ? j->info.job_id : NULL;
+}
+
 void pd_cmd_jobs_free(pd_commands *cm)
 {
         if (cm->jobs)

@@ -28,5 +28,9 @@ procd_status pd_cmd_list_jobs(pd_commands *cm, const pd_caller *who, uid_t uid, 
 procd_status pd_cmd_adopt_process(pd_commands *cm, const pd_caller *who, pid_t pid, pid_t family_root,
                                   procd_error *err);
 
+/* The job id of the family rooted at root_pid, NULL when it was not named (or its record
+ * is stale).  Valid until the next call that changes the records. */
+const char *pd_cmd_job_of(pd_commands *cm, pid_t root_pid);
+
 /* Free the job records (shutdown). */
 void pd_cmd_jobs_free(pd_commands *cm);

@@ -867,10 +867,7 @@ static int fill_info(pd_commands *cm, pd_family *f, procd_family_info *fi)
         fi->parent_root_pid = f->parent ? f->parent->root_pid : 0;
         pd_family_tracking(f, fi->tracking, sizeof fi->tracking);
         snprintf(fi->source, sizeof fi->source, "%s", pd_family_source(f));
-        snprintf(fi->state, sizeof fi->state, "%s", f->flags & PD_FAMILY_KILLING  ? "killing"
-                                                   : f->flags & PD_FAMILY_FROZEN ? "frozen"
-                                                   : f->flags & PD_FAMILY_KILLED ? "killed"
-                                                                                 : "running");
+        snprintf(fi->state, sizeof fi->state, "%s", pd_family_state_name(f));
         _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
         pd_registry_members(cm->reg, f, &m, NULL);
         tr_pidset_normalize(&m);

@@ -33,6 +33,7 @@ typedef struct pd_caller {
 } pd_caller;
 
 typedef struct pd_job pd_job;
+typedef struct pd_stats pd_stats;
 
 typedef struct pd_commands {
         pd_registry *reg;
@@ -45,6 +46,7 @@ typedef struct pd_commands {
         GHashTable *jobs;           /* root pid -> job record (command-jobs.c), NULL until used */
         pd_usage_meter *meter;      /* GetUsage's earlier readings, for every transport; NULL until used */
         const char *classic_cgroup_base; /* a confined caller's other cgroup base (NULL: none) */
+        pd_stats *stats;            /* procd's own counters (stats.h), NULL: not counted */
 } pd_commands;
 
 /* KillFamily from the main loop: rounds of PD_KILL_ROUND_USEC per family, a pause of

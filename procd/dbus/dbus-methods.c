@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "procd/wire.h"
 #include "procd/core/command-jobs.h"
+#include "procd/core/command-query.h"
+#include "procd/core/metrics.h"
+#include "procd/core/stats.h"
 #include "procd/wire.h"
 #include "trackers/util.h"
 
@@ -83,6 +85,24 @@ static procd_status track_str(call *k, track_str_fn fn)
 }
 
 static procd_status m_track_cgroup(call *k) { return track_str(k, pd_cmd_track_cgroup); }
+
+/* TrackFamilyViaCgroupBytes (iay): the cgroup path as bytes, for a path that is not UTF-8
+ * (D-Bus strings must be); no NUL inside, no terminating NUL needed. */
+static procd_status m_track_cgroup_bytes(call *k)
+{
+        dbus_int32_t root;
+        const char *bytes = NULL;
+        int n = 0;
+        procd_status s = get_args(k, DBUS_TYPE_INT32, &root, DBUS_TYPE_ARRAY, DBUS_TYPE_BYTE, &bytes, &n,
+                                  DBUS_TYPE_INVALID);
+        if (s != PROCD_OK)
+                return s;
+        if (n <= 0 || n > PD_MAX_CGROUP_LEN || memchr(bytes, 0, (size_t) n))
+                return procd_error_set(&k->err, PROCD_E_BAD_CGROUP, "cgroup path: 1..%d bytes without NUL",
+                                       PD_MAX_CGROUP_LEN);
+        g_autofree char *path = g_strndup(bytes, (gsize) n);
+        return pd_cmd_track_cgroup(k->cm, &k->who, root, path, &k->err);
+}
 static procd_status m_track_env(call *k) { return track_str(k, pd_cmd_track_environment); }
 static procd_status m_track_login(call *k) { return track_str(k, pd_cmd_track_login); }
 
@@ -135,7 +155,28 @@ static bool append_percent(DBusMessageIter *dict, const pd_usage_reading *r)
                dict_entry(dict, "cpu_percent_interval_usec", DBUS_TYPE_UINT64, &iv);
 }
 
-static bool append_usage(DBusMessage *reply, const tr_usage *u, const pd_usage_reading *pr)
+/* the limits set on the family's cgroup (issue 17 §4): a key only where a limit is set */
+static bool append_limits(DBusMessageIter *dict, const tr_limits_now *l)
+{
+        const struct {
+                const char *key;
+                const tr_u64 *v;
+        } keys[] = {
+                { "memory_max_bytes", &l->memory_max_bytes },
+                { "cpu_max_quota_usec", &l->cpu_quota_usec },
+                { "cpu_max_period_usec", &l->cpu_period_usec },
+                { "pids_max", &l->pids_max },
+        };
+        bool ok = true;
+        for (size_t i = 0; ok && i < TR_ARRAY_SIZE(keys); i++) {
+                dbus_uint64_t v = keys[i].v->value;
+                if (keys[i].v->available)
+                        ok = dict_entry(dict, keys[i].key, DBUS_TYPE_UINT64, &v);
+        }
+        return ok;
+}
+
+static bool append_usage(DBusMessage *reply, const tr_usage *u, const tr_limits_now *lim, const pd_usage_reading *pr)
 {
         DBusMessageIter it, dict;
         dbus_message_iter_init_append(reply, &it);
@@ -158,7 +199,7 @@ static bool append_usage(DBusMessage *reply, const tr_usage *u, const pd_usage_r
                 dbus_uint64_t val = v->value;
                 ok = dict_entry(&dict, tr_usage_field_name(i), DBUS_TYPE_UINT64, &val);
         }
-        ok = ok && append_percent(&dict, pr);
+        ok = ok && append_percent(&dict, pr) && append_limits(&dict, lim);
         return dbus_message_iter_close_container(&it, &dict) && ok;
 }
 
@@ -171,8 +212,10 @@ static procd_status m_get_usage(call *k)
         if (s == PROCD_OK)
                 s = pd_cmd_get_usage(k->cm, &k->who, pid, TR_WANT_ALL, &u, &r, &k->err);
         if (s == PROCD_OK) {
+                tr_limits_now lim;
+                pd_cmd_get_limits(k->cm, &k->who, pid, &lim, NULL);
                 k->reply = dbus_message_new_method_return(k->m);
-                if (!k->reply || !append_usage(k->reply, &u, &r))
+                if (!k->reply || !append_usage(k->reply, &u, &lim, &r))
                         return procd_error_set(&k->err, PROCD_E_INTERNAL, "out of memory");
         }
         return s;
@@ -209,6 +252,7 @@ static procd_status pid_only(call *k, pid_fn fn)
 typedef struct deferred_call {
         DBusConnection *c;
         DBusMessage *m;
+        pd_stats *stats;
 } deferred_call;
 
 static void reply_error(DBusConnection *c, DBusMessage *m, const char *name, const char *fmt, ...)
@@ -218,6 +262,7 @@ static void send_and_unref(DBusConnection *c, DBusMessage *call_msg, DBusMessage
 static void deferred_done(procd_status s, const procd_error *err, void *data)
 {
         deferred_call *d = data;
+        pd_stats_request(d->stats, dbus_message_get_member(d->m), s);
         if (s == PROCD_OK)
                 send_and_unref(d->c, d->m, dbus_message_new_method_return(d->m));
         else
@@ -236,6 +281,7 @@ static procd_status deferred(call *k, pd_job_kind kind)
         deferred_call *d = g_new0(deferred_call, 1);
         d->c = dbus_connection_ref(k->c);
         d->m = dbus_message_ref(k->m);
+        d->stats = k->cm->stats;
         k->deferred = true;
         pd_cmd_family_async(k->cm, &k->who, kind, pid, deferred_done, d);
         return PROCD_OK;
@@ -353,6 +399,18 @@ static procd_status m_list_jobs(call *k)
 
 static procd_status m_adopt(call *k) { return pid_and_int(k, pd_cmd_adopt_process); }
 
+/* GetMetrics: the Prometheus text (procd/core/metrics.h), any caller (as Dump and GetUsage). */
+static procd_status m_get_metrics(call *k)
+{
+        g_autoptr(GString) text = g_string_new(NULL);
+        pd_metrics_render(k->cm, text);
+        const char *p = text->str; /* label values made UTF-8 by the writer */
+        k->reply = dbus_message_new_method_return(k->m);
+        if (!k->reply || !dbus_message_append_args(k->reply, DBUS_TYPE_STRING, &p, DBUS_TYPE_INVALID))
+                return procd_error_set(&k->err, PROCD_E_INTERNAL, "out of memory");
+        return PROCD_OK;
+}
+
 static const struct method {
         const char *name;
         const char *signature;
@@ -377,6 +435,8 @@ static const struct method {
         { "SetFamilyJob", "isu", m_set_job },
         { "ListJobs", "u", m_list_jobs },
         { "AdoptProcess", "ii", m_adopt },
+        { "TrackFamilyViaCgroupBytes", "iay", m_track_cgroup_bytes },
+        { "GetMetrics", "", m_get_metrics },
 };
 
 static void send_and_unref(DBusConnection *c, DBusMessage *call_msg, DBusMessage *reply)
@@ -437,10 +497,14 @@ DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_c
                 if (strcmp(methods[i].name, member) == 0)
                         me = &methods[i];
         if (!me) {
+                if (cm->stats)
+                        cm->stats->malformed_requests++;
                 reply_error(c, m, DBUS_ERROR_UNKNOWN_METHOD, "unknown method %s", member ? member : "(none)");
                 return DBUS_HANDLER_RESULT_HANDLED;
         }
         if (!dbus_message_has_signature(m, me->signature)) {
+                if (cm->stats)
+                        cm->stats->malformed_requests++;
                 reply_error(c, m, DBUS_ERROR_INVALID_ARGS, "%s takes (%s), got (%s)", me->name, me->signature,
                             dbus_message_get_signature(m));
                 return DBUS_HANDLER_RESULT_HANDLED;
@@ -448,6 +512,8 @@ DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_c
         call k = { .c = c, .m = m, .cm = cm };
         fill_caller(c, &k.who);
         procd_status s = me->fn(&k);
+        if (!k.deferred)
+                pd_stats_request(cm->stats, me->name, s);
         if (s != PROCD_OK) {
                 if (k.reply)
                         dbus_message_unref(k.reply);

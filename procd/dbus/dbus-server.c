@@ -1,6 +1,8 @@
 /* dbus-server.c - DBusServer, connection lifecycle and limits. */
 #include "dbus-server.h"
 
+#include "procd/core/stats.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <glib.h>
@@ -103,6 +105,8 @@ static void conn_free(pd_conn *pc)
         dbus_connection_close(pc->c);
         dbus_connection_unref(pc->c);
         pd_admission_release(pc->srv->adm, pc->slot);
+        if (pc->srv->cm->stats && pc->srv->cm->stats->connections_now)
+                pc->srv->cm->stats->connections_now--;
         g_free(pc);
 }
 
@@ -227,6 +231,10 @@ static void new_connection(DBusServer *server, DBusConnection *c, void *data)
         }
         pc->auth_timer = g_timeout_add_seconds(PD_ADMISSION_AUTH_TIMEOUT_SEC, auth_timeout_cb, pc);
         g_ptr_array_add(s->conns, pc);
+        if (s->cm->stats) {
+                s->cm->stats->connections_now++;
+                s->cm->stats->connections_total++;
+        }
 }
 
 /* A socket file left by a dead procd is replaced; a live one is not. */

@@ -44,10 +44,13 @@ static void usage(FILE *f)
               "  unregister PID                                 forget a family (members fold into parent)\n"
               "  snapshot                                       take a /proc snapshot now\n"
               "  dump [PID]                                     families with their members\n"
-              "  list [PID]                                     families, one line each: state, source,\n"
-              "                                                 processes, CPU, memory, user, age\n"
+              "  list [PID]                                     families, one line each: job, state, source,\n"
+              "                                                 processes, CPU, memory and its limit, CPU\n"
+              "                                                 limit, pids limit, OOM kills, user, age\n"
               "  top [-d SECONDS] [-n COUNT]                    the list, redrawn in place until interrupted\n"
               "                                                 (or COUNT times); %CPU over the interval\n"
+              "  metrics                                        procd and its families in the Prometheus\n"
+              "                                                 text format (for a textfile collector)\n"
               "  quit                                           stop procd\n"
               "options:\n"
               "  --socket PATH   procd's socket (default " PROCD_DEFAULT_SOCKET ")\n"
@@ -65,8 +68,8 @@ static void error_out(const char *name, const char *msg)
         if (json_errors) {
                 fputs("{\"error\": ", stdout);
                 procd_json_write_string(stdout, name);
-                fputs(", \"message\": ", stdout);
-                procd_json_write_string(stdout, msg);
+                fputs(", ", stdout);
+                procd_json_write_member(stdout, "message", msg);
                 fputs("}\n", stdout);
         }
         fprintf(stderr, "procctl: %s%s%s\n", json_errors ? name : "", json_errors ? ": " : "", msg);
@@ -325,6 +328,8 @@ static int cmd_dump(ctl *c, int argc, char **argv)
                                i ? ", " : "", (int) fi->root_pid, (unsigned long long) fi->root_start_ticks,
                                (int) fi->watcher_pid, (int) fi->parent_root_pid);
                         procd_json_write_string(stdout, fi->tracking);
+                        printf(", \"state\": ");
+                        procd_json_write_string(stdout, fi->state);
                         printf(", \"source\": ");
                         procd_json_write_string(stdout, fi->source);
                         printf(", \"num_members\": %zu, \"members\": [", fi->n_members);
@@ -360,6 +365,7 @@ typedef struct list_row {
         procd_usage_extra x;
         char user[32];
         double age_sec; /* < 0: unknown */
+        const char *job; /* SetFamilyJob's id, NULL: unnamed (or not listable by this uid) */
 } list_row;
 
 /* Owner of a live process (its real uid), "?" when gone. */
@@ -383,16 +389,30 @@ static double age_seconds(uint64_t start_ticks)
         return tr_proc_age_seconds(start_ticks, &age) < 0 ? -1 : age;
 }
 
-/* The daemon's state of the family (frozen, killing, killed) first; an empty family says so. */
+/* The daemon's state of the family (frozen, killing, killed) first; then oom when the
+ * kernel's OOM killer killed a member; an empty family says so (as procd_family_state in
+ * the metrics). */
 static const char *row_state(const list_row *r)
 {
         static const char *const daemon_states[] = { "frozen", "killing", "killed" };
         for (size_t i = 0; i < TR_ARRAY_SIZE(daemon_states); i++)
                 if (strcmp(r->fi->state, daemon_states[i]) == 0)
                         return r->fi->state;
+        if (r->have_usage && r->u.oom_kills.available && r->u.oom_kills.value > 0)
+                return "oom";
         if (r->have_usage && r->u.num_procs.available && r->u.num_procs.value == 0)
                 return "empty";
         return "running";
+}
+
+/* CPU limit in cores (quota / period), false when none is set. */
+static bool row_cpu_limit(const list_row *r, double *cores)
+{
+        const procd_usage_extra *x = &r->x;
+        if (!r->have_usage || !x->cpu_max_quota_usec.available || !x->cpu_max_period_usec.value)
+                return false;
+        *cores = (double) x->cpu_max_quota_usec.value / (double) x->cpu_max_period_usec.value;
+        return true;
 }
 
 /* memory without page cache: anon + shmem (cgroup), rss (/proc) */
@@ -428,25 +448,45 @@ static void fmt_age(double sec, char *buf, size_t size)
 
 static void print_rows_text(const list_row *rows, size_t n)
 {
-        printf("%-8s %-8s %-7s %6s %10s %6s %10s %-10s %6s %s\n", "ROOT", "STATE", "SOURCE", "PROCS", "CPU(s)", "%CPU",
-               "MEM", "USER", "AGE", "TRACKING");
+        printf("%-8s %-12s %-8s %-7s %6s %10s %6s %10s %10s %6s %7s %4s %-10s %6s %s\n", "ROOT", "JOB", "STATE",
+               "SOURCE", "PROCS", "CPU(s)", "%CPU", "MEM", "MEM.MAX", "CPUS", "PIDS.MX", "OOM", "USER", "AGE",
+               "TRACKING");
         for (size_t i = 0; i < n; i++) {
                 const list_row *r = &rows[i];
                 const procd_usage *u = &r->u;
-                char procs[16] = "-", cpu[24] = "-", pct[16] = "-", mem[16] = "-", age[16];
+                const procd_usage_extra *x = &r->x;
+                char procs[16] = "-", cpu[24] = "-", pct[16] = "-", mem[16] = "-", memmax[16] = "-", cpus[16] = "-",
+                     pidsmax[24] = "-", oom[24] = "-", age[16];
                 uint64_t m;
+                double cores;
                 if (r->have_usage && u->num_procs.available)
                         snprintf(procs, sizeof procs, "%llu", (unsigned long long) u->num_procs.value);
                 if (r->have_usage && u->cpu_usec.available)
                         snprintf(cpu, sizeof cpu, "%.1f", (double) u->cpu_usec.value / 1e6);
-                if (r->have_usage && r->x.cpu_percent_available)
-                        snprintf(pct, sizeof pct, "%.1f", r->x.cpu_percent);
+                if (r->have_usage && x->cpu_percent_available)
+                        snprintf(pct, sizeof pct, "%.1f", x->cpu_percent);
                 if (row_memory(r, &m))
                         tr_format_bytes(m, mem, sizeof mem);
+                if (r->have_usage && x->memory_max_bytes.available)
+                        tr_format_bytes(x->memory_max_bytes.value, memmax, sizeof memmax);
+                if (row_cpu_limit(r, &cores))
+                        snprintf(cpus, sizeof cpus, "%.2f", cores);
+                if (r->have_usage && x->pids_max.available)
+                        snprintf(pidsmax, sizeof pidsmax, "%llu", (unsigned long long) x->pids_max.value);
+                if (r->have_usage && u->oom_kills.available)
+                        snprintf(oom, sizeof oom, "%llu", (unsigned long long) u->oom_kills.value);
                 fmt_age(r->age_sec, age, sizeof age);
-                printf("%-8d %-8s %-7s %6s %10s %6s %10s %-10s %6s %s\n", (int) r->fi->root_pid, row_state(r),
-                       r->fi->source, procs, cpu, pct, mem, r->user, age, r->fi->tracking);
+                /* the tracking may hold a cgroup path in any encoding: procd sent it as ASCII */
+                printf("%-8d %-12s %-8s %-7s %6s %10s %6s %10s %10s %6s %7s %4s %-10s %6s %s\n", (int) r->fi->root_pid,
+                       r->job ? r->job : "-", row_state(r), r->fi->source, procs, cpu, pct, mem, memmax, cpus, pidsmax,
+                       oom, r->user, age, r->fi->tracking);
         }
+}
+
+static void json_u64(const char *key, const procd_u64 *v, bool have)
+{
+        if (have && v->available)
+                printf(", \"%s\": %llu", key, (unsigned long long) v->value);
 }
 
 static void print_rows_json(const list_row *rows, size_t n)
@@ -455,24 +495,35 @@ static void print_rows_json(const list_row *rows, size_t n)
         for (size_t i = 0; i < n; i++) {
                 const list_row *r = &rows[i];
                 const procd_usage *u = &r->u;
+                const procd_usage_extra *x = &r->x;
                 uint64_t m;
-                printf("%s{\"root_pid\": %d, \"parent_root_pid\": %d, \"state\": \"%s\", \"tracking\": ", i ? ", " : "",
+                double cores;
+                printf("%s{\"root_pid\": %d, \"parent_root_pid\": %d, \"state\": \"%s\", ", i ? ", " : "",
                        (int) r->fi->root_pid, (int) r->fi->parent_root_pid, row_state(r));
-                procd_json_write_string(stdout, r->fi->tracking);
+                if (r->job) {
+                        procd_json_write_member(stdout, "job", r->job);
+                        fputs(", ", stdout);
+                }
+                procd_json_write_member(stdout, "tracking", r->fi->tracking);
                 printf(", \"source\": ");
                 procd_json_write_string(stdout, r->fi->source);
-                printf(", \"user\": ");
-                procd_json_write_string(stdout, r->user);
+                printf(", ");
+                procd_json_write_member(stdout, "user", r->user);
                 if (r->age_sec >= 0)
                         printf(", \"age_sec\": %.0f", r->age_sec);
-                if (r->have_usage && u->num_procs.available)
-                        printf(", \"num_procs\": %llu", (unsigned long long) u->num_procs.value);
-                if (r->have_usage && u->cpu_usec.available)
-                        printf(", \"cpu_usec\": %llu", (unsigned long long) u->cpu_usec.value);
-                if (r->have_usage && r->x.cpu_percent_available)
-                        printf(", \"cpu_percent\": %.2f", r->x.cpu_percent);
+                json_u64("num_procs", &u->num_procs, r->have_usage);
+                json_u64("cpu_usec", &u->cpu_usec, r->have_usage);
+                if (r->have_usage && x->cpu_percent_available)
+                        printf(", \"cpu_percent\": %.2f", x->cpu_percent);
                 if (row_memory(r, &m))
                         printf(", \"memory_bytes\": %llu", (unsigned long long) m);
+                json_u64("memory_max_bytes", &x->memory_max_bytes, r->have_usage);
+                json_u64("cpu_max_quota_usec", &x->cpu_max_quota_usec, r->have_usage);
+                json_u64("cpu_max_period_usec", &x->cpu_max_period_usec, r->have_usage);
+                if (row_cpu_limit(r, &cores))
+                        printf(", \"cpu_max_cores\": %.4f", cores);
+                json_u64("pids_max", &x->pids_max, r->have_usage);
+                json_u64("oom_kills", &u->oom_kills, r->have_usage);
                 printf("}");
         }
         printf("]}\n");
@@ -493,9 +544,18 @@ static int list_once(ctl *c, pid_t pid, bool json)
                 error_out("Internal", "out of memory");
                 return EXIT_DAEMON_ERROR;
         }
+        /* the JOB column: every job for root, a user's own otherwise (ListJobs' rule) */
+        procd_job_info *jobs = NULL;
+        size_t n_jobs = 0;
+        procd_error je = { 0 };
+        if (procd_list_jobs(c->client, getuid() == 0 ? (uid_t) -1 : getuid(), &jobs, &n_jobs, &je) != PROCD_OK)
+                n_jobs = 0;
         for (size_t i = 0; i < n; i++) {
                 list_row *r = &rows[i];
                 r->fi = &infos[i];
+                for (size_t j = 0; j < n_jobs; j++)
+                        if (jobs[j].root_pid == infos[i].root_pid)
+                                r->job = jobs[j].job_id;
                 procd_error ue = { 0 };
                 r->have_usage = procd_get_usage_extra(c->client, infos[i].parent_root_pid ? infos[i].root_pid : 0, &r->u,
                                                       &r->x, &ue) == PROCD_OK;
@@ -507,6 +567,7 @@ static int list_once(ctl *c, pid_t pid, bool json)
         else
                 print_rows_text(rows, n);
         free(rows);
+        free(jobs);
         procd_family_info_free(infos, n);
         return 0;
 }
@@ -558,6 +619,20 @@ static int cmd_top(ctl *c, int argc, char **argv)
         }
 }
 
+/* metrics: procd's GetMetrics text as it is (Prometheus text format 0.0.4). */
+static int cmd_metrics(ctl *c, int argc, char **argv)
+{
+        if (argc != 1)
+                return usage_error("%s takes no arguments", argv[0]);
+        char *text = NULL;
+        procd_error e = { 0 };
+        if (procd_get_metrics(c->client, &text, &e) != PROCD_OK)
+                return daemon_error(&e);
+        fputs(text, stdout);
+        free(text);
+        return 0;
+}
+
 static const struct command {
         const char *name;
         int (*fn)(ctl *c, int argc, char **argv);
@@ -567,7 +642,7 @@ static const struct command {
         { "signal", cmd_signal },       { "suspend", cmd_family_op },  { "continue", cmd_family_op },
         { "kill", cmd_family_op },      { "unregister", cmd_family_op }, { "snapshot", cmd_simple },
         { "dump", cmd_dump },           { "list", cmd_list },          { "top", cmd_top },
-        { "quit", cmd_simple },
+        { "quit", cmd_simple },         { "metrics", cmd_metrics },
 };
 
 int main(int argc, char **argv)

@@ -40,6 +40,8 @@ expected=(
   "$mandir/man3/libprocd-client.3"
   "$datadir/bash-completion/completions/procctl"
   "$datadir/bash-completion/completions/procd-starter"
+  "$datadir/procd/procd-alerts.yml"
+  "$datadir/procd/procd-dashboard.json"
   "$libdir/libprocd-client.so.$version"
   "$libdir/libprocd-client.so.$soversion"
   "$libdir/libprocd-client.so"

@@ -17,6 +17,10 @@
 #include "procd/usage.h"
 #include "procd/wire.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct procd_client procd_client;
 
 /* The library's version, PROCD_VERSION of the build that made it ("0.1.0"). */
@@ -39,6 +43,7 @@ procd_status procd_register_subfamily(procd_client *c, pid_t root_pid, pid_t wat
 /* RegisterSubfamily with flags (RegisterSubfamilyWithFlags on the wire). */
 procd_status procd_register_subfamily_flags(procd_client *c, pid_t root_pid, pid_t watcher_pid,
                                             uint32_t max_snapshot_interval_sec, uint32_t flags, procd_error *err);
+/* A cgroup path that is not UTF-8 is sent as bytes (TrackFamilyViaCgroupBytes). */
 procd_status procd_track_via_cgroup(procd_client *c, pid_t root_pid, const char *cgroup, procd_error *err);
 procd_status procd_track_via_environment(procd_client *c, pid_t root_pid, const char *marker, procd_error *err);
 procd_status procd_track_via_login(procd_client *c, pid_t root_pid, const char *login, procd_error *err);
@@ -52,6 +57,11 @@ typedef struct procd_usage_extra {
         double cpu_percent;                /* 100 = one core busy, over the interval below */
         uint64_t cpu_percent_interval_usec; /* since the previous GetUsage of this family
                                               (any client): procd's two readings */
+        /* the limits set on the family's cgroup, each available only where set */
+        procd_u64 memory_max_bytes;        /* memory.max (v1 memory.limit_in_bytes) */
+        procd_u64 cpu_max_quota_usec;      /* cpu.max: quota / period = cores */
+        procd_u64 cpu_max_period_usec;
+        procd_u64 pids_max;
 } procd_usage_extra;
 
 /* GetUsage with the extras (extra may be NULL: then it is procd_get_usage). */
@@ -80,3 +90,11 @@ procd_status procd_set_family_job(procd_client *c, pid_t root_pid, const char *j
                                   procd_error *err);
 procd_status procd_list_jobs(procd_client *c, uid_t uid, procd_job_info **out, size_t *n, procd_error *err);
 procd_status procd_adopt_process(procd_client *c, pid_t pid, pid_t family_root, procd_error *err);
+
+/* GetMetrics: procd and its families in the Prometheus text format (what `procctl metrics`
+ * prints); *text malloc'd (free()). */
+procd_status procd_get_metrics(procd_client *c, char **text, procd_error *err);
+
+#ifdef __cplusplus
+}
+#endif

@@ -7,6 +7,10 @@
 #include <string.h>
 #include <sys/types.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define PROCD_JOB_ID_MAX 128
 
 typedef struct procd_job_info {
@@ -27,3 +31,7 @@ static inline bool procd_job_id_valid(const char *s)
                         return false;
         return true;
 }
+
+#ifdef __cplusplus
+}
+#endif

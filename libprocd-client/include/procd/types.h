@@ -7,6 +7,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum procd_status {
         PROCD_OK = 0,
         PROCD_E_BAD_ROOT_PID,       /* org.procd.Error.BadRootPid */
@@ -70,3 +74,7 @@ typedef struct procd_family_info {
 } procd_family_info;
 
 void procd_family_info_free(procd_family_info *infos, size_t n);
+
+#ifdef __cplusplus
+}
+#endif

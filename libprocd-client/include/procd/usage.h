@@ -81,8 +81,14 @@ unsigned procd_usage_sources_from_name(const char *name);
  * fields when all_fields), without braces, to f.  Returns the number of keys. */
 int procd_usage_write_json_members(const procd_usage *u, FILE *f, bool all_fields);
 
-/* Write s as a JSON string literal (quotes, backslashes and control characters escaped). */
+/* Write s as a JSON string literal: quotes, backslashes and control characters escaped, and
+ * every byte that is not part of valid UTF-8 written as \ufffd (U+FFFD), so the output is
+ * always valid UTF-8 JSON whatever s holds. */
 void procd_json_write_string(FILE *f, const char *s);
+/* Write "key": "s" the same way; when s is not valid UTF-8, also "key_hex": its raw bytes
+ * in hex (lower case, two digits a byte), from which a reader recovers them exactly
+ * (`xxd -r -p`, bytes.fromhex). */
+void procd_json_write_member(FILE *f, const char *key, const char *s);
 
 #ifdef __cplusplus
 }

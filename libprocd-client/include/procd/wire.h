@@ -8,6 +8,10 @@
 
 #include "procd/types.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define PROCD_DEFAULT_SOCKET "/run/procd/procd.sock"
 #define PROCD_DBUS_INTERFACE "org.procd.ProcFamily1"
 #define PROCD_DBUS_PATH "/org/procd/ProcFamily"
@@ -24,3 +28,7 @@ procd_status procd_status_from_dbus_name(const char *name);
 /* Fill err (may be NULL) with s and a message; returns s. */
 procd_status procd_error_set(procd_error *err, procd_status s, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,53 @@
+/* stats.c - procd's own counters (see stats.h). */
+#include "stats.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "procd/wire.h"
+
+void pd_stats_init(pd_stats *st)
+{
+        memset(st, 0, sizeof *st);
+        st->requests = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        st->start_realtime_usec = (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+void pd_stats_clear(pd_stats *st)
+{
+        if (st->requests)
+                g_hash_table_destroy(st->requests);
+        st->requests = NULL;
+}
+
+void pd_stats_request(pd_stats *st, const char *operation, procd_status status)
+{
+        if (!st || !st->requests)
+                return;
+        char *key = g_strdup_printf("%s\n%s", operation, status == PROCD_OK ? "OK" : procd_status_name(status));
+        uint64_t *n = g_hash_table_lookup(st->requests, key);
+        if (n) {
+                (*n)++;
+                g_free(key);
+                return;
+        }
+        n = g_new(uint64_t, 1);
+        *n = 1;
+        g_hash_table_insert(st->requests, key, n);
+}
+
+void pd_stats_foreach_request(const pd_stats *st, pd_stats_request_fn fn, void *ud)
+{
+        if (!st || !st->requests)
+                return;
+        GList *keys = g_list_sort(g_hash_table_get_keys(st->requests), (GCompareFunc) strcmp);
+        for (GList *l = keys; l; l = l->next) {
+                const char *k = l->data;
+                const char *nl = strchr(k, '\n');
+                g_autofree char *op = g_strndup(k, (gsize) (nl - k));
+                fn(op, nl + 1, *(uint64_t *) g_hash_table_lookup(st->requests, k), ud);
+        }
+        g_list_free(keys);
+}
