@@ -142,14 +142,30 @@ static int no_procd(st_track *t, int r, const char *fmt, ...)
 }
 
 /* the job id: --job-id, else --name, else the last component of the job's top cgroup */
-static const char *job_id(const st_options *o, const st_jobcg *jc)
+/* The job's id for procd: --job-id as given; else the cgroup name, which may hold any byte
+ * but '/': a name that is not a valid job id (a byte outside printable ASCII: another
+ * encoding) has those bytes and '%' written %XX, so that the job is still listed
+ * (percent-decoding gives the name back). */
+static const char *job_id(const st_options *o, const st_jobcg *jc, char *buf, size_t size)
 {
         if (o->job_id)
                 return o->job_id;
-        if (o->name)
-                return o->name;
-        const char *slash = strrchr(jc->top, '/');
-        return slash && slash[1] ? slash + 1 : jc->top;
+        const char *name = o->name;
+        if (!name) {
+                const char *slash = strrchr(jc->top, '/');
+                name = slash && slash[1] ? slash + 1 : jc->top;
+        }
+        if (procd_job_id_valid(name))
+                return name;
+        size_t off = 0;
+        for (const unsigned char *p = (const unsigned char *) name; *p && off + 4 <= size; p++) {
+                if (*p > 0x20 && *p < 0x7f && *p != '%')
+                        buf[off++] = (char) *p;
+                else
+                        off += (size_t) snprintf(buf + off, size - off, "%%%02X", *p);
+        }
+        buf[off] = '\0';
+        return buf;
 }
 
 static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner_uid)
@@ -178,7 +194,8 @@ static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner
                 procd_disconnect(c);
                 return no_procd(t, -EIO, "procd TrackFamilyViaCgroup %s: %s", jc->job_path, perr.msg);
         }
-        const char *id = job_id(o, jc);
+        char idbuf[PROCD_JOB_ID_MAX];
+        const char *id = job_id(o, jc, idbuf, sizeof idbuf);
         if (procd_set_family_job(c, t->root, id, owner_uid, &perr) != PROCD_OK)
                 fprintf(stderr, "procd-starter: warning: procd SetFamilyJob %s: %s (the job cannot adopt ssh sessions)\n",
                         id, perr.msg);

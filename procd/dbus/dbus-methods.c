@@ -34,6 +34,26 @@ static void ascii_only(char *s)
                         *s = '?';
 }
 
+/* A D-Bus string from text in any encoding (a cgroup path): valid UTF-8 is kept, each byte
+ * that is not, and each control character, is written \xNN.  Returned malloc'd. */
+static char *utf8_escaped(const char *s)
+{
+        GString *out = g_string_new(NULL);
+        const char *p = s, *end = s + strlen(s), *bad;
+        while (p < end) {
+                g_utf8_validate(p, end - p, &bad);
+                for (; p < bad; p++) {
+                        if ((unsigned char) *p < 0x20)
+                                g_string_append_printf(out, "\\x%02X", (unsigned char) *p);
+                        else
+                                g_string_append_c(out, *p);
+                }
+                if (p < end)
+                        g_string_append_printf(out, "\\x%02X", (unsigned char) *p++);
+        }
+        return g_string_free(out, FALSE);
+}
+
 static procd_status get_args(call *k, int first_type, ...)
 {
         DBusError derr;
@@ -299,10 +319,10 @@ static bool append_family(DBusMessageIter *arr, const procd_family_info *fi)
         DBusMessageIter st, mem;
         dbus_int32_t root = fi->root_pid, watcher = fi->watcher_pid, parent = fi->parent_root_pid;
         dbus_uint64_t start = fi->root_start_ticks;
-        char tracking[sizeof fi->tracking], source[sizeof fi->source];
-        snprintf(tracking, sizeof tracking, "%s", fi->tracking);
+        /* the tracking holds a cgroup path in any encoding: invalid bytes as \xNN */
+        g_autofree char *tracking = utf8_escaped(fi->tracking);
+        char source[sizeof fi->source];
         snprintf(source, sizeof source, "%s", fi->source);
-        ascii_only(tracking);
         ascii_only(source);
         const char *tp = tracking, *sp = source, *state = fi->state;
         const dbus_int32_t *pids = (const dbus_int32_t *) fi->members;

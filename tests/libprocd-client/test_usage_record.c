@@ -82,12 +82,54 @@ static void test_json_same_as_trackers(void)
         }
 }
 
+/* Both JSON string writers, one case a line: the expected literal (valid UTF-8 whatever the
+ * input), the same from both sides, and the member writer's KEY_hex exactly when the input is
+ * not UTF-8. */
+typedef void (*write_member_fn)(FILE *f, const char *key, const char *s);
+
+static char *written(write_member_fn fn, const char *s)
+{
+        char *out = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&out, &n);
+        CU_ASSERT_FATAL(f != NULL);
+        fn(f, "k", s);
+        fclose(f);
+        return out;
+}
+
+static void check_json(const char *in, const char *expected)
+{
+        char *a = written(procd_json_write_member, in), *b = written(tr_json_write_member, in);
+        if (strcmp(a, expected) != 0 || strcmp(b, expected) != 0)
+                printf("\n  input %s:\n    want   %s\n    client %s\n    trackr %s", expected, expected, a, b);
+        CU_ASSERT_STRING_EQUAL(a, expected);
+        CU_ASSERT_STRING_EQUAL(b, expected);
+        free(a);
+        free(b);
+}
+
+static void test_json_utf8(void)
+{
+        check_json("plain", "\"k\": \"plain\"");
+        check_json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"k\": \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+        check_json("q\"b\\\n\x01", "\"k\": \"q\\\"b\\\\\\u000a\\u0001\"");
+        check_json("caf\xe9", "\"k\": \"caf\\ufffd\", \"k_hex\": \"636166e9\"");
+        check_json("\xff\xfe", "\"k\": \"\\ufffd\\ufffd\", \"k_hex\": \"fffe\"");
+        /* overlong '/', a surrogate, above U+10FFFF, a cut sequence */
+        check_json("\xc0\xaf", "\"k\": \"\\ufffd\\ufffd\", \"k_hex\": \"c0af\"");
+        check_json("\xed\xa0\x80", "\"k\": \"\\ufffd\\ufffd\\ufffd\", \"k_hex\": \"eda080\"");
+        check_json("\xf4\x90\x80\x80", "\"k\": \"\\ufffd\\ufffd\\ufffd\\ufffd\", \"k_hex\": \"f4908080\"");
+        check_json("a\xe2\x82", "\"k\": \"a\\ufffd\\ufffd\", \"k_hex\": \"61e282\"");
+}
+
 int main(void)
 {
         static CU_TestInfo tests[] = {
                 { "fields_match_trackers", test_fields_match_trackers },
                 { "source_names", test_source_names },
                 { "json_same_as_trackers", test_json_same_as_trackers },
+                { "json_utf8", test_json_utf8 },
                 CU_TEST_INFO_NULL,
         };
         static CU_SuiteInfo suites[] = {

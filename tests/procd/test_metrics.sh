@@ -4,7 +4,8 @@
 # a registered family's series; a real prometheus-node-exporter (Debian's), started here on
 # 127.0.0.1:<free port> with the textfile collector alone, serves procd's series; the file
 # is removed when procd stops; the alert rules pass `promtool check rules`; every procd_*
-# name the rules and the Grafana dashboard use is one procd writes.
+# name the rules and the Grafana dashboard use is one procd writes; `procctl list` and its
+# --json show the limits set on a family's cgroup, its OOM kills and the state oom.
 # A shell test: it drives promtool, node-exporter and curl as an admin would.
 set -u
 build=${1:?build dir}
@@ -85,6 +86,38 @@ check "node-exporter serves procd's own series" grep -q '^procd_build_info{versi
 check "node-exporter read the file without error" grep -q '^node_textfile_scrape_error 0$' "$tmp/scrape.txt"
 kill "$nexp" && wait "$nexp" 2>/dev/null
 nexp=
+
+# the limits set on the family's cgroup and an OOM kill show in list, list --json and metrics
+if [ -d /sys/fs/cgroup/memory ]; then # v1 memory and pids hierarchies (hybrid, v1)
+  memdir=/sys/fs/cgroup/memory$(awk -F: '$2=="memory"{print $3}' "/proc/$child/cgroup")
+  piddir=/sys/fs/cgroup/pids$(awk -F: '$2=="pids"{print $3}' "/proc/$child/cgroup")
+  echo 33554432 >"$memdir/memory.limit_in_bytes"
+  echo 50 >"$piddir/pids.max"
+  joindir=$memdir
+else # pure v2: the family's processes sit in its leaf
+  leaf=/sys/fs/cgroup$(awk -F: '$1=="0"{print $3}' "/proc/$child/cgroup")
+  memdir=${leaf%/self} piddir=${leaf%/self} joindir=$leaf
+  echo 33554432 >"$memdir/memory.max"
+  echo 50 >"$piddir/pids.max"
+fi
+# a member that asks for more than the limit: the kernel's OOM killer ends it
+sh -c "echo \$\$ >'$joindir/cgroup.procs' && exec python3 -c 'b = bytearray(256 << 20)'" 2>/dev/null
+"$procctl" --socket "$tmp/procd.sock" list >"$tmp/list.txt"
+"$procctl" --socket "$tmp/procd.sock" list --json >"$tmp/list.json"
+"$procctl" --socket "$tmp/procd.sock" metrics >"$tmp/metrics3.txt"
+row() { grep "^$child " "$tmp/list.txt"; }
+check "list: the header has JOB, MEM.MAX, CPUS, PIDS.MX, OOM" \
+  grep -qE '^ROOT +JOB +STATE .* MEM +MEM\.MAX +CPUS +PIDS\.MX +OOM ' "$tmp/list.txt"
+check "list: memory.max beside the memory" bash -c "grep '^$child ' '$tmp/list.txt' | grep -q ' 32.0 MiB '"
+check "list: state oom after the OOM kill" bash -c "grep '^$child ' '$tmp/list.txt' | grep -qE '^$child +- +oom '"
+check "list --json: limits, OOM count and state" python3 -c "
+import json, sys
+f = [f for f in json.load(open('$tmp/list.json'))['families'] if f['root_pid'] == $child][0]
+sys.exit(not (f['memory_max_bytes'] == 33554432 and f['pids_max'] == 50 and f['oom_kills'] >= 1 and f['state'] == 'oom'))"
+check "metrics: the limits" bash -c "grep -q '^procd_family_memory_max_bytes{root_pid=\"$child\",[^}]*} 33554432\$' '$tmp/metrics3.txt' &&
+  grep -q '^procd_family_pids_max{root_pid=\"$child\",[^}]*} 50\$' '$tmp/metrics3.txt'"
+check "metrics: the OOM kill and the state" bash -c "grep -qE '^procd_family_oom_kills_total\{root_pid=\"$child\",[^}]*\} [1-9]' '$tmp/metrics3.txt' &&
+  grep -q '^procd_family_state{root_pid=\"$child\",.*state=\"oom\"} 1\$' '$tmp/metrics3.txt'"
 
 # the alert rules and the dashboard use names procd writes
 check "promtool check rules accepts the alert rules" promtool check rules "$src/dist/prometheus/procd-alerts.yml"

@@ -1126,6 +1126,61 @@ static pid_t procd_up(const char *tag, char *sock, size_t size, procd_client **c
         return pd;
 }
 
+/* A job whose cgroup name is not UTF-8 (Latin-1 "pdé"): procd tracks it all the same (the
+ * path goes as bytes, TrackFamilyViaCgroupBytes), lists it under a percent-encoded job id,
+ * and the report is valid UTF-8 JSON with the raw name in job_name_hex. */
+static void test_with_procd_not_utf8(void)
+{
+        NEED_ROOT();
+        static const char tag[] = "pd\xe9name";
+        char sock[PATH_MAX], ready[PATH_MAX], report[PATH_MAX];
+        procd_client *c = NULL;
+        pid_t pd = procd_up("procd8", sock, sizeof sock, &c);
+        if (pd < 0)
+                return;
+        sr_path(ready, sizeof ready, "pd8", ".ready");
+        sr_path(report, sizeof report, tag, ".json");
+        unlink(ready);
+        const char *args[] = { "--socket", sock, "--require-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(),
+                               "--name", tag, "--report", report, "--kill-grace", "2", "--", sr_self_exe(), "helper",
+                               "spin", ready, NULL };
+        uint64_t t0 = tr_now_usec();
+        pid_t sp = sr_spawn(tag, args);
+        CU_ASSERT_FATAL(sp > 1);
+        CU_ASSERT_TRUE(wait_file(ready, 10000));
+        pid_t root = sr_job_root(tag);
+        CU_ASSERT_TRUE(root > 1);
+        procd_family_info fi;
+        bool found = false;
+        for (int i = 0; i < 300 && !((found = procd_family(c, root, &fi)) && strncmp(fi.tracking, "cgroup:", 7) == 0);
+             i++)
+                usleep(10000);
+        CU_ASSERT_TRUE(found);
+        if (found) {
+                /* Dump's strings are UTF-8: the byte is shown as \xE9 */
+                CU_ASSERT_PTR_NOT_NULL(strstr(fi.tracking, "/pd\\xE9name/job"));
+                CU_ASSERT_STRING_EQUAL(fi.source, "cgroup");
+        }
+        procd_job_info *jobs = NULL;
+        size_t n = 0;
+        bool listed = false;
+        CU_ASSERT_EQUAL(procd_list_jobs(c, (uid_t) -1, &jobs, &n, NULL), PROCD_OK);
+        for (size_t i = 0; i < n; i++)
+                listed |= jobs[i].root_pid == root && strcmp(jobs[i].job_id, "pd%E9name") == 0;
+        free(jobs);
+        CU_ASSERT_TRUE(listed);
+        kill(sp, SIGTERM);
+        run r;
+        finish(sp, tag, &r, 30000, t0);
+        CU_ASSERT_EQUAL(r.code, 128 + SIGTERM);
+        CU_ASSERT_TRUE(report_has(tag, "\"tracker\": \"procd\""));
+        CU_ASSERT_TRUE(report_has(tag, "\"job_name\": \"pd\\ufffdname\", \"job_name_hex\": \"7064e96e616d65\""));
+        CU_ASSERT_FALSE(report_has(tag, "\xe9")); /* no raw byte: valid UTF-8 */
+        CU_ASSERT_TRUE(cg_gone(tag));
+        procd_disconnect(c);
+        sr_procd_stop(pd, sock);
+}
+
 static void test_with_procd(void)
 {
         NEED_ROOT();
@@ -1320,6 +1375,7 @@ int main(int argc, char **argv)
         };
         CU_TestInfo procd_tests[] = {
                 { "registered with procd, tracked via the cgroup", test_with_procd },
+                { "a job whose cgroup name is not UTF-8 is tracked by procd", test_with_procd_not_utf8 },
                 { "procctl kill: exit_status, terminated, by whom", test_procctl_kill },
                 CU_TEST_INFO_NULL,
         };
