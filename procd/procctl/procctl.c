@@ -37,7 +37,7 @@ static void usage(FILE *f)
               "  track-env ROOT NAME=VALUE                      track via an environment marker\n"
               "  track-login ROOT LOGIN                         track every process of a user\n"
               "  track-gid ROOT [GID]                           track via a supplementary group\n"
-              "                                                 (allocated from --gid-range without GID)\n"
+              "                                                 (without GID: procd allocates one from its gid range)\n"
               "  usage [PID]                                    usage of a family (0/none: root family)\n"
               "  signal PID SIGNAL                              signal a process of a family (TERM, 15...)\n"
               "  suspend PID | continue PID | kill PID          act on a family and its subfamilies\n"

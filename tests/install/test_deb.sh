@@ -46,6 +46,7 @@ expect procd \
   /usr/share/man/man8/procd.8.gz /usr/share/man/man1/procctl.1.gz /usr/share/man/man1/procd-starter.1.gz \
   /usr/share/man/man5/procd.conf.5.gz /usr/share/man/man8/pam_procd_adopt.8.gz \
   /usr/share/man/man7/procd-dbus.7.gz \
+  /usr/share/bash-completion/completions/procd \
   /usr/share/bash-completion/completions/procctl /usr/share/bash-completion/completions/procd-starter \
   /usr/share/procd/procd-alerts.yml /usr/share/procd/procd-dashboard.json \
   /usr/share/doc/procd/README.md.gz /usr/share/doc/procd/NOTES.gz /usr/share/doc/procd/changelog.gz \

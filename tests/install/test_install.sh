@@ -2,7 +2,7 @@
 # test_install.sh PATHS - `cmake --install` into a scratch root (DESTDIR) installs exactly
 # the expected files; the installed programs print their version; procd starts with the
 # installed example configuration; a program built against the installed header and
-# pkg-config file links libprocd-client.so.SOVERSION and calls it.
+# pkg-config file links libprocd-client.so.SOVERSION and calls it, from C and from C++ (g++).
 set -u
 . "$1"
 fails=0
@@ -38,6 +38,7 @@ expected=(
   "$mandir/man8/pam_procd_adopt.8"
   "$mandir/man7/procd-dbus.7"
   "$mandir/man3/libprocd-client.3"
+  "$datadir/bash-completion/completions/procd"
   "$datadir/bash-completion/completions/procctl"
   "$datadir/bash-completion/completions/procd-starter"
   "$datadir/procd/procd-alerts.yml"
@@ -69,7 +70,7 @@ for m in man8/procd.8 man1/procctl.1 man1/procd-starter.1 man5/procd.conf.5 man8
   man7/procd-dbus.7 man3/libprocd-client.3; do
   check "$m is a man page" grep -q '^\.TH' "$d$mandir/$m"
 done
-for c in procctl procd-starter; do
+for c in procd procctl procd-starter; do
   check "completion for $c loads" bash -c ". '$d$datadir/bash-completion/completions/$c' 2>/dev/null || true; type -t _init_completion >/dev/null || _init_completion() { :; }; complete -p $c >/dev/null"
 done
 check "example configuration: every key commented" bash -c "! grep -Ev '^(#|\\[procd\\]|\$)' '$d$sysconfdir/procd/procd.conf'"
@@ -127,6 +128,48 @@ if flags=$(pkg-config --cflags --libs libprocd-client) &&
 else
   cat "$root/cc.log"
   check "client program builds from pkg-config" false
+fi
+
+# the same from C++: every public header in one translation unit, built and linked with g++
+# through the pkg-config file; the calls resolve to the C symbols (extern "C")
+cat >"$root/client.cpp" <<'CXX'
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <procd/client.h>
+#include <procd/job-info.h>
+#include <procd/types.h>
+#include <procd/usage.h>
+#include <procd/wire.h>
+int main()
+{
+        procd_client *c = nullptr;
+        procd_error e{};
+        if (std::string(procd_client_version()) != PROCD_VERSION)
+                return 1;
+        if (procd_connect("/nonexistent/procd.sock", &c, &e) != PROCD_E_TRANSPORT)
+                return 2;
+        procd_usage u;
+        procd_usage_init(&u);
+        procd_usage_extra x{};
+        if (procd_usage_field_count() == 0 || std::strcmp(procd_status_name(PROCD_E_BAD_ROOT_PID), "BadRootPid") != 0 ||
+            !procd_job_id_valid("1234.0") || x.memory_max_bytes.available)
+                return 3;
+        procd_json_write_member(stdout, "k", "v");
+        std::printf(" %s %d\n", procd_client_version(), PROCD_CLIENT_SOVERSION);
+        return 0;
+}
+CXX
+if flags=$(pkg-config --cflags --libs libprocd-client) &&
+  g++ -std=c++17 -Wall -Wextra -Werror ${PROCD_TEST_CFLAGS:-} -o "$root/clientxx" "$root/client.cpp" $flags \
+    2>"$root/cxx.log"; then
+  check "C++ client program runs against the installed library" \
+    test "$(LD_LIBRARY_PATH="$d$libdir" "$root/clientxx")" = "\"k\": \"v\" $version $soversion"
+  check "it calls the C symbols (no C++ mangling)" \
+    bash -c "nm -D --undefined-only '$root/clientxx' | grep -qE ' U procd_connect(@|\$)'"
+else
+  cat "$root/cxx.log"
+  check "C++ client program builds from pkg-config with g++" false
 fi
 
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
