@@ -34,6 +34,15 @@ for p in procd procctl procd-starter; do
   compare "$p options" "--help" "$tmp/$p.help" "man page" "$tmp/$p.man"
   compare "$p options" "--help" "$tmp/$p.help" "completion" "$tmp/$p.completion"
 done
+# procd's configuration keys: every long option but the command-line-only ones, in
+# procd.conf(5) and in the example dist/procd.conf
+if [ -x "${bin[procd]}" ]; then
+  grep -vxE -- '--(config|ready-fd|version)' "$tmp/procd.help" | sed 's/^--//' >"$tmp/keys.help"
+  grep -oE '^\*[a-z][a-z0-9-]*=\*' "$src/doc/procd.conf.5.scd" | tr -d '*=' | sort -u >"$tmp/keys.man"
+  grep -oE '^#?[a-z][a-z0-9-]*=' "$src/dist/procd.conf" | tr -d '#=' | sort -u >"$tmp/keys.example"
+  compare "procd configuration keys" "--help" "$tmp/keys.help" "procd.conf(5)" "$tmp/keys.man"
+  compare "procd configuration keys" "--help" "$tmp/keys.help" "dist/procd.conf" "$tmp/keys.example"
+fi
 # procctl's commands: the help's command lines ("  name ARGS", "a | b | c"), the man page's
 # COMMANDS entries (*name*, *a* _PID_, *b* _PID_), the completion's command list
 if [ -x "${bin[procctl]}" ]; then
