@@ -3,7 +3,9 @@
 # libprocd-client1 and libprocd-client-dev; dpkg-deb -c shows each package's files at
 # Debian's paths (/usr/sbin, /lib/systemd/system, multiarch libdir), the unit's
 # maintainer scripts come from dh_installsystemd, the configuration is a conffile.  The
-# packages are NOT installed here (the machine is shared): see NOTES for the manual run.
+# packages are NOT installed on the host (the machine is shared): see NOTES for the manual
+# run.  procd-condor-compat's diversion of HTCondor's condor_procd is installed and removed
+# in a scratch root (dpkg --root) beside a stand-in condor package, in both orders.
 set -u
 . "$1"
 for tool in dpkg-buildpackage dh dpkg-deb; do
@@ -40,7 +42,7 @@ expect() { # expect PACKAGE PATH...
   check "$(basename "$deb") holds the expected files" diff -u "$out/expected" "$out/got"
 }
 expect procd \
-  /usr/sbin/procd /usr/sbin/condor_procd /usr/bin/procctl /usr/bin/procd-starter \
+  /usr/sbin/procd /usr/bin/procctl /usr/bin/procd-starter \
   "/lib/$ma/security/pam_procd_adopt.so" \
   /lib/systemd/system/procd.service /etc/procd/procd.conf \
   /usr/share/man/man8/procd.8.gz /usr/share/man/man1/procctl.1.gz /usr/share/man/man1/procd-starter.1.gz \
@@ -82,5 +84,57 @@ if [ -f "$lib" ]; then
     bash -c "readelf -d '$out/l/usr/lib/$ma/libprocd-client.so.$version' | grep -q 'SONAME.*libprocd-client.so.$soversion'"
   check "libprocd-client1 has a shlibs file" bash -c "dpkg-deb -I '$lib' shlibs | grep -q 'libprocd-client $soversion libprocd-client1'"
 fi
+expect procd-condor-compat \
+  /usr/sbin/condor_procd /usr/share/doc/procd-condor-compat/changelog.gz /usr/share/doc/procd-condor-compat/copyright
+
+# Beside HTCondor's condor package, which owns /usr/sbin/condor_procd: in a scratch root
+# with its own dpkg database (dpkg --root), never the host's.  procd is unpacked (its
+# postinst enables a systemd unit: not here); the compat package's scripts only call
+# dpkg-divert, which acts on $DPKG_ROOT, so they run chrootless.
+compat="$out/procd-condor-compat_${version}_$arch.deb"
+if [ -f "$deb" ] && [ -f "$compat" ]; then
+  R=$out/root
+  mkdir -p "$R/var/lib/dpkg/info" "$R/var/lib/dpkg/updates"
+  : >"$R/var/lib/dpkg/status"
+  standin() { # standin NAME: a package NAME that owns /usr/sbin/condor_procd (a script)
+    local d=$out/$1
+    mkdir -p "$d/DEBIAN" "$d/usr/sbin"
+    printf '#!/bin/sh\necho htcondor condor_procd\n' >"$d/usr/sbin/condor_procd"
+    chmod 755 "$d/usr/sbin/condor_procd"
+    printf 'Package: %s\nVersion: 23.0.0-1\nArchitecture: all\nMaintainer: test <test@example.invalid>\nDescription: stand-in owning /usr/sbin/condor_procd\n' \
+      "$1" >"$d/DEBIAN/control"
+    dpkg-deb --root-owner-group --build "$d" "$out/$1.deb" >/dev/null
+  }
+  standin condor
+  standin condor-clash # a second owner: what dpkg refused with procd's old link
+  dpkgr() { dpkg --root="$R" --log=/dev/null --force-depends --force-script-chrootless "$@" >>"$out/dpkg.log" 2>&1; }
+  htcondor() { [ "$("$R/usr/sbin/$1")" = "htcondor condor_procd" ]; }
+  ours() { [ "$(readlink "$R/usr/sbin/condor_procd")" = procd ]; }
+  diverted() { dpkg-divert --root="$R" --list | grep -q "diversion of /usr/sbin/condor_procd to /usr/sbin/condor_procd.htcondor by procd-condor-compat"; }
+  check "condor (stand-in) installs first" dpkgr -i "$out/condor.deb"
+  check "a second owner of condor_procd is refused (the collision)" bash -c "! dpkg --root='$R' --log=/dev/null -i '$out/condor-clash.deb' >>'$out/dpkg.log' 2>&1"
+  check "procd unpacks beside condor" dpkgr --unpack "$deb"
+  check "condor_procd is still HTCondor's" htcondor condor_procd
+  check "procd-condor-compat installs" dpkgr -i "$compat"
+  check "... diverting HTCondor's condor_procd" diverted
+  check "... to condor_procd.htcondor, intact" htcondor condor_procd.htcondor
+  check "... and condor_procd is procd" ours
+  check "dpkg -S names the compat package" bash -c "dpkg --root='$R' -S /usr/sbin/condor_procd | tee -a '$out/dpkg.log' | grep -q 'procd-condor-compat.*: /usr/sbin/condor_procd\$'"
+  reinstall() { dpkgr -i "$compat" && ours && diverted; }
+  check "reinstalling the compat package keeps it so" reinstall
+  check "removing the compat package" dpkgr -r procd-condor-compat
+  check "... puts HTCondor's condor_procd back" htcondor condor_procd
+  check "... and drops the diversion" bash -c "! dpkg-divert --root='$R' --list | grep -q condor_procd && [ ! -e '$R/usr/sbin/condor_procd.htcondor' ]"
+  # the other order: the compat package first, then condor
+  check "purge condor" dpkgr -P condor
+  check "compat installs without condor" dpkgr -i "$compat"
+  check "condor installs after it" dpkgr -i "$out/condor.deb"
+  check "... its condor_procd lands diverted" htcondor condor_procd.htcondor
+  check "... condor_procd stays procd" ours
+  remove_compat() { dpkgr -r procd-condor-compat && htcondor condor_procd; }
+  check "removing the compat package puts condor's back" remove_compat
+  [ "$fails" -eq 0 ] || tail -30 "$out/dpkg.log"
+fi
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all .deb checks passed"
