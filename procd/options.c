@@ -23,7 +23,7 @@
 #endif
 #define PD_CONFIG_GROUP "procd"
 
-enum { OPT_CONFIG = 1000, OPT_VERSION, OPT_CLASSIC_CGROUP_BASE };
+enum { OPT_CONFIG = 1000, OPT_VERSION, OPT_CLASSIC_CGROUP_BASE, OPT_FAMILY_CGROUP_BASE_DEFAULT };
 
 static const struct option longopts[] = {
         { "socket", required_argument, NULL, 's' },
@@ -46,6 +46,7 @@ static const struct option longopts[] = {
         { "pidfile", required_argument, NULL, 'P' },
         /* command line only (not keys of the file) */
         { "ready-fd", required_argument, NULL, 'R' },
+        { "family-cgroup-base-default", required_argument, NULL, OPT_FAMILY_CGROUP_BASE_DEFAULT },
         { "config", required_argument, NULL, OPT_CONFIG },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, OPT_VERSION },
@@ -82,6 +83,10 @@ static void usage(FILE *f)
                    "  --family-cgroup-base CGROUP\n"
                    "                          where each registered family gets a cgroup of its own\n"
                    "                          (default: <procd's own cgroup>/" PD_FAMCG_DEFAULT_SUBTREE ")\n"
+                   "  --family-cgroup-base-default CGROUP\n"
+                   "                          the base when no --family-cgroup-base, key or\n"
+                   "                          " PD_ENV_FAMILY_CGROUP_BASE " names one (the systemd unit:\n"
+                   "                          procd-families.service's cgroup, outside procd's own)\n"
                    "  --no-family-cgroups     families get no cgroup unless a client names one\n"
                    "  --state-file PATH       registered families, kept across restarts (default: beside\n"
                    "                          the socket, named after it (procd.sock -> procd.state);\n"
@@ -224,6 +229,11 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
         }
         case 'T':
                 return seconds(where, code, v, 86400, &o->metrics_interval);
+        case OPT_FAMILY_CGROUP_BASE_DEFAULT:
+                if (v[0] != '/' || v[strspn(v, "/")] == '\0' || strlen(v) >= sizeof o->famcg_base_default)
+                        return bad(where, code, v, "an absolute cgroup path, not /");
+                snprintf(o->famcg_base_default, sizeof o->famcg_base_default, "%s", v);
+                return 0;
         case 'R':
                 if (tr_parse_u64(v, &n) < 0 || n < 3 || n > INT32_MAX)
                         return bad(where, code, v, NULL);
@@ -355,5 +365,10 @@ int pd_options_parse(int argc, char **argv, bool classic, pd_options *o)
         for (size_t i = 0; i < n; i++)
                 if (set_option(o, codes[i], values[i], "") < 0)
                         return -EINVAL;
+        /* the lowest rank: only where nothing above named a base */
+        if (!o->famcg.base && o->famcg_base_default[0]) {
+                snprintf(o->famcg_base, sizeof o->famcg_base, "%s", o->famcg_base_default);
+                o->famcg.base = o->famcg_base;
+        }
         return 0;
 }

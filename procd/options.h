@@ -25,6 +25,8 @@ typedef struct pd_options {
         int ready_fd;                /* -1: none (command line only) */
         pd_famcg_options famcg;      /* famcg.base points into famcg_base */
         char famcg_base[PATH_MAX];
+        char famcg_base_default[PATH_MAX]; /* --family-cgroup-base-default: the base when no
+                                              option, key or variable names one ("": none) */
         char classic_cgroup_base[PATH_MAX]; /* "": none (TRACK_FAMILY_VIA_CGROUP only below the family base) */
         char config_path[PATH_MAX];  /* the file read, "" when none */
         char file_ignored[128];      /* keys of the file left out in condor_procd's mode ("" none) */

@@ -4,7 +4,8 @@
 # Debian 12 whose PID 1 is systemd: a qemu guest (tests/vm/run MODE --init systemd, MODE v2
 # by default) on a throw-away overlay of this host's root, where procd is not installed.
 # Checked there: the package enables and starts procd.service; procctl and procd-starter
-# talk to the daemon; a configuration error stops the unit without a restart loop; stop
+# talk to the daemon; a registered family lives in procd-families.service's cgroup, never
+# in procd.service's (which holds procd alone) and outlives systemctl restart procd; a configuration error stops the unit without a restart loop; stop
 # keeps a running job; dpkg --purge leaves no file, unit, configuration, runtime directory,
 # procd process or cgroup behind.  One line per check; exit 0 when all pass, 1 when one
 # fails, 77 when it cannot run here (reason printed).
@@ -45,11 +46,15 @@ eventually() {
 unit_is() { [ "$(systemctl show -P "$1" procd.service)" = "$2" ]; }
 no_procd_process() { ! grep -qx procd /proc/[0-9]*/comm 2>/dev/null; }
 absent() { local p; for p in "$@"; do [ ! -e "$p" ] && [ ! -L "$p" ] || { echo "     still there: $p"; return 1; }; done; }
-cgroup_dir() { # the unit's cgroup directory on the systemd-managed hierarchy
-  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo /sys/fs/cgroup/system.slice/procd.service
-  elif [ -d /sys/fs/cgroup/unified ]; then echo /sys/fs/cgroup/unified/system.slice/procd.service
-  else echo /sys/fs/cgroup/systemd/system.slice/procd.service; fi
+cgroup_dir() { # cgroup_dir [UNIT]: the unit's cgroup directory on the systemd-managed hierarchy
+  local unit=${1:-procd.service}
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo /sys/fs/cgroup/system.slice/$unit
+  elif [ -d /sys/fs/cgroup/unified ]; then echo /sys/fs/cgroup/unified/system.slice/$unit
+  else echo /sys/fs/cgroup/systemd/system.slice/$unit; fi
 }
+unit_of_is() { [ "$(systemctl show -P "$2" "$1")" = "$3" ]; } # unit_of_is UNIT PROPERTY VALUE
+# every pid in the cgroup tree of UNIT, one a line
+unit_pids() { find "$(cgroup_dir "$1")" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -n; }
 
 echo "deb-live: PID 1 is $(cat /proc/1/comm), $(systemctl is-system-running 2>/dev/null), kernel $(uname -r), $(stat -fc %T /sys/fs/cgroup)"
 [ "$(cat /proc/1/comm)" = systemd ] || { echo "FAIL PID 1 is not systemd"; exit 1; }
@@ -88,6 +93,28 @@ check "procd-starter --require-procd runs a job procd tracks" \
   procd-starter --require-procd --quiet --report "$report" -- sh -c 'echo job; sleep 1'
 check "the report says tracker procd" grep -q '"tracker": *"procd"' "$report"
 echo "     report: $(tr -d '\n' <"$report" | cut -c1-300)"
+
+# the families live in procd-families.service's delegated cgroup, not in procd.service's
+check "procd-families.service is active" eventually unit_of_is procd-families.service ActiveState active
+sleep 600 &
+reg=$!
+check "procctl register a process" procctl register "$reg"
+fam_cg=$(sed -n 's/^0:://p' "/proc/$reg/cgroup")
+echo "     the family's cgroup: $fam_cg"
+check "its cgroup is under procd-families.service" \
+  bash -c "case '$fam_cg' in /system.slice/procd-families.service/families/*) true ;; *) false ;; esac"
+check "procd.service's cgroup holds procd alone" \
+  test "$(unit_pids procd.service)" = "$(systemctl show -P MainPID procd.service)"
+check "procd.service's task count is procd's" \
+  test "$(systemctl show -P TasksCurrent procd.service)" -le "$(ls /proc/"$(systemctl show -P MainPID procd.service)"/task | wc -l)"
+check "systemctl restart procd" systemctl restart procd.service
+check "procd is active after the restart" eventually unit_is ActiveState active
+check "the registered process outlives the restart" kill -0 "$reg"
+check "the restarted procd tracks it" bash -c "procctl --json usage $reg | grep -q '\"num_procs\": *1'"
+check "procd.service still holds procd alone" \
+  test "$(unit_pids procd.service)" = "$(systemctl show -P MainPID procd.service)"
+check "procd-families.service holds no process of its own" test -z "$(unit_pids procd-families.service | grep -vx "$reg")"
+kill "$reg"; wait "$reg" 2>/dev/null
 
 # stop keeps what procd tracks (KillMode=process); start again restores it from the state file
 procd-starter --require-procd --quiet -- sleep 600 &
@@ -132,6 +159,8 @@ check "no file of the packages is left" absent $files
 check "no configuration, runtime or maintainer files" \
   absent /etc/procd /run/procd /var/lib/dpkg/info/procd.list /var/lib/dpkg/info/procd.conffiles
 check "no unit: procd.service not found" unit_is LoadState not-found
+check "no unit: procd-families.service not found" unit_of_is procd-families.service LoadState not-found
+check "no cgroup of procd-families.service" eventually absent "$(cgroup_dir procd-families.service)"
 check "no enablement symlink or deb-systemd-helper state" \
   absent /etc/systemd/system/multi-user.target.wants/procd.service \
          /var/lib/systemd/deb-systemd-helper-enabled/procd.service.dsh-also \

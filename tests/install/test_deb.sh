@@ -44,7 +44,7 @@ expect() { # expect PACKAGE PATH...
 expect procd \
   /usr/sbin/procd /usr/bin/procctl /usr/bin/procd-starter \
   "/lib/$ma/security/pam_procd_adopt.so" \
-  /lib/systemd/system/procd.service /etc/procd/procd.conf \
+  /lib/systemd/system/procd.service /lib/systemd/system/procd-families.service /etc/procd/procd.conf \
   /usr/share/man/man8/procd.8.gz /usr/share/man/man1/procctl.1.gz /usr/share/man/man1/procd-starter.1.gz \
   /usr/share/man/man5/procd.conf.5.gz /usr/share/man/man8/pam_procd_adopt.8.gz \
   /usr/share/man/man7/procd-dbus.7.gz \
@@ -70,7 +70,7 @@ deb="$out/procd_${version}_$arch.deb"
 if [ -f "$deb" ]; then
   dpkg-deb -x "$deb" "$out/x"
   dpkg-deb -e "$deb" "$out/ctl"
-  check "unit runs /usr/sbin/procd" grep -qx "ExecStart=/usr/sbin/procd --foreground --log syslog" "$out/x/lib/systemd/system/procd.service"
+  check "unit runs /usr/sbin/procd" grep -q "^ExecStart=/usr/sbin/procd --foreground --log syslog " "$out/x/lib/systemd/system/procd.service"
   check "postinst enables and starts the unit (dh_installsystemd)" \
     bash -c "grep -q 'deb-systemd-helper' '$out/ctl/postinst' && grep -q 'procd.service' '$out/ctl/postinst'"
   check "postrm purges the unit's state" grep -q 'deb-systemd-helper purge' "$out/ctl/postrm"

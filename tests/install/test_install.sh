@@ -30,6 +30,7 @@ expected=(
   "$bindir/procctl"
   "$bindir/procd-starter"
   "$unitdir/procd.service"
+  "$unitdir/procd-families.service"
   "$sysconfdir/procd/procd.conf"
   "$mandir/man8/procd.8"
   "$mandir/man1/procctl.1"
@@ -63,7 +64,11 @@ for p in "$sbindir/procd" "$bindir/procctl" "$bindir/procd-starter"; do
   name=${p##*/}
   check "$name --version" test "$("$d$p" --version)" = "$name $version"
 done
-check "unit runs the installed procd" grep -qx "ExecStart=$sbindir/procd --foreground --log syslog" "$d$unitdir/procd.service"
+check "unit runs the installed procd" grep -qx "ExecStart=$sbindir/procd --foreground --log syslog --family-cgroup-base-default /system.slice/procd-families.service/families" "$d$unitdir/procd.service"
+check "unit wants procd-families.service" grep -qx "Wants=procd-families.service" "$d$unitdir/procd.service"
+check "procd.service delegates nothing (families live elsewhere)" bash -c "! grep -q '^Delegate=' '$d$unitdir/procd.service'"
+check "procd-families.service is delegated" grep -qx "Delegate=yes" "$d$unitdir/procd-families.service"
+check "stopping procd-families.service kills no job" grep -qx "KillMode=process" "$d$unitdir/procd-families.service"
 check "unit names no group" bash -c "! grep -q -- '--group' '$d$unitdir/procd.service'"
 check "unit does not restart on a configuration error" grep -qx "RestartPreventExitStatus=2" "$d$unitdir/procd.service"
 for m in man8/procd.8 man1/procctl.1 man1/procd-starter.1 man5/procd.conf.5 man8/pam_procd_adopt.8 \

@@ -37,7 +37,7 @@ done
 # procd's configuration keys: every long option but the command-line-only ones, in
 # procd.conf(5) and in the example dist/procd.conf
 if [ -x "${bin[procd]}" ]; then
-  grep -vxE -- '--(config|ready-fd|version)' "$tmp/procd.help" | sed 's/^--//' >"$tmp/keys.help"
+  grep -vxE -- '--(config|ready-fd|family-cgroup-base-default|version)' "$tmp/procd.help" | sed 's/^--//' >"$tmp/keys.help"
   grep -oE '^\*[a-z][a-z0-9-]*=\*' "$src/doc/procd.conf.5.scd" | tr -d '*=' | sort -u >"$tmp/keys.man"
   grep -oE '^#?[a-z][a-z0-9-]*=' "$src/dist/procd.conf" | tr -d '#=' | sort -u >"$tmp/keys.example"
   compare "procd configuration keys" "--help" "$tmp/keys.help" "procd.conf(5)" "$tmp/keys.man"

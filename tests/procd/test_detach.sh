@@ -13,29 +13,17 @@ for p in unshare python3; do
   command -v "$p" >/dev/null || { echo "SKIP: $p is not installed"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (mount namespace)"; exit 77; }
-fails=0
-check() { # check NAME COMMAND...: one line per case
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/../support/checks.sh"
 tmp=$(mktemp -d /tmp/procd-test-detach.XXXXXX)
 base=/procd-test.$$
 receiver= daemon=
 cleanup() {
   [ -n "$daemon" ] && kill "$daemon" 2>/dev/null
   [ -n "$receiver" ] && kill "$receiver" 2>/dev/null && wait "$receiver" 2>/dev/null
-  for m in $(awk '$9=="cgroup"||$9=="cgroup2"{print $5}' /proc/self/mountinfo); do
-    [ -d "$m$base" ] && find "$m$base" -depth -type d -exec rmdir {} + 2>/dev/null
-  done
+  remove_cgroup_base "$base"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-wait_for() { # wait_for SECONDS COMMAND...: poll (a bound, not a timed assertion)
-  local n=$(($1 * 10)); shift
-  while ! "$@" 2>/dev/null; do
-    n=$((n - 1)); [ "$n" -gt 0 ] || return 1; sleep 0.1
-  done
-}
 python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

@@ -17,11 +17,7 @@ for p in promtool "$exporter" curl python3; do
   command -v "$p" >/dev/null || { echo "SKIP: $p is not installed (cmake/install-deps.sh installs it)"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (procd makes family cgroups)"; exit 77; }
-fails=0
-check() { # check NAME COMMAND...: one line per case
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/../support/checks.sh"
 tmp=$(mktemp -d /tmp/procd-test-metrics.XXXXXX)
 base=/procd-test.$$ # swept by tests/support/sweep.sh if this run crashes
 daemon= child= nexp=
@@ -29,19 +25,10 @@ cleanup() {
   [ -n "$nexp" ] && kill "$nexp" 2>/dev/null && wait "$nexp" 2>/dev/null
   [ -n "$child" ] && kill "$child" 2>/dev/null && wait "$child" 2>/dev/null
   [ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
-  for m in $(awk '$9=="cgroup"||$9=="cgroup2"{print $5}' /proc/self/mountinfo); do
-    [ -d "$m$base" ] && find "$m$base" -depth -type d -exec rmdir {} + 2>/dev/null
-  done
+  remove_cgroup_base "$base"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-# wait_for SECONDS COMMAND...: poll until COMMAND succeeds (a bound, not a timed assertion)
-wait_for() {
-  local n=$(($1 * 10)); shift
-  while ! "$@" 2>/dev/null; do
-    n=$((n - 1)); [ "$n" -gt 0 ] || return 1; sleep 0.1
-  done
-}
 
 mkdir -p "$tmp/textfile"
 textfile=$tmp/textfile/procd.prom

@@ -2,6 +2,7 @@
  * the errors a careless configuration gets (fixtures in tests/fixtures/config). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "procd/dbus/dbus-server.h"
@@ -70,6 +71,10 @@ static void test_every_key(void)
         CU_ASSERT_TRUE(o.state_file_given);
         CU_ASSERT_STRING_EQUAL(o.state_file, "/tmp/procd-fixture.state");
         CU_ASSERT_STRING_EQUAL(o.classic_cgroup_base, "/procd-fixture/condor");
+        CU_ASSERT_STRING_EQUAL(o.metrics_textfile, "/tmp/procd-fixture/procd.prom");
+        CU_ASSERT_EQUAL(o.metrics_interval, 15);
+        CU_ASSERT_STRING_EQUAL(o.pidfile, "/tmp/procd-fixture.pid");
+        CU_ASSERT_TRUE(o.log_given);
         CU_ASSERT_STRING_EQUAL(o.config_path, fixture("good.conf"));
 }
 
@@ -90,6 +95,41 @@ static void test_classic_mode_file(void)
         CU_ASSERT_FALSE(o.syslog);
         CU_ASSERT_FALSE(o.state_file_given);
         CU_ASSERT_STRING_EQUAL(o.file_ignored, "socket, root-pid, log, state-file");
+}
+
+/* --family-cgroup-base-default (the systemd unit's) ranks below the key, the variable and
+ * --family-cgroup-base: one line per source */
+static void check_base(const char *name, const char *const *args, const char *env, const char *want)
+{
+        pd_options o;
+        if (env)
+                setenv(PD_ENV_FAMILY_CGROUP_BASE, env, 1);
+        int r = parse(&o, args);
+        unsetenv(PD_ENV_FAMILY_CGROUP_BASE);
+        if (r != 0 || !o.famcg.base || strcmp(o.famcg.base, want) != 0)
+                fprintf(stderr, "case %s: %d, base %s, want %s\n", name, r, o.famcg.base ? o.famcg.base : "(none)", want);
+        CU_ASSERT_EQUAL(r, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(o.famcg.base);
+        CU_ASSERT_STRING_EQUAL(o.famcg.base, want);
+}
+
+static void test_base_default(void)
+{
+        const char *alone[] = { "--family-cgroup-base-default", "/system.slice/f.service/families", NULL };
+        const char *file[] = { "--family-cgroup-base-default", "/d", "--config", fixture("good.conf"), NULL };
+        const char *option[] = { "--family-cgroup-base", "/o", "--family-cgroup-base-default", "/d", NULL };
+        check_base("the default alone", alone, NULL, "/system.slice/f.service/families");
+        check_base("the key wins", file, NULL, "/procd-fixture/families");
+        check_base("the variable wins", alone, "/env", "/env");
+        check_base("the option wins", option, NULL, "/o");
+        pd_options o;
+        const char *none[] = { NULL };
+        CU_ASSERT_EQUAL(parse(&o, none), 0);
+        CU_ASSERT_PTR_NULL(o.famcg.base);
+        CU_ASSERT_STRING_EQUAL(o.metrics_textfile, "");
+        CU_ASSERT_EQUAL(o.metrics_interval, 30);
+        CU_ASSERT_STRING_EQUAL(o.pidfile, "");
+        CU_ASSERT_FALSE(o.log_given);
 }
 
 static void test_command_line_wins(void)
@@ -161,6 +201,7 @@ int main(void)
                 { "every key of the file", test_every_key },
                 { "condor_procd's mode reads the file", test_classic_mode_file },
                 { "the command line overrides the file", test_command_line_wins },
+                { "--family-cgroup-base-default ranks last; metrics and pidfile defaults", test_base_default },
                 { "errors", test_errors },
                 { "--version and --help", test_version_and_help },
                 CU_TEST_INFO_NULL,

@@ -1112,6 +1112,17 @@ static bool procd_family(procd_client *c, pid_t root, procd_family_info *out)
         return found;
 }
 
+/* Wait up to 3 s for procd to track root via a cgroup (registration, then
+ * TrackFamilyViaCgroup, happen right after the launch); fi: the family as last seen. */
+static bool wait_tracked(procd_client *c, pid_t root, procd_family_info *fi)
+{
+        bool found = false;
+        for (int i = 0; i < 300 && !((found = procd_family(c, root, fi)) && strncmp(fi->tracking, "cgroup:", 7) == 0);
+             i++)
+                usleep(10000);
+        return found;
+}
+
 /* procd on <tag>.sock and a client of it: procd's pid, or -1 (a failure recorded, nothing
  * left running). */
 static pid_t procd_up(const char *tag, char *sock, size_t size, procd_client **c)
@@ -1151,10 +1162,7 @@ static void test_with_procd_not_utf8(void)
         pid_t root = sr_job_root(tag);
         CU_ASSERT_TRUE(root > 1);
         procd_family_info fi;
-        bool found = false;
-        for (int i = 0; i < 300 && !((found = procd_family(c, root, &fi)) && strncmp(fi.tracking, "cgroup:", 7) == 0);
-             i++)
-                usleep(10000);
+        bool found = wait_tracked(c, root, &fi);
         CU_ASSERT_TRUE(found);
         if (found) {
                 /* Dump's strings are UTF-8: the byte is shown as \xE9 */
@@ -1204,11 +1212,7 @@ static void test_with_procd(void)
         pid_t root = sr_job_root("pdreg");
         CU_ASSERT_TRUE(root > 1);
         procd_family_info fi;
-        bool found = false;
-        /* registration (then TrackFamilyViaCgroup) happens right after the launch */
-        for (int i = 0; i < 300 && !((found = procd_family(c, root, &fi)) && strncmp(fi.tracking, "cgroup:", 7) == 0);
-             i++)
-                usleep(10000);
+        bool found = wait_tracked(c, root, &fi);
         CU_ASSERT_TRUE(found);
         if (found) {
                 char want[PATH_MAX + 16];
