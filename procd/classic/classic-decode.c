@@ -171,6 +171,28 @@ const char *pd_cl_command_name(int32_t command)
         return shapes[command].name;
 }
 
+const char *pd_cl_error_name(int32_t error)
+{
+        static const char *const names[] = {
+                [PD_CL_SUCCESS] = "OK",
+                [PD_CL_BAD_ROOT_PID] = "BAD_ROOT_PID",
+                [PD_CL_BAD_WATCHER_PID] = "BAD_WATCHER_PID",
+                [PD_CL_BAD_SNAPSHOT_INTERVAL] = "BAD_SNAPSHOT_INTERVAL",
+                [PD_CL_ALREADY_REGISTERED] = "ALREADY_REGISTERED",
+                [PD_CL_FAMILY_NOT_FOUND] = "FAMILY_NOT_FOUND",
+                [PD_CL_PROCESS_NOT_FOUND] = "PROCESS_NOT_FOUND",
+                [PD_CL_PROCESS_NOT_FAMILY] = "PROCESS_NOT_FAMILY",
+                [PD_CL_UNREGISTER_ROOT] = "UNREGISTER_ROOT",
+                [PD_CL_BAD_ENVIRONMENT_INFO] = "BAD_ENVIRONMENT_INFO",
+                [PD_CL_BAD_LOGIN_INFO] = "BAD_LOGIN_INFO",
+                [PD_CL_BAD_GLEXEC_INFO] = "BAD_GLEXEC_INFO",
+                [PD_CL_NO_GROUP_ID_AVAILABLE] = "NO_GROUP_ID_AVAILABLE",
+                [PD_CL_NO_GLEXEC] = "NO_GLEXEC",
+                [PD_CL_NO_CGROUP_ID_AVAILABLE] = "NO_CGROUP_ID_AVAILABLE",
+        };
+        return error >= 0 && (size_t) error < sizeof names / sizeof names[0] && names[error] ? names[error] : "UNKNOWN";
+}
+
 pd_cl_decode_result pd_cl_decode(const uint8_t *buf, size_t n, pd_cl_request *r)
 {
         memset(r, 0, offsetof(pd_cl_request, text));

@@ -48,3 +48,5 @@ size_t pd_cl_resync(const uint8_t *buf, size_t n, bool (*live)(int32_t client_pi
                     void *data);
 
 const char *pd_cl_command_name(int32_t command);
+/* "OK", "BAD_ROOT_PID", ... (HTCondor's names without PROC_FAMILY_ERROR_), "UNKNOWN". */
+const char *pd_cl_error_name(int32_t error);

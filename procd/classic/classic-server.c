@@ -16,6 +16,7 @@
 #include "procd/core/admission.h"
 #include "procd/classic/classic-decode.h"
 #include "procd/classic/classic-encode.h"
+#include "procd/core/stats.h"
 #include "procd/classic/classic-fifo.h"
 #include "procd/core/command-query.h"
 #include "procd/wire.h"
@@ -173,8 +174,21 @@ static gboolean write_timeout(gpointer data)
         return G_SOURCE_REMOVE;
 }
 
+/* procd's request counters (metrics): condor_procd's command and error names */
+static void count(creq *q, pd_cl_error e)
+{
+        pd_stats_request_named(q->s->cm->stats, pd_cl_command_name(q->r.command), pd_cl_error_name(e));
+}
+
+static void count_malformed(pd_classic_server *s)
+{
+        if (s->cm->stats)
+                s->cm->stats->malformed_requests++;
+}
+
 static void reply_error(creq *q, pd_cl_error e)
 {
+        count(q, e);
         pd_cl_reply_error(&q->reply, e);
         write_reply(q);
 }
@@ -216,6 +230,7 @@ static void h_get_usage(creq *q)
         }
         pd_cl_usage cu;
         pd_cl_usage_from(&u, &m, &cu);
+        count(q, PD_CL_SUCCESS);
         pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
         pd_cl_reply_usage(&q->reply, &cu);
         write_reply(q);
@@ -290,6 +305,7 @@ static void h_dump(creq *q)
                         g_hash_table_insert(owner, GINT_TO_POINTER(infos[i].members[m]), GSIZE_TO_POINTER(i + 1));
         }
         int32_t nfam = (int32_t) n;
+        count(q, PD_CL_SUCCESS);
         pd_cl_reply_error(&q->reply, PD_CL_SUCCESS);
         pd_cl_reply_item(&q->reply, &nfam, sizeof nfam);
         for (guint k = 0; k < order->len; k++) {
@@ -564,6 +580,7 @@ static void drop_partial(pd_classic_server *s, const char *why)
         pd_cl_decode_result res = pd_cl_decode(s->in->data, s->in->len, r);
         g_message("classic: dropping %u bytes of a truncated request (%s, pid %d, %s)", s->in->len,
                   pd_cl_command_name(r->command), (int) r->client_pid, why);
+        count_malformed(s);
         if (s->in->len >= 8 && reply_fifo_exists(r->client_pid, r->serial, s)) {
                 if (res != PD_CL_INCOMPLETE || s->in->len < PD_CL_HEADER_BYTES)
                         r->command = -1;
@@ -614,6 +631,7 @@ static void process_input(pd_classic_server *s)
                         snprintf(r->why, sizeof r->why, "unknown command %d", (int) r->command);
                         start_request(s, r);
                 }
+                count_malformed(s); /* an unknown command */
                 size_t skip = pd_cl_resync(p, n, reply_fifo_exists, s);
                 g_message("classic: skipping %zu bytes after an unknown command", skip);
                 off += skip;

@@ -22,11 +22,11 @@ void pd_stats_clear(pd_stats *st)
         st->requests = NULL;
 }
 
-void pd_stats_request(pd_stats *st, const char *operation, procd_status status)
+void pd_stats_request_named(pd_stats *st, const char *operation, const char *status)
 {
         if (!st || !st->requests)
                 return;
-        char *key = g_strdup_printf("%s\n%s", operation, status == PROCD_OK ? "OK" : procd_status_name(status));
+        char *key = g_strdup_printf("%s\n%s", operation, status);
         uint64_t *n = g_hash_table_lookup(st->requests, key);
         if (n) {
                 (*n)++;
@@ -36,6 +36,11 @@ void pd_stats_request(pd_stats *st, const char *operation, procd_status status)
         n = g_new(uint64_t, 1);
         *n = 1;
         g_hash_table_insert(st->requests, key, n);
+}
+
+void pd_stats_request(pd_stats *st, const char *operation, procd_status status)
+{
+        pd_stats_request_named(st, operation, status == PROCD_OK ? "OK" : procd_status_name(status));
 }
 
 void pd_stats_foreach_request(const pd_stats *st, pd_stats_request_fn fn, void *ud)

@@ -21,9 +21,11 @@ typedef struct pd_stats {
 
 void pd_stats_init(pd_stats *st);
 void pd_stats_clear(pd_stats *st);
-/* One request done: operation (the D-Bus method name, or the classic command's) and its
- * status. */
+/* One request done: operation (the D-Bus method name, or the classic command's:
+ * GET_USAGE...) and its status ("OK" or the error's name). */
 void pd_stats_request(pd_stats *st, const char *operation, procd_status status);
+/* The same with the status by name (a transport's own: the classic protocol's errors). */
+void pd_stats_request_named(pd_stats *st, const char *operation, const char *status);
 
 /* Calls fn for each (operation, status name, count), sorted by operation then status. */
 typedef void (*pd_stats_request_fn)(const char *operation, const char *status, uint64_t count, void *ud);

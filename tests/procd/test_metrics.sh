@@ -13,7 +13,7 @@ src=${2:?source dir}
 procd=$build/procd/procd
 procctl=$build/procd/procctl
 exporter=/usr/bin/prometheus-node-exporter
-for p in promtool "$exporter" curl python3; do
+for p in promtool "$exporter" curl python3 dbus-send; do
   command -v "$p" >/dev/null || { echo "SKIP: $p is not installed (cmake/install-deps.sh installs it)"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (procd makes family cgroups)"; exit 77; }
@@ -52,7 +52,10 @@ check "procctl metrics: families by tracking" grep -q '^procd_families{tracking=
 check "procctl metrics: requests by operation and status" \
   grep -q '^procd_requests_total{operation="RegisterSubfamily",status="OK"} 1$' "$tmp/metrics.txt"
 "$procctl" --socket "$tmp/procd.sock" register 1 >/dev/null 2>&1
+dbus-send --peer="unix:path=$tmp/procd.sock" --print-reply /org/procd/ProcFamily \
+  org.procd.ProcFamily1.NoSuchMethod >/dev/null 2>&1
 "$procctl" --socket "$tmp/procd.sock" metrics >"$tmp/metrics2.txt"
+check "procctl metrics: a malformed request counted" grep -q '^procd_malformed_requests_total 1$' "$tmp/metrics2.txt"
 check "procctl metrics: a refused request counted by its error" \
   grep -q '^procd_requests_total{operation="RegisterSubfamily",status="BadRootPid"} 1$' "$tmp/metrics2.txt"
 # the textfile: written every second, atomically (never a partial file: rename)

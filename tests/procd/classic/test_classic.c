@@ -818,6 +818,21 @@ static void test_both_transports(void)
                         CU_ASSERT_EQUAL(a[i], b[i]);
                         CU_ASSERT_EQUAL(a[i], want[i]);
                 }
+                /* procd's metrics count both transports' requests, each by its own names */
+                char *text = NULL;
+                CU_ASSERT_EQUAL(procd_get_metrics(dc, &text, NULL), PROCD_OK);
+                static const char *const lines[] = {
+                        "\nprocd_requests_total{operation=\"REGISTER_SUBFAMILY\",status=\"BAD_ROOT_PID\"} 1\n",
+                        "\nprocd_requests_total{operation=\"REGISTER_SUBFAMILY\",status=\"OK\"} ",
+                        "\nprocd_requests_total{operation=\"RegisterSubfamily\",status=\"BadRootPid\"} 1\n",
+                        "\nprocd_requests_total{operation=\"RegisterSubfamily\",status=\"OK\"} ",
+                };
+                for (size_t i = 0; text && i < sizeof lines / sizeof lines[0]; i++) {
+                        if (!strstr(text, lines[i]))
+                                fprintf(stderr, "  metrics lack%s", lines[i]);
+                        CU_ASSERT_PTR_NOT_NULL(strstr(text, lines[i]));
+                }
+                free(text);
                 procd_disconnect(dc);
         }
         cc_close(&cc);
