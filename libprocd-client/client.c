@@ -293,13 +293,15 @@ static procd_u64 *limit_field(procd_usage_extra *x, const char *key)
                                                          : NULL;
 }
 
-static bool parse_usage(DBusMessage *reply, procd_usage *out, procd_usage_extra *extra)
+/* The usage entries of an a{sv} at it (GetUsage's reply, FamilyEmptied's data); other keys
+ * are left alone. */
+static bool parse_usage_dict(DBusMessageIter *it, procd_usage *out, procd_usage_extra *extra)
 {
-        DBusMessageIter it, arr;
+        DBusMessageIter arr;
         procd_usage_init(out);
-        if (!dbus_message_iter_init(reply, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
+        if (dbus_message_iter_get_arg_type(it) != DBUS_TYPE_ARRAY)
                 return false;
-        dbus_message_iter_recurse(&it, &arr);
+        dbus_message_iter_recurse(it, &arr);
         unsigned sources = 0;
         while (dbus_message_iter_get_arg_type(&arr) == DBUS_TYPE_DICT_ENTRY) {
                 DBusMessageIter e, v;
@@ -359,6 +361,12 @@ static bool parse_usage(DBusMessage *reply, procd_usage *out, procd_usage_extra 
                         f->source = (uint8_t) sources;
         }
         return true;
+}
+
+static bool parse_usage(DBusMessage *reply, procd_usage *out, procd_usage_extra *extra)
+{
+        DBusMessageIter it;
+        return dbus_message_iter_init(reply, &it) && parse_usage_dict(&it, out, extra);
 }
 
 procd_status procd_get_usage_extra(procd_client *c, pid_t pid, procd_usage *out, procd_usage_extra *extra,
@@ -605,4 +613,110 @@ procd_status procd_adopt_process(procd_client *c, pid_t pid, pid_t family_root, 
 {
         dbus_int32_t p = pid, f = family_root;
         return call(c, "AdoptProcess", NULL, err, DBUS_TYPE_INT32, &p, DBUS_TYPE_INT32, &f, DBUS_TYPE_INVALID);
+}
+
+/* ---- events ---- */
+
+procd_status procd_subscribe(procd_client *c, procd_error *err)
+{
+        return call(c, "Subscribe", NULL, err, DBUS_TYPE_INVALID);
+}
+
+procd_status procd_unsubscribe(procd_client *c, procd_error *err)
+{
+        return call(c, "Unsubscribe", NULL, err, DBUS_TYPE_INVALID);
+}
+
+/* data's keys other than the usage fields */
+static void parse_event_data(DBusMessageIter *arr, procd_event *ev)
+{
+        DBusMessageIter d;
+        dbus_message_iter_recurse(arr, &d);
+        for (; dbus_message_iter_get_arg_type(&d) == DBUS_TYPE_DICT_ENTRY; dbus_message_iter_next(&d)) {
+                DBusMessageIter e, v;
+                const char *key;
+                dbus_message_iter_recurse(&d, &e);
+                dbus_message_iter_get_basic(&e, &key);
+                dbus_message_iter_next(&e);
+                dbus_message_iter_recurse(&e, &v);
+                int t = dbus_message_iter_get_arg_type(&v);
+                if (t == DBUS_TYPE_UINT64) {
+                        dbus_uint64_t val;
+                        dbus_message_iter_get_basic(&v, &val);
+                        if (strcmp(key, "dropped") == 0)
+                                ev->dropped = val;
+                        else if (strcmp(key, "oom_kills") == 0)
+                                ev->oom_kills = val;
+                        else if (strcmp(key, "oom_kills_total") == 0)
+                                ev->oom_kills_total = val;
+                        else if (strcmp(key, "families") == 0)
+                                ev->families = val;
+                } else if (t == DBUS_TYPE_STRING && strcmp(key, "message") == 0) {
+                        const char *sv;
+                        dbus_message_iter_get_basic(&v, &sv);
+                        snprintf(ev->message, sizeof ev->message, "%s", sv);
+                } else if (t == DBUS_TYPE_STRING && strcmp(key, "source") == 0) {
+                        ev->has_usage = true;
+                }
+        }
+}
+
+static bool parse_event(DBusMessage *m, procd_event *ev)
+{
+        memset(ev, 0, sizeof *ev);
+        DBusMessageIter it;
+        if (!dbus_message_has_signature(m, "isa{sv}") || !dbus_message_iter_init(m, &it))
+                return false;
+        snprintf(ev->name, sizeof ev->name, "%s", dbus_message_get_member(m));
+        dbus_int32_t root;
+        const char *job;
+        dbus_message_iter_get_basic(&it, &root);
+        dbus_message_iter_next(&it);
+        dbus_message_iter_get_basic(&it, &job);
+        dbus_message_iter_next(&it);
+        ev->root_pid = root;
+        snprintf(ev->job, sizeof ev->job, "%s", job);
+        parse_event_data(&it, ev);
+        if (ev->has_usage)
+                parse_usage_dict(&it, &ev->usage, NULL);
+        return true;
+}
+
+procd_status procd_next_event(procd_client *c, int timeout_ms, procd_event *out, bool *got, procd_error *err)
+{
+        *got = false;
+        if (!c)
+                return procd_error_set(err, PROCD_E_TRANSPORT, "not connected");
+        long deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
+        for (;;) {
+                DBusMessage *m;
+                while ((m = dbus_connection_pop_message(c->c))) {
+                        bool ours = dbus_message_get_type(m) == DBUS_MESSAGE_TYPE_SIGNAL &&
+                                    dbus_message_has_interface(m, PROCD_DBUS_INTERFACE) && parse_event(m, out);
+                        dbus_message_unref(m);
+                        if (ours) {
+                                *got = true;
+                                return PROCD_OK;
+                        }
+                }
+                if (!dbus_connection_get_is_connected(c->c))
+                        return procd_error_set(err, PROCD_E_TRANSPORT, "connection to procd lost");
+                int wait = -1;
+                if (timeout_ms >= 0) {
+                        long left = deadline - now_ms();
+                        if (left <= 0)
+                                return PROCD_OK;
+                        wait = (int) left;
+                }
+                if (!dbus_connection_read_write(c->c, wait))
+                        return procd_error_set(err, PROCD_E_TRANSPORT, "connection to procd lost");
+        }
+}
+
+int procd_client_fd(procd_client *c)
+{
+        int fd = -1;
+        if (!c || !c->c || !dbus_connection_get_unix_fd(c->c, &fd))
+                return -1;
+        return fd;
 }

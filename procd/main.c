@@ -30,6 +30,8 @@
 #include "procd/core/metrics.h"
 #include "procd/core/restore.h"
 #include "procd/core/stats.h"
+#include "procd/core/event-watch.h"
+#include "procd/core/events.h"
 #include "procd/version.h"
 #include "trackers/hierarchy.h"
 #include "trackers/util.h"
@@ -41,6 +43,8 @@ typedef struct pd_daemon {
         tr_hierarchies hs;
         pd_registry *reg;
         pd_famcg *famcg;
+        pd_events *events;        /* what happened, to subscribers (issue 17) */
+        pd_event_watch *event_watch; /* the kernel's notifications of family cgroups */
         pd_commands cm;
         pd_dbus_server *server;
         pd_classic_args classic;  /* condor_procd's command line (-A ...) */
@@ -99,6 +103,19 @@ static GLogWriterOutput stderr_writer(GLogLevelFlags level, const GLogField *fie
         return g_log_writer_standard_streams(level, fields, n, NULL);
 }
 
+/* The journal with every structured field (the audit's PROCD_*): --log journal, or stderr
+ * when it is a journal stream (JOURNAL_STREAM names it); the same levels as stderr_writer.
+ * Where journald does not answer, stderr. */
+static GLogWriterOutput journal_writer(GLogLevelFlags level, const GLogField *fields, gsize n, gpointer data)
+{
+        (void) data;
+        if (g_log_writer_default_would_drop(level, G_LOG_DOMAIN))
+                return G_LOG_WRITER_HANDLED;
+        if (g_log_writer_journald(level, fields, n, NULL) == G_LOG_WRITER_HANDLED)
+                return G_LOG_WRITER_HANDLED;
+        return g_log_writer_standard_streams(level, fields, n, NULL);
+}
+
 /* READY=1 to $NOTIFY_SOCKET (a plain AF_UNIX datagram; '@' = abstract namespace). */
 static void notify_ready(void)
 {
@@ -130,6 +147,12 @@ static gboolean signal_cb(gint fd, GIOCondition cond, gpointer data)
                 g_message("signal %u: shutting down", si.ssi_signo);
         g_main_loop_quit(d->loop);
         return G_SOURCE_CONTINUE;
+}
+
+/* The events' job lookup (events.h): the command layer's job records. */
+static const char *events_job_of(void *data, pid_t root_pid)
+{
+        return pd_cmd_job_of(data, root_pid);
 }
 
 static void quit_cb(void *data)
@@ -366,6 +389,8 @@ int main(int argc, char **argv)
                 openlog("procd", LOG_PID, LOG_DAEMON);
                 d.log_echo_stderr = !d.opt.foreground;
                 g_log_set_writer_func(syslog_writer, &d.log_echo_stderr, NULL);
+        } else if (d.opt.journal || g_log_writer_is_journald(STDERR_FILENO)) {
+                g_log_set_writer_func(journal_writer, NULL, NULL);
         } else {
                 g_log_set_writer_func(stderr_writer, NULL, NULL);
         }
@@ -439,6 +464,12 @@ int main(int argc, char **argv)
                 .quit_data = &d,
                 .classic_cgroup_base = d.opt.classic_cgroup_base[0] ? d.opt.classic_cgroup_base : NULL,
         };
+        d.events = pd_events_new();
+        pd_events_set_job_lookup(d.events, events_job_of, &d.cm);
+        d.cm.events = d.events;
+        d.event_watch = pd_event_watch_new(d.reg, d.events);
+        if (!d.event_watch)
+                g_warning("no inotify or epoll: no events from the kernel (OOM kills, empty families)");
         pd_registry_set_watcher_hook(d.reg, pd_cmd_watcher_exited, &d.cm);
         if ((!d.classic.classic || d.opt.socket_given) &&
             pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, d.opt.evict_idle_sec, &d.cm,
@@ -489,6 +520,8 @@ int main(int argc, char **argv)
                 if (rs.in_file)
                         g_message("restored %zu of %zu families in %.1f ms (CPU %.1f ms)", rs.restored, rs.in_file,
                                   (double) rs.wall_usec / 1000.0, (double) rs.cpu_usec / 1000.0);
+                if (rs.in_file) /* kept for every new subscriber (events.h) */
+                        pd_events_restored(d.events, rs.restored);
                 pd_persist_init(&d.persist);
                 pd_registry_set_changed_hook(d.reg, save_state, &d);
                 save_state(&d);
@@ -548,7 +581,9 @@ int main(int argc, char **argv)
 out:
         pd_classic_server_free(d.classic_server);
         pd_dbus_server_free(d.server);
+        pd_event_watch_free(d.event_watch);
         pd_registry_free(d.reg);
+        pd_events_free(d.events);
         pd_persist_clear(&d.persist);
         pd_stats_clear(&d.stats);
         pd_famcg_free(d.famcg);

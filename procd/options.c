@@ -58,7 +58,7 @@ static void usage(FILE *f)
 {
         fprintf(f, "usage: procd [--config FILE] [--socket PATH] [--group GROUP] [--root-pid PID]\n"
                    "             [--gid-range MIN-MAX] [--snapshot-interval SEC] [--kill-timeout SEC]\n"
-                   "             [--freeze-timeout SEC] [--log stderr|syslog] [--max-connections-per-uid N]\n"
+                   "             [--freeze-timeout SEC] [--log stderr|syslog|journal] [--max-connections-per-uid N]\n"
                    "             [--evict-idle-after SEC] [--foreground] [--family-cgroup-base CGROUP | --no-family-cgroups]\n"
                    "             [--state-file PATH] [--classic-cgroup-base CGROUP] [--metrics-textfile PATH]\n"
                    "             [--metrics-interval SEC] [--pidfile PATH] [--ready-fd N] [--version]\n"
@@ -73,7 +73,9 @@ static void usage(FILE *f)
                    "  --kill-timeout S        KillFamily gives up (Unkillable) after S seconds (default 10)\n"
                    "  --freeze-timeout S      Suspend/ContinueFamily answer after at most S seconds even when\n"
                    "                          a member has not stopped yet (default 2)\n"
-                   "  --log stderr|syslog     where log messages go (default: stderr with --foreground,\n"
+                   "  --log stderr|syslog|journal\n"
+                   "                          where log messages go (default: stderr with --foreground,\n"
+                   "                          the journal when that stderr is a journal stream;\n"
                    "                          syslog when procd detaches)\n"
                    "  --max-connections-per-uid N\n"
                    "                          connections one non-root uid may hold (1..%d, default %d;\n"
@@ -186,10 +188,11 @@ static int set_option(pd_options *o, int code, const char *v, const char *where)
         case 'F':
                 return seconds(where, code, v, 3600, &o->freeze_timeout);
         case 'l':
-                if (strcmp(v, "syslog") != 0 && strcmp(v, "stderr") != 0)
-                        return bad(where, code, v, "stderr or syslog");
+                if (strcmp(v, "syslog") != 0 && strcmp(v, "stderr") != 0 && strcmp(v, "journal") != 0)
+                        return bad(where, code, v, "stderr, syslog or journal");
                 o->syslog = strcmp(v, "syslog") == 0;
                 o->log_given = true;
+                o->journal = strcmp(v, "journal") == 0;
                 return 0;
         case 'C':
                 if (tr_parse_u64(v, &n) < 0 || n == 0 || n > PD_DBUS_MAX_CONNECTIONS)

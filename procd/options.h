@@ -21,6 +21,7 @@ typedef struct pd_options {
         unsigned max_conns_per_uid;
         uint32_t evict_idle_sec;     /* a connection idle this long gives way when slots are full */
         bool syslog;
+        bool journal; /* --log journal: the journal's native protocol, with the audit's fields */
         bool foreground;
         int ready_fd;                /* -1: none (command line only) */
         pd_famcg_options famcg;      /* famcg.base points into famcg_base */

@@ -566,6 +566,8 @@ static void start_request(pd_classic_server *s, const pd_cl_request *r)
         q->who.uid = st.st_uid == 0 || st.st_uid == s->o.principal ? 0 : st.st_uid;
         q->who.pid = r->client_pid;
         q->who.confined = true; /* condor_procd's authority, whoever asks (command.h) */
+        q->who.via = "classic";
+        q->who.fifo_uid = st.st_uid;
         /* the principal counts as root here too: HTCondor's daemons are its clients */
         q->slot = pd_admission_take(s->adm, true, q->who.uid, q); /* NULL: answered with an error */
         q->deadline_usec = g_get_monotonic_time() + PD_ADMISSION_AUTH_TIMEOUT_SEC * G_USEC_PER_SEC;

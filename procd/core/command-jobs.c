@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "procd/core/audit.h"
 #include "procd/core/command-query.h"
 #include "procd/wire.h"
 #include "trackers/cgroup.h"
@@ -31,7 +32,7 @@ static bool rec_live(pd_commands *cm, const job_rec *j)
         return f && f->parent && f->root_start_ticks == j->root_start_ticks;
 }
 
-procd_status pd_cmd_set_family_job(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *job_id,
+static procd_status set_family_job_impl(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *job_id,
                                    uid_t owner_uid, procd_error *err)
 {
         if (!procd_job_id_valid(job_id))
@@ -105,7 +106,7 @@ procd_status pd_cmd_list_jobs(pd_commands *cm, const pd_caller *who, uid_t uid, 
         return PROCD_OK;
 }
 
-procd_status pd_cmd_adopt_process(pd_commands *cm, const pd_caller *who, pid_t pid, pid_t family_root,
+static procd_status adopt_process_impl(pd_commands *cm, const pd_caller *who, pid_t pid, pid_t family_root,
                                   procd_error *err)
 {
         if (who->uid != 0)
@@ -157,4 +158,28 @@ void pd_cmd_jobs_free(pd_commands *cm)
         if (cm->jobs)
                 g_hash_table_destroy(cm->jobs);
         cm->jobs = NULL;
+}
+
+/* The audit trail (audit.h): one record per call. */
+procd_status pd_cmd_set_family_job(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *job_id,
+                                   uid_t owner_uid, procd_error *err)
+{
+        procd_status s = set_family_job_impl(cm, who, root_pid, job_id, owner_uid, err);
+        pd_audit_record r = { .op = "set-job", .family = root_pid, .job = procd_job_id_valid(job_id) ? job_id : NULL,
+                              .who = who, .result = s, .message = err ? err->msg : NULL };
+        pd_audit_log(&r);
+        return s;
+}
+
+procd_status pd_cmd_adopt_process(pd_commands *cm, const pd_caller *who, pid_t pid, pid_t family_root,
+                                  procd_error *err)
+{
+        const char *j = family_root > 1 ? pd_cmd_job_of(cm, family_root) : NULL;
+        char job[PROCD_JOB_ID_MAX];
+        snprintf(job, sizeof job, "%s", j ? j : "");
+        procd_status s = adopt_process_impl(cm, who, pid, family_root, err);
+        pd_audit_record r = { .op = "adopt", .family = family_root, .job = job, .target = pid, .who = who,
+                              .result = s, .message = err ? err->msg : NULL };
+        pd_audit_log(&r);
+        return s;
 }

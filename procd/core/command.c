@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "procd/core/command-jobs.h"
+#include "procd/core/audit.h"
 #include "procd/core/command-query.h"
+#include "procd/core/events.h"
 #include "procd/core/family-usage.h"
 #include "procd/wire.h"
 #include "trackers/util.h"
@@ -171,7 +173,7 @@ procd_status pd_cmd_register_subfamily(pd_commands *cm, const pd_caller *who, pi
         return pd_cmd_register_subfamily_flags(cm, who, root_pid, watcher_pid, interval, 0, err);
 }
 
-procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *who, pid_t root_pid,
+static procd_status register_flags_impl(pd_commands *cm, const pd_caller *who, pid_t root_pid,
                                              pid_t watcher_pid, uint32_t interval, uint32_t flags, procd_error *err)
 {
         procd_status s = need_root(who, "RegisterSubfamily", err);
@@ -288,7 +290,7 @@ static bool cgroup_below(const char *path, const char *base)
         return strncmp(path, base, n) == 0 && path[n] == '/' && path[n + 1 + strspn(path + n + 1, "/")] != '\0';
 }
 
-procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *cgroup,
+static procd_status track_cgroup_impl(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *cgroup,
                                  procd_error *err)
 {
         procd_status s = need_root(who, "TrackFamilyViaCgroup", err);
@@ -317,7 +319,7 @@ procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t ro
         return PROCD_OK;
 }
 
-procd_status pd_cmd_track_environment(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *marker,
+static procd_status track_environment_impl(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *marker,
                                       procd_error *err)
 {
         procd_status s = need_root(who, "TrackFamilyViaEnvironment", err);
@@ -336,7 +338,7 @@ procd_status pd_cmd_track_environment(pd_commands *cm, const pd_caller *who, pid
         return PROCD_OK;
 }
 
-procd_status pd_cmd_track_login(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *login,
+static procd_status track_login_impl(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *login,
                                 procd_error *err)
 {
         procd_status s = need_root(who, "TrackFamilyViaLogin", err);
@@ -359,7 +361,7 @@ procd_status pd_cmd_track_login(pd_commands *cm, const pd_caller *who, pid_t roo
         return PROCD_OK;
 }
 
-procd_status pd_cmd_track_allocated_group(pd_commands *cm, const pd_caller *who, pid_t root_pid, gid_t *gid_out,
+static procd_status track_allocated_group_impl(pd_commands *cm, const pd_caller *who, pid_t root_pid, gid_t *gid_out,
                                           procd_error *err)
 {
         procd_status s = need_root(who, "TrackFamilyViaAllocatedGroup", err);
@@ -387,7 +389,7 @@ procd_status pd_cmd_track_allocated_group(pd_commands *cm, const pd_caller *who,
                             (unsigned) cm->gid_max);
 }
 
-procd_status pd_cmd_track_associated_group(pd_commands *cm, const pd_caller *who, pid_t root_pid, gid_t gid,
+static procd_status track_associated_group_impl(pd_commands *cm, const pd_caller *who, pid_t root_pid, gid_t gid,
                                            procd_error *err)
 {
         procd_status s = need_root(who, "TrackFamilyViaAssociatedGroup", err);
@@ -431,7 +433,7 @@ procd_status pd_cmd_get_usage(pd_commands *cm, const pd_caller *who, pid_t pid, 
         return PROCD_OK;
 }
 
-procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t pid, int sig, procd_error *err)
+static procd_status signal_process_impl(pd_commands *cm, const pd_caller *who, pid_t pid, int sig, procd_error *err)
 {
         if (pid <= 1)
                 return procd_error_set(err, PROCD_E_BAD_ARGUMENT, "refusing to signal pid %d", (int) pid);
@@ -519,7 +521,7 @@ static void mark_frozen(pd_commands *cm, pd_family *f, bool frozen)
         }
 }
 
-procd_status pd_cmd_suspend_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
+static procd_status suspend_family_impl(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
 {
         pd_family *f = NULL;
         procd_status s = find_actionable(cm, who, pid, "SuspendFamily", &f, err);
@@ -527,10 +529,13 @@ procd_status pd_cmd_suspend_family(pd_commands *cm, const pd_caller *who, pid_t 
                 return s;
         mark_frozen(cm, f, true);
         bool done;
-        return freeze_round(cm, f, true, cm->freeze_timeout_usec, &done, err);
+        s = freeze_round(cm, f, true, cm->freeze_timeout_usec, &done, err);
+        if (s == PROCD_OK)
+                pd_events_family(cm->events, PD_EVENT_FROZEN, f->root_pid);
+        return s;
 }
 
-procd_status pd_cmd_continue_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
+static procd_status continue_family_impl(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
 {
         pd_family *f = NULL;
         procd_status s = find_actionable(cm, who, pid, "ContinueFamily", &f, err);
@@ -538,7 +543,10 @@ procd_status pd_cmd_continue_family(pd_commands *cm, const pd_caller *who, pid_t
                 return s;
         mark_frozen(cm, f, false);
         bool done;
-        return freeze_round(cm, f, false, cm->freeze_timeout_usec, &done, err);
+        s = freeze_round(cm, f, false, cm->freeze_timeout_usec, &done, err);
+        if (s == PROCD_OK)
+                pd_events_family(cm->events, PD_EVENT_THAWED, f->root_pid);
+        return s;
 }
 
 /* After the tracker's kill: the root and the members TrackFamilyViaCgroup could not move
@@ -628,14 +636,21 @@ static procd_status kill_round(pd_commands *cm, pd_family *f, pid_t pid, uint64_
         return PROCD_OK;
 }
 
-procd_status pd_cmd_kill_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
+static procd_status kill_family_impl(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
 {
         pd_family *f = NULL;
         procd_status s = find_actionable(cm, who, pid, "KillFamily", &f, err);
         if (s != PROCD_OK)
                 return s;
         pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLED, true);
-        return kill_round(cm, f, pid, cm->kill_timeout_usec, err);
+        pid_t root = f->root_pid;
+        pd_events_family(cm->events, PD_EVENT_KILLING, root);
+        s = kill_round(cm, f, pid, cm->kill_timeout_usec, err);
+        if (s == PROCD_E_UNKILLABLE) {
+                pd_event e = { .kind = PD_EVENT_UNKILLABLE, .root_pid = root, .message = err ? err->msg : NULL };
+                pd_events_emit(cm->events, &e);
+        }
+        return s;
 }
 
 /* KillFamily, SuspendFamily and ContinueFamily from the main loop: short rounds, the loop
@@ -660,9 +675,21 @@ static const char *job_op(pd_job_kind kind)
 
 static pd_family *job_family(pd_job *j);
 
+/* What a finished job tells the subscribers. */
+static void job_event(pd_job *j, procd_status s, const procd_error *err)
+{
+        if (s == PROCD_OK && j->kind != PD_JOB_KILL) {
+                pd_events_family(j->cm->events, j->kind == PD_JOB_SUSPEND ? PD_EVENT_FROZEN : PD_EVENT_THAWED, j->pid);
+        } else if (s == PROCD_E_UNKILLABLE) {
+                pd_event e = { .kind = PD_EVENT_UNKILLABLE, .root_pid = j->pid, .message = err ? err->msg : NULL };
+                pd_events_emit(j->cm->events, &e);
+        }
+}
+
 static void job_finish(pd_job *j, procd_status s, const procd_error *err)
 {
         j->cm->pending_jobs = g_slist_remove(j->cm->pending_jobs, j);
+        job_event(j, s, err);
         pd_family *f = j->kind != PD_JOB_CONTINUE ? job_family(j) : NULL;
         if (f)
                 pd_registry_set_flag(j->cm->reg, f, j->kind == PD_JOB_KILL ? PD_FAMILY_KILLING : PD_FAMILY_SUSPENDING,
@@ -765,7 +792,7 @@ static void supersede(pd_commands *cm, pd_family *f, const pd_caller *who)
         }
 }
 
-void pd_cmd_family_async(pd_commands *cm, const pd_caller *who, pd_job_kind kind, pid_t pid, pd_job_done_fn done,
+static void family_async_impl(pd_commands *cm, const pd_caller *who, pd_job_kind kind, pid_t pid, pd_job_done_fn done,
                          void *userdata)
 {
         procd_error err = { 0 };
@@ -797,6 +824,7 @@ void pd_cmd_family_async(pd_commands *cm, const pd_caller *who, pd_job_kind kind
         supersede(cm, f, who);
         if (kind == PD_JOB_KILL) {
                 pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLING | PD_FAMILY_KILLED, true);
+                pd_events_family(cm->events, PD_EVENT_KILLING, f->root_pid);
         } else {
                 mark_frozen(cm, f, kind == PD_JOB_SUSPEND);
                 pd_registry_set_flag(cm->reg, f, PD_FAMILY_SUSPENDING, kind == PD_JOB_SUSPEND);
@@ -829,7 +857,7 @@ void pd_cmd_cancel_pending(pd_commands *cm)
         }
 }
 
-procd_status pd_cmd_unregister_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
+static procd_status unregister_family_impl(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
 {
         if (pid == 0)
                 return procd_error_set(err, PROCD_E_ROOT_FAMILY, "cannot unregister the root family");
@@ -914,7 +942,7 @@ procd_status pd_cmd_dump(pd_commands *cm, const pd_caller *who, pid_t pid, procd
         return PROCD_OK;
 }
 
-procd_status pd_cmd_quit(pd_commands *cm, const pd_caller *who, procd_error *err)
+static procd_status quit_impl(pd_commands *cm, const pd_caller *who, procd_error *err)
 {
         procd_status s = need_root(who, "Quit", err);
         if (s != PROCD_OK)
@@ -1011,4 +1039,156 @@ void pd_cmd_resume(pd_commands *cm, pd_family *f)
                 pd_cmd_family_async(cm, &procd_itself, PD_JOB_SUSPEND, f->root_pid, resumed_done,
                                     GINT_TO_POINTER(f->root_pid));
         }
+}
+
+/* ---- the audit trail (audit.h): one record per changing call, whichever face asked ---- */
+
+/* The job of the family rooted at root, read before the call (an unregistration drops it). */
+static const char *job_before(pd_commands *cm, pid_t root, char *buf, size_t size)
+{
+        const char *j = root > 1 ? pd_cmd_job_of(cm, root) : NULL;
+        snprintf(buf, size, "%s", j ? j : "");
+        return buf;
+}
+
+static procd_status audited(const char *op, const pd_caller *who, pid_t family, const char *job, pid_t target,
+                            procd_status s, const procd_error *err)
+{
+        pd_audit_record r = { .op = op, .family = family, .job = job, .target = target, .who = who, .result = s,
+                              .message = err ? err->msg : NULL };
+        pd_audit_log(&r);
+        return s;
+}
+
+procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *who, pid_t root_pid,
+                                             pid_t watcher_pid, uint32_t interval, uint32_t flags, procd_error *err)
+{
+        procd_status s = register_flags_impl(cm, who, root_pid, watcher_pid, interval, flags, err);
+        return audited("register", who, root_pid, NULL, 0, s, err);
+}
+
+typedef procd_status (*track_fn)(pd_commands *, const pd_caller *, pid_t, const char *, procd_error *);
+
+static procd_status track_audited(const char *op, track_fn fn, pd_commands *cm, const pd_caller *who, pid_t root_pid,
+                                  const char *arg, procd_error *err)
+{
+        char job[PROCD_JOB_ID_MAX];
+        job_before(cm, root_pid, job, sizeof job);
+        return audited(op, who, root_pid, job, 0, fn(cm, who, root_pid, arg, err), err);
+}
+
+procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *cgroup,
+                                 procd_error *err)
+{
+        return track_audited("track-cgroup", track_cgroup_impl, cm, who, root_pid, cgroup, err);
+}
+
+procd_status pd_cmd_track_environment(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *marker,
+                                      procd_error *err)
+{
+        return track_audited("track-environment", track_environment_impl, cm, who, root_pid, marker, err);
+}
+
+procd_status pd_cmd_track_login(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *login,
+                                procd_error *err)
+{
+        return track_audited("track-login", track_login_impl, cm, who, root_pid, login, err);
+}
+
+procd_status pd_cmd_track_allocated_group(pd_commands *cm, const pd_caller *who, pid_t root_pid, gid_t *gid_out,
+                                          procd_error *err)
+{
+        char job[PROCD_JOB_ID_MAX];
+        job_before(cm, root_pid, job, sizeof job);
+        procd_status s = track_allocated_group_impl(cm, who, root_pid, gid_out, err);
+        return audited("track-allocated-group", who, root_pid, job, 0, s, err);
+}
+
+procd_status pd_cmd_track_associated_group(pd_commands *cm, const pd_caller *who, pid_t root_pid, gid_t gid,
+                                           procd_error *err)
+{
+        char job[PROCD_JOB_ID_MAX];
+        job_before(cm, root_pid, job, sizeof job);
+        procd_status s = track_associated_group_impl(cm, who, root_pid, gid, err);
+        return audited("track-associated-group", who, root_pid, job, 0, s, err);
+}
+
+procd_status pd_cmd_signal_process(pd_commands *cm, const pd_caller *who, pid_t pid, int sig, procd_error *err)
+{
+        pd_family *f = pid > 1 ? pd_registry_family_of(cm->reg, pid) : NULL;
+        pid_t root = f && f->parent ? f->root_pid : 0;
+        char job[PROCD_JOB_ID_MAX];
+        job_before(cm, root, job, sizeof job);
+        procd_status s = signal_process_impl(cm, who, pid, sig, err);
+        pd_audit_record r = { .op = "signal", .family = root, .job = job, .target = pid, .signal = sig, .who = who,
+                              .result = s, .message = err ? err->msg : NULL };
+        pd_audit_log(&r);
+        return s;
+}
+
+typedef procd_status (*pid_op_fn)(pd_commands *, const pd_caller *, pid_t, procd_error *);
+
+static procd_status pid_audited(const char *op, pid_op_fn fn, pd_commands *cm, const pd_caller *who, pid_t pid,
+                                procd_error *err)
+{
+        char job[PROCD_JOB_ID_MAX];
+        job_before(cm, pid, job, sizeof job);
+        return audited(op, who, pid, job, 0, fn(cm, who, pid, err), err);
+}
+
+procd_status pd_cmd_suspend_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
+{
+        return pid_audited("suspend", suspend_family_impl, cm, who, pid, err);
+}
+
+procd_status pd_cmd_continue_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
+{
+        return pid_audited("continue", continue_family_impl, cm, who, pid, err);
+}
+
+procd_status pd_cmd_kill_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
+{
+        return pid_audited("kill", kill_family_impl, cm, who, pid, err);
+}
+
+procd_status pd_cmd_unregister_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err)
+{
+        return pid_audited("unregister", unregister_family_impl, cm, who, pid, err);
+}
+
+procd_status pd_cmd_quit(pd_commands *cm, const pd_caller *who, procd_error *err)
+{
+        return audited("quit", who, 0, NULL, 0, quit_impl(cm, who, err), err);
+}
+
+/* An asynchronous call is logged once, when it is answered. */
+typedef struct audit_async {
+        pd_caller who;
+        pd_job_kind kind;
+        pid_t pid;
+        char job[PROCD_JOB_ID_MAX];
+        pd_job_done_fn done;
+        void *userdata;
+} audit_async;
+
+static void audit_async_done(procd_status s, const procd_error *err, void *data)
+{
+        audit_async *a = data;
+        audited(a->kind == PD_JOB_KILL ? "kill" : a->kind == PD_JOB_SUSPEND ? "suspend" : "continue", &a->who, a->pid,
+                a->job, 0, s, err);
+        a->done(s, err, a->userdata);
+        g_free(a);
+}
+
+void pd_cmd_family_async(pd_commands *cm, const pd_caller *who, pd_job_kind kind, pid_t pid, pd_job_done_fn done,
+                         void *userdata)
+{
+        audit_async *a = g_new0(audit_async, 1);
+        a->who = *who;
+        a->kind = kind;
+        a->pid = pid;
+        job_before(cm, pid, a->job, sizeof a->job);
+        a->done = done;
+        a->userdata = userdata;
+        family_async_impl(cm, who, kind, pid, audit_async_done, a);
 }

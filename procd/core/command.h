@@ -30,6 +30,11 @@ typedef struct pd_caller {
          * nothing moved); TrackFamilyViaCgroup only of a cgroup below the family cgroup
          * base or cm->classic_cgroup_base (else PROCD_E_BAD_CGROUP, nothing made). */
         bool confined;
+        /* For the audit trail (audit.h): the face that asked, "dbus" or "classic" (NULL:
+         * procd itself or an in-process caller), and for a classic request the reply FIFO's
+         * owner (uid is what that maps to: the principal counts as root). */
+        const char *via;
+        uid_t fifo_uid;
 } pd_caller;
 
 typedef struct pd_job pd_job;
@@ -47,6 +52,7 @@ typedef struct pd_commands {
         pd_usage_meter *meter;      /* GetUsage's earlier readings, for every transport; NULL until used */
         const char *classic_cgroup_base; /* a confined caller's other cgroup base (NULL: none) */
         pd_stats *stats;            /* procd's own counters (stats.h), NULL: not counted */
+        struct pd_events *events;   /* frozen/thawed/killing/unkillable go there (NULL: none) */
 } pd_commands;
 
 /* KillFamily from the main loop: rounds of PD_KILL_ROUND_USEC per family, a pause of

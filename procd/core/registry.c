@@ -36,6 +36,8 @@ struct pd_registry {
         void *changed_data;
         pd_registry_watcher_fn watcher_exit;
         void *watcher_exit_data;
+        pd_registry_family_fn family_hook; /* events (event-watch.c) */
+        void *family_hook_data;
         bool members_changed;     /* set by a snapshot */
 };
 
@@ -49,6 +51,18 @@ void pd_registry_set_changed_hook(pd_registry *r, pd_registry_changed_fn fn, voi
 {
         r->changed = fn;
         r->changed_data = userdata;
+}
+
+void pd_registry_set_family_hook(pd_registry *r, pd_registry_family_fn fn, void *userdata)
+{
+        r->family_hook = fn;
+        r->family_hook_data = userdata;
+}
+
+static void family_changed(pd_registry *r, pd_family *f, pd_family_change what)
+{
+        if (r->family_hook)
+                r->family_hook(r->family_hook_data, f, what);
 }
 
 void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, void *userdata)
@@ -609,6 +623,7 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
         }
         link_family(r, f, parent);
         changed(r);
+        family_changed(r, f, PD_FAMILY_REGISTERED);
         *out = f;
         return 0;
 }
@@ -734,6 +749,7 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
                 f->watcher.pid = sf->watcher_pid;
                 f->watcher.start_ticks = sf->watcher_start_ticks;
         }
+        family_changed(r, f, PD_FAMILY_RESTORED);
         *out = f;
         return 0;
 }
@@ -753,6 +769,7 @@ int pd_registry_unregister(pd_registry *r, pd_family *f)
 {
         if (!f->parent)
                 return -EINVAL;
+        family_changed(r, f, PD_FAMILY_REMOVED);
         pd_family *p = f->parent;
         for (guint i = 0; i < f->children->len; i++) {
                 pd_family *c = f->children->pdata[i];
@@ -914,6 +931,7 @@ int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, t
                 g_info("family %d: %zu member(s) moved into %s", (int) f->root_pid, total, cgroup);
         update_timer(r);
         changed(r);
+        family_changed(r, f, PD_FAMILY_RETRACKED);
         return 0;
 }
 
@@ -1111,6 +1129,8 @@ static void update_subtree(pd_registry *r, pd_family *f, const scan_markers *sm,
                 tr_pidset_normalize(&now_members);
                 if (f->parent && !pidset_equal(&now_members, &f->last_members))
                         r->members_changed = true; /* saved: restored as seeds after a restart */
+                if (f->parent && f->last_members.n && !now_members.n)
+                        family_changed(r, f, PD_FAMILY_EMPTIED); /* polled: the snapshot found it */
                 pidset_swap(&f->last_members, &now_members);
                 f->updated_usec = now;
         } else if (f->tf && need_members) {

@@ -175,6 +175,18 @@ void pd_registry_set_changed_hook(pd_registry *r, pd_registry_changed_fn fn, voi
 /* Called instead of the default (unregister) when a family's watcher exits. */
 typedef void (*pd_registry_watcher_fn)(void *userdata, pd_family *f);
 void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, void *userdata);
+/* What happened to a family, for the events (procd/core/event-watch.c): registered,
+ * restored from the state file, given another cgroup (TrackFamilyViaCgroup), about to be
+ * unregistered (f still valid), a /proc family whose members a snapshot found all gone. */
+typedef enum pd_family_change {
+        PD_FAMILY_REGISTERED,
+        PD_FAMILY_RESTORED,
+        PD_FAMILY_RETRACKED,
+        PD_FAMILY_REMOVED,
+        PD_FAMILY_EMPTIED,
+} pd_family_change;
+typedef void (*pd_registry_family_fn)(void *userdata, pd_family *f, pd_family_change what);
+void pd_registry_set_family_hook(pd_registry *r, pd_registry_family_fn fn, void *userdata);
 /* Set or clear PD_FAMILY_* flags (they survive a restart); a change calls the changed hook. */
 void pd_registry_set_flag(pd_registry *r, pd_family *f, unsigned flag, bool on);
 

@@ -152,7 +152,7 @@ static procd_status m_track_assoc_gid(call *k)
         return s;
 }
 
-static bool dict_entry(DBusMessageIter *dict, const char *key, int type, const void *value)
+bool pd_dbus_dict_entry(DBusMessageIter *dict, const char *key, int type, const void *value)
 {
         DBusMessageIter e, v;
         const char sig[2] = { (char) type, 0 };
@@ -171,8 +171,30 @@ static bool append_percent(DBusMessageIter *dict, const pd_usage_reading *r)
                 return true;
         double pct = r->percent_cpu;
         dbus_uint64_t iv = r->interval_usec;
-        return dict_entry(dict, "cpu_percent", DBUS_TYPE_DOUBLE, &pct) &&
-               dict_entry(dict, "cpu_percent_interval_usec", DBUS_TYPE_UINT64, &iv);
+        return pd_dbus_dict_entry(dict, "cpu_percent", DBUS_TYPE_DOUBLE, &pct) &&
+               pd_dbus_dict_entry(dict, "cpu_percent_interval_usec", DBUS_TYPE_UINT64, &iv);
+}
+
+bool pd_dbus_append_usage_entries(DBusMessageIter *dict, const tr_usage *u)
+{
+        char src[64];
+        const char *srcp = tr_usage_source_name(u, src, sizeof src);
+        bool ok = pd_dbus_dict_entry(dict, "source", DBUS_TYPE_STRING, &srcp);
+        if (ok && u->fallback) {
+                char reason[sizeof u->fallback_reason];
+                snprintf(reason, sizeof reason, "%s", u->fallback_reason);
+                ascii_only(reason);
+                const char *rp = reason;
+                ok = pd_dbus_dict_entry(dict, "fallback_reason", DBUS_TYPE_STRING, &rp);
+        }
+        for (size_t i = 0; ok && i < tr_usage_field_count(); i++) {
+                const tr_u64 *v = tr_usage_field(u, i);
+                if (!v->available)
+                        continue;
+                dbus_uint64_t val = v->value;
+                ok = pd_dbus_dict_entry(dict, tr_usage_field_name(i), DBUS_TYPE_UINT64, &val);
+        }
+        return ok;
 }
 
 /* the limits set on the family's cgroup (issue 17 §4): a key only where a limit is set */
@@ -191,7 +213,7 @@ static bool append_limits(DBusMessageIter *dict, const tr_limits_now *l)
         for (size_t i = 0; ok && i < TR_ARRAY_SIZE(keys); i++) {
                 dbus_uint64_t v = keys[i].v->value;
                 if (keys[i].v->available)
-                        ok = dict_entry(dict, keys[i].key, DBUS_TYPE_UINT64, &v);
+                        ok = pd_dbus_dict_entry(dict, keys[i].key, DBUS_TYPE_UINT64, &v);
         }
         return ok;
 }
@@ -202,23 +224,7 @@ static bool append_usage(DBusMessage *reply, const tr_usage *u, const tr_limits_
         dbus_message_iter_init_append(reply, &it);
         if (!dbus_message_iter_open_container(&it, DBUS_TYPE_ARRAY, "{sv}", &dict))
                 return false;
-        char src[64];
-        const char *srcp = tr_usage_source_name(u, src, sizeof src);
-        bool ok = dict_entry(&dict, "source", DBUS_TYPE_STRING, &srcp);
-        if (ok && u->fallback) {
-                char reason[sizeof u->fallback_reason];
-                snprintf(reason, sizeof reason, "%s", u->fallback_reason);
-                ascii_only(reason);
-                const char *rp = reason;
-                ok = dict_entry(&dict, "fallback_reason", DBUS_TYPE_STRING, &rp);
-        }
-        for (size_t i = 0; ok && i < tr_usage_field_count(); i++) {
-                const tr_u64 *v = tr_usage_field(u, i);
-                if (!v->available)
-                        continue;
-                dbus_uint64_t val = v->value;
-                ok = dict_entry(&dict, tr_usage_field_name(i), DBUS_TYPE_UINT64, &val);
-        }
+        bool ok = pd_dbus_append_usage_entries(&dict, u);
         ok = ok && append_percent(&dict, pr) && append_limits(&dict, lim);
         return dbus_message_iter_close_container(&it, &dict) && ok;
 }
@@ -490,6 +496,7 @@ static void fill_caller(DBusConnection *c, pd_caller *who)
                 pid = 0;
         who->uid = (uid_t) uid;
         who->pid = (pid_t) pid;
+        who->via = "dbus";
 }
 
 DBusHandlerResult pd_dbus_handle_message(DBusConnection *c, DBusMessage *m, pd_commands *cm)

@@ -18,6 +18,8 @@
 #include "procd/wire.h"
 #include "procd/dbus/dbus-loop.h"
 #include "procd/dbus/dbus-methods.h"
+#include "procd/dbus/dbus-signals.h"
+#include "procd/core/events.h"
 #include "trackers/util.h"
 
 struct pd_dbus_server {
@@ -40,6 +42,8 @@ typedef struct pd_conn {
         pd_slot *slot;     /* its admission: the uid from SO_PEERCRED at accept, then the
                               authenticated one */
         guint auth_timer;
+        bool subscribed;   /* Subscribe: events are sent to it */
+        uint64_t lost;     /* events lost to its bound since the last one it got */
 } pd_conn;
 
 /* A connection dropped by procd or closed by its peer: reaped at the next idle. */
@@ -64,6 +68,67 @@ static dbus_bool_t allow_uid(DBusConnection *c, unsigned long uid, void *data)
         return TRUE;
 }
 
+/* Queue one event for a subscriber, within its bound. */
+static void send_event(pd_conn *pc, const pd_event *e)
+{
+        pd_events *ev = pc->srv->cm->events;
+        if (dbus_connection_get_outgoing_size(pc->c) > PD_DBUS_MAX_EVENT_BYTES) {
+                pc->lost++;
+                pd_events_count_dropped(ev, 1);
+                return;
+        }
+        DBusMessage *sig = pd_dbus_event_signal(e, pc->lost);
+        if (!sig || !dbus_connection_send(pc->c, sig, NULL)) {
+                pc->lost++;
+                pd_events_count_dropped(ev, 1);
+        } else {
+                pc->lost = 0;
+        }
+        if (sig)
+                dbus_message_unref(sig);
+}
+
+/* The events sink: every live subscriber. */
+static void events_sink(void *data, const pd_event *e)
+{
+        pd_dbus_server *s = data;
+        for (guint i = 0; i < s->conns->len; i++) {
+                pd_conn *pc = s->conns->pdata[i];
+                if (pc->subscribed && !pc->dropped && dbus_connection_get_is_connected(pc->c))
+                        send_event(pc, e);
+        }
+}
+
+/* Subscribe / Unsubscribe (no arguments): the connection's own state, so handled here.
+ * A new subscriber first gets the start event (FamiliesRestored) when procd restored
+ * families: it cannot have been connected when that happened.  false: not one of them. */
+static bool subscription_call(pd_conn *pc, DBusMessage *m)
+{
+        const char *iface = dbus_message_get_interface(m);
+        bool sub = dbus_message_is_method_call(m, PROCD_DBUS_INTERFACE, "Subscribe") ||
+                   (!iface && dbus_message_has_member(m, "Subscribe"));
+        bool unsub = dbus_message_is_method_call(m, PROCD_DBUS_INTERFACE, "Unsubscribe") ||
+                     (!iface && dbus_message_has_member(m, "Unsubscribe"));
+        if ((!sub && !unsub) || !dbus_message_has_signature(m, ""))
+                return false;
+        pd_events *ev = pc->srv->cm->events;
+        DBusMessage *reply = ev ? dbus_message_new_method_return(m)
+                                : dbus_message_new_error(m, procd_status_dbus_name(PROCD_E_INTERNAL),
+                                                         "this procd has no events");
+        if (reply && !dbus_message_get_no_reply(m))
+                dbus_connection_send(pc->c, reply, NULL);
+        if (reply)
+                dbus_message_unref(reply);
+        if (!ev)
+                return true;
+        bool was = pc->subscribed;
+        pc->subscribed = sub;
+        pd_event start;
+        if (sub && !was && pd_events_start_event(ev, &start))
+                send_event(pc, &start);
+        return true;
+}
+
 static DBusHandlerResult object_message(DBusConnection *c, DBusMessage *m, void *data)
 {
         pd_conn *pc = data;
@@ -85,6 +150,8 @@ static DBusHandlerResult object_message(DBusConnection *c, DBusMessage *m, void 
                 dbus_connection_close(c);
                 return DBUS_HANDLER_RESULT_HANDLED;
         }
+        if (subscription_call(pc, m))
+                return DBUS_HANDLER_RESULT_HANDLED;
         pd_dbus_handle_message(c, m, pc->srv->cm);
         return DBUS_HANDLER_RESULT_HANDLED;
 }
@@ -315,6 +382,8 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_ui
                 return tr_error_set(err, ENOMEM, "out of memory");
         }
         dbus_server_set_new_connection_function(server, new_connection, s, NULL);
+        if (cm->events)
+                pd_events_add_sink(cm->events, events_sink, s);
         *out = s;
         return 0;
 }
@@ -323,6 +392,8 @@ void pd_dbus_server_free(pd_dbus_server *s)
 {
         if (!s)
                 return;
+        if (s->cm->events)
+                pd_events_remove_sink(s->cm->events, events_sink, s);
         for (guint i = 0; i < s->conns->len; i++) {
                 pd_conn *pc = s->conns->pdata[i];
                 if (dbus_connection_get_is_connected(pc->c))
@@ -343,3 +414,11 @@ void pd_dbus_server_free(pd_dbus_server *s)
 }
 
 size_t pd_dbus_server_connections(const pd_dbus_server *s) { return s->conns->len; }
+
+size_t pd_dbus_server_subscribers(const pd_dbus_server *s)
+{
+        size_t n = 0;
+        for (guint i = 0; i < s->conns->len; i++)
+                n += ((const pd_conn *) s->conns->pdata[i])->subscribed;
+        return n;
+}

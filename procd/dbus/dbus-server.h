@@ -33,6 +33,11 @@
  * a Dump of many families, is always sent): above it the peer is dropped and its memory
  * freed.  (libdbus keeps several times the wire size per queued message.) */
 #define PD_DBUS_MAX_OUTGOING_BYTES (64 * 1024)
+/* Events (Subscribe): a signal is queued for a subscriber only while what it has not read
+ * stays below this (under PD_DBUS_MAX_OUTGOING_BYTES, so that events alone never get a
+ * subscriber dropped); past it the event is lost for that subscriber, counted
+ * (pd_events_count_dropped), and the next signal it gets says how many with "dropped". */
+#define PD_DBUS_MAX_EVENT_BYTES (32 * 1024)
 
 typedef struct pd_dbus_server pd_dbus_server;
 
@@ -45,3 +50,5 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_ui
 /* Flush pending replies, close every connection, stop listening, unlink the socket. */
 void pd_dbus_server_free(pd_dbus_server *s);
 size_t pd_dbus_server_connections(const pd_dbus_server *s);
+/* Connections subscribed to events now. */
+size_t pd_dbus_server_subscribers(const pd_dbus_server *s);

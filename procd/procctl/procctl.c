@@ -17,6 +17,7 @@
 #include "procd/client.h"
 #include "procd/wire.h"
 #include "trackers/proc-read.h"
+#include "procd/procctl/procctl-events.h"
 #include "trackers/util.h"
 
 #define EXIT_DAEMON_ERROR 1
@@ -51,6 +52,8 @@ static void usage(FILE *f)
               "                                                 (or COUNT times); %CPU over the interval\n"
               "  metrics                                        procd and its families in the Prometheus\n"
               "                                                 text format (for a textfile collector)\n"
+              "  events [-n COUNT]                              procd's events, one line each, until\n"
+              "                                                 interrupted (--json: one object each)\n"
               "  quit                                           stop procd\n"
               "options:\n"
               "  --socket PATH   procd's socket (default " PROCD_DEFAULT_SOCKET ")\n"
@@ -633,6 +636,24 @@ static int cmd_metrics(ctl *c, int argc, char **argv)
         return 0;
 }
 
+/* events [-n COUNT]: one line per event (procctl-events.c) until interrupted */
+static int cmd_events(ctl *c, int argc, char **argv)
+{
+        uint64_t max = 0;
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
+                        if (tr_parse_u64(argv[++i], &max) < 0 || max == 0)
+                                return usage_error("bad count: %s", argv[i]);
+                } else {
+                        return usage_error("events [-n COUNT]: unexpected %s", argv[i]);
+                }
+        }
+        procd_error e = { 0 };
+        if (procctl_events(c->client, c->json, (unsigned long) max, stdout, &e) != PROCD_OK)
+                return daemon_error(&e);
+        return 0;
+}
+
 static const struct command {
         const char *name;
         int (*fn)(ctl *c, int argc, char **argv);
@@ -642,7 +663,7 @@ static const struct command {
         { "signal", cmd_signal },       { "suspend", cmd_family_op },  { "continue", cmd_family_op },
         { "kill", cmd_family_op },      { "unregister", cmd_family_op }, { "snapshot", cmd_simple },
         { "dump", cmd_dump },           { "list", cmd_list },          { "top", cmd_top },
-        { "quit", cmd_simple },         { "metrics", cmd_metrics },
+        { "quit", cmd_simple },         { "metrics", cmd_metrics },    { "events", cmd_events },
 };
 
 int main(int argc, char **argv)

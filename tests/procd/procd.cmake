@@ -29,3 +29,6 @@ add_dependencies(test_procd_fuzz procd)
 procd_add_test(NAME test_log_file SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_log_file.c ${PROJECT_SOURCE_DIR}/procd/log-file.c
                LIBS trackers PkgConfig::GLIB LABELS unit TIMEOUT 60)
 target_compile_definitions(test_log_file PRIVATE G_LOG_DOMAIN="procd")
+procd_add_test(NAME test_events SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_events.c
+               LIBS procd_test_harness LABELS integration TIMEOUT 300)
+add_dependencies(test_events procd procctl)

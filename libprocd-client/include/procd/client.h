@@ -95,6 +95,46 @@ procd_status procd_adopt_process(procd_client *c, pid_t pid, pid_t family_root, 
  * prints); *text malloc'd (free()). */
 procd_status procd_get_metrics(procd_client *c, char **text, procd_error *err);
 
+/* Events: procd's signals (org.procd.ProcFamily1, procd-dbus(7)), read by blocking.
+ *
+ *   procd_subscribe(c, &err);
+ *   for (;;) {
+ *           procd_event ev;
+ *           bool got;
+ *           if (procd_next_event(c, -1, &ev, &got, &err) != PROCD_OK)
+ *                   break;                    // connection lost: connect and subscribe again
+ *           ...ev.name, ev.root_pid, ev.job...
+ *   }
+ *
+ * procd_next_event waits up to timeout_ms (-1: no limit; 0: only what has arrived) and
+ * returns PROCD_OK with *got true and *out filled, or PROCD_OK with *got false when the time
+ * ran out, or PROCD_E_TRANSPORT when the connection is lost (a subscription does not survive
+ * a reconnection).  Calls made on the same client meanwhile keep the events that arrive
+ * during them for the next procd_next_event.  procd never waits for a subscriber: one that
+ * reads too slowly loses events, and the next event it gets says how many (dropped).  To
+ * wait in a poll loop of your own, use a client of its own for events and call
+ * procd_next_event(c, 0, ...) when procd_client_fd(c) is readable. */
+typedef struct procd_event {
+        char name[32];        /* the signal: "FamilyRegistered", "FamilyEmptied", "FamilyOomKill",
+                                 "FamilyFrozen", "FamilyThawed", "FamilyKilling",
+                                 "FamilyUnkillable", "FamiliesRestored" */
+        pid_t root_pid;       /* the family; 0 for FamiliesRestored */
+        char job[128];        /* its job id (SetFamilyJob), "" when none */
+        uint64_t dropped;     /* events this subscriber lost just before this one */
+        uint64_t oom_kills;   /* FamilyOomKill: kills since the previous FamilyOomKill */
+        uint64_t oom_kills_total; /* FamilyOomKill: the family's count */
+        uint64_t families;    /* FamiliesRestored: families restored at start */
+        char message[512];    /* FamilyUnkillable: what would not die */
+        bool has_usage;       /* FamilyEmptied: usage is the family's final usage */
+        procd_usage usage;
+} procd_event;
+
+procd_status procd_subscribe(procd_client *c, procd_error *err);
+procd_status procd_unsubscribe(procd_client *c, procd_error *err);
+procd_status procd_next_event(procd_client *c, int timeout_ms, procd_event *out, bool *got, procd_error *err);
+/* The connection's socket (for poll), -1 when there is none. */
+int procd_client_fd(procd_client *c);
+
 #ifdef __cplusplus
 }
 #endif
