@@ -32,3 +32,8 @@ target_compile_definitions(test_log_file PRIVATE G_LOG_DOMAIN="procd")
 procd_add_test(NAME test_events SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_events.c
                LIBS procd_test_harness LABELS integration TIMEOUT 300)
 add_dependencies(test_events procd procctl)
+# issue 17 §2: the audit trail from both faces (D-Bus, the classic FIFO), and the journal's fields
+procd_add_test(NAME test_audit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_audit.c
+               LIBS procd_classic_client procd_test_harness LABELS integration TIMEOUT 300)
+add_dependencies(test_audit procd)
+set_tests_properties(test_audit PROPERTIES SKIP_RETURN_CODE 77)

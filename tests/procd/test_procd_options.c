@@ -146,6 +146,11 @@ static void test_command_line_wins(void)
         CU_ASSERT_EQUAL(o.gid_max, 6);
         CU_ASSERT_EQUAL(o.ready_fd, 9);
         CU_ASSERT_EQUAL(o.snapshot_interval, 30); /* from the file */
+        /* --log journal (issue 17): the journal's native protocol, not syslog */
+        const char *journal[] = { "--config", fixture("good.conf"), "--log", "journal", NULL };
+        CU_ASSERT_EQUAL_FATAL(parse(&o, journal), 0);
+        CU_ASSERT_TRUE(o.journal);
+        CU_ASSERT_FALSE(o.syslog);
 }
 
 static void check_error(const char *name, const char *const *args)
