@@ -35,6 +35,7 @@ struct pd_event_watch {
         guint isrc, esrc;
         GHashTable *by_root; /* root pid -> fam_watch (owned) */
         GHashTable *by_wd;   /* wd -> fam_watch */
+        bool warned_watches; /* fs.inotify.max_user_watches reached: said once */
 };
 
 /* The family the watch was made for, while it is still registered with that root. */
@@ -123,6 +124,12 @@ static int watch_file(pd_event_watch *w, fam_watch *fw, tr_cgroup *cg, const cha
                 return -1;
         snprintf(full, sizeof full, "%s/%s", dir, file);
         int wd = inotify_add_watch(w->ifd, full, IN_MODIFY);
+        if (wd < 0 && errno == ENOSPC && !w->warned_watches) {
+                w->warned_watches = true;
+                g_warning("family %d: no inotify watch left (fs.inotify.max_user_watches): families from now on "
+                          "get no FamilyEmptied/FamilyOomKill from the kernel",
+                          (int) fw->root_pid);
+        }
         if (wd < 0 || g_hash_table_contains(w->by_wd, GINT_TO_POINTER(wd)))
                 return -1;
         g_hash_table_insert(w->by_wd, GINT_TO_POINTER(wd), fw);

@@ -38,9 +38,10 @@ measure() { # what, then the action in $2
   grep -E "^ *[0-9]" "$D/strace" | awk '{printf " %s:%s", $NF, $4}'; echo
 }
 measure "idle (baseline)" ":"
-mkfam "sleep 1000"
+measure "register+track-cgroup (arming)" 'mkfam "sleep 1000"'
 echo go > "$D/go" &
 sleep 0.5
+measure "suspend+continue (Frozen/Thawed)" '"$C" --socket "$S" suspend $FP; "$C" --socket "$S" continue $FP'
 measure "FamilyEmptied (v2 inotify)" "kill $FP; wait $FP 2>/dev/null"
 "$C" --socket "$S" unregister $FP >/dev/null
 for h in $V2 $MEM; do rmdir "$h$CG" 2>/dev/null; done

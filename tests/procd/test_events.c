@@ -85,6 +85,33 @@ static void test_family_life(void)
         tr_cgroup_free(cg);
 }
 
+/* KillFamily of a member procd cannot kill (frozen in a v1 freezer cgroup it was not handed):
+ * FamilyKilling, then FamilyUnkillable after the kill timeout, naming the process */
+static void test_unkillable(void)
+{
+        ph_frozen_victim fv;
+        if (!ph_frozen_victim_start(&fv, "ev-frozen", "unkillable event"))
+                return;
+        static const char *const extra[] = { "--kill-timeout", "1", NULL };
+        ph_daemon d;
+        CU_ASSERT_FATAL(ph_start(&d, extra, NULL, 10000) == 0);
+        procd_client *sub = ph_connect(&d), *c = ph_connect(&d);
+        CU_ASSERT_EQUAL(procd_subscribe(sub, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_register_subfamily(c, fv.pid, 0, 60, NULL), PROCD_OK);
+        CU_ASSERT_EQUAL(procd_kill_family(c, fv.pid, NULL), PROCD_E_UNKILLABLE);
+        procd_event ev;
+        CU_ASSERT(wait_event(sub, "FamilyKilling", fv.pid, &ev));
+        CU_ASSERT(wait_event(sub, "FamilyUnkillable", fv.pid, &ev));
+        char want[16];
+        snprintf(want, sizeof want, "%d", (int) fv.pid);
+        CU_ASSERT_PTR_NOT_NULL(strstr(ev.message, want));
+        CU_ASSERT_EQUAL(procd_unregister_family(c, fv.pid, NULL), PROCD_OK);
+        procd_disconnect(sub);
+        procd_disconnect(c);
+        CU_ASSERT_EQUAL(ph_stop(&d, 10000), 0);
+        ph_frozen_victim_end(&fv);
+}
+
 /* A child in cgroup cg that, once told (a byte on go), touches memory until killed. */
 static pid_t hog_in(tr_cgroup *cg, int *go_w)
 {
@@ -306,6 +333,7 @@ int main(void)
         CU_TestInfo tests[] = {
                 { "registered, frozen, thawed, killing, emptied with usage", test_family_life },
                 { "an OOM kill in a family with a memory limit", test_oom_kill },
+                { "unkillable after the kill timeout", test_unkillable },
                 { "restored N after a restart", test_restored },
                 { "a subscriber that does not read loses events, counted", test_slow_subscriber },
                 { "procctl events --json", test_procctl_events },

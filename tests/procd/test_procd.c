@@ -705,48 +705,10 @@ static int kill_client(void *arg)
         return rc;
 }
 
-/* A sleeper held frozen in a v1 freezer cgroup procd was not handed, so procd can neither
- * stop nor kill it.  False (SKIP printed) without root or a v1 freezer hierarchy. */
-typedef struct frozen_victim {
-        pid_t pid;
-        char dir[512];
-        char state[600]; /* its freezer.state */
-} frozen_victim;
-
-static bool frozen_victim_start(frozen_victim *fv, const char *name, const char *what)
-{
-        const tr_hierarchies *hs = ts_hierarchies();
-        int fz = hs->v1_of[TR_CTRL_FREEZER];
-        if (!ts_cgroup_base() || fz < 0) {
-                ts_skip(what, "needs root and a v1 freezer hierarchy");
-                return false;
-        }
-        char path[256], procs[600], pidbuf[16];
-        ts_cgroup_path(path, sizeof path, name);
-        CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[fz], path, fv->dir, sizeof fv->dir, NULL) >= 0);
-        CU_ASSERT_FATAL(mkdir(fv->dir, 0755) == 0 || errno == EEXIST);
-        fv->pid = ts_sleeper();
-        snprintf(pidbuf, sizeof pidbuf, "%d", (int) fv->pid);
-        snprintf(procs, sizeof procs, "%s/cgroup.procs", fv->dir);
-        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, procs, pidbuf, NULL) == 0);
-        snprintf(fv->state, sizeof fv->state, "%s/freezer.state", fv->dir);
-        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, fv->state, "FROZEN", NULL) == 0);
-        return true;
-}
-
-static void frozen_victim_end(frozen_victim *fv)
-{
-        tr_write_file_at(AT_FDCWD, fv->state, "THAWED", NULL);
-        if (fv->pid > 1)
-                kill(fv->pid, SIGCONT);
-        ts_kill_reap(fv->pid);
-        rmdir(fv->dir);
-}
-
 static void test_unkillable(void)
 {
-        frozen_victim fv;
-        if (!frozen_victim_start(&fv, "pd-frozen", "unkillable"))
+        ph_frozen_victim fv;
+        if (!ph_frozen_victim_start(&fv, "pd-frozen", "unkillable"))
                 return;
         pid_t victim = fv.pid;
 
@@ -772,7 +734,7 @@ static void test_unkillable(void)
         CU_ASSERT_EQUAL(procd_unregister_family(c, victim, NULL), PROCD_OK);
         procd_disconnect(c);
         ph_stop(&d2, 5000);
-        frozen_victim_end(&fv);
+        ph_frozen_victim_end(&fv);
 }
 
 
@@ -796,8 +758,8 @@ static int suspend_client(void *arg)
 
 static void test_suspend_does_not_block(void)
 {
-        frozen_victim fv;
-        if (!frozen_victim_start(&fv, "pd-frozen-susp", "suspend rounds"))
+        ph_frozen_victim fv;
+        if (!ph_frozen_victim_start(&fv, "pd-frozen-susp", "suspend rounds"))
                 return;
         pid_t victim = fv.pid;
 
@@ -837,7 +799,7 @@ static void test_suspend_does_not_block(void)
         CU_ASSERT_EQUAL(procd_unregister_family(c, victim, NULL), PROCD_OK);
         procd_disconnect(c);
         ph_stop(&d2, 5000);
-        frozen_victim_end(&fv);
+        ph_frozen_victim_end(&fv);
 }
 
 static CU_TestInfo tests[] = {

@@ -362,3 +362,33 @@ bool ph_answers(const ph_daemon *d)
         procd_disconnect(c);
         return ok && d->pid > 0 && kill(d->pid, 0) == 0;
 }
+
+bool ph_frozen_victim_start(ph_frozen_victim *fv, const char *name, const char *what)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        int fz = hs->v1_of[TR_CTRL_FREEZER];
+        if (!ts_cgroup_base() || fz < 0) {
+                ts_skip(what, "needs root and a v1 freezer hierarchy");
+                return false;
+        }
+        char path[256], procs[600], pidbuf[16];
+        ts_cgroup_path(path, sizeof path, name);
+        CU_ASSERT_FATAL(tr_hierarchy_fs_path(&hs->h[fz], path, fv->dir, sizeof fv->dir, NULL) >= 0);
+        CU_ASSERT_FATAL(mkdir(fv->dir, 0755) == 0 || errno == EEXIST);
+        fv->pid = ts_sleeper();
+        snprintf(pidbuf, sizeof pidbuf, "%d", (int) fv->pid);
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", fv->dir);
+        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, procs, pidbuf, NULL) == 0);
+        snprintf(fv->state, sizeof fv->state, "%s/freezer.state", fv->dir);
+        CU_ASSERT_FATAL(tr_write_file_at(AT_FDCWD, fv->state, "FROZEN", NULL) == 0);
+        return true;
+}
+
+void ph_frozen_victim_end(ph_frozen_victim *fv)
+{
+        tr_write_file_at(AT_FDCWD, fv->state, "THAWED", NULL);
+        if (fv->pid > 1)
+                kill(fv->pid, SIGCONT);
+        ts_kill_reap(fv->pid);
+        rmdir(fv->dir);
+}

@@ -57,6 +57,17 @@ void ph_chain_kill(int depth, const pid_t *pids);
 /* A sleeper placed in a fresh cgroup <base>/<name> (created with TR_CG_OWNED). */
 pid_t ph_sleeper_in_cgroup(const char *name, char *path_out, size_t size, tr_cgroup **cg_out);
 
+/* A sleeper held frozen in a v1 freezer cgroup <base>/name procd was not handed, so procd
+ * can neither stop nor kill it.  False (SKIP printed, naming what) without root or a v1
+ * freezer hierarchy.  _end thaws, kills and reaps it and removes the cgroup. */
+typedef struct ph_frozen_victim {
+        pid_t pid;
+        char dir[512];
+        char state[600]; /* its freezer.state */
+} ph_frozen_victim;
+bool ph_frozen_victim_start(ph_frozen_victim *fv, const char *name, const char *what);
+void ph_frozen_victim_end(ph_frozen_victim *fv);
+
 /* Dump(pid) through c: the family's own entry (members not kept) when pid roots one. */
 bool ph_dump_one(procd_client *c, pid_t pid, procd_family_info *out);
 /* Whether Dump(fam) lists pid among fam's members. */
