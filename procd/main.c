@@ -467,9 +467,7 @@ int main(int argc, char **argv)
         d.events = pd_events_new();
         pd_events_set_job_lookup(d.events, events_job_of, &d.cm);
         d.cm.events = d.events;
-        d.event_watch = pd_event_watch_new(d.reg, d.events);
-        if (!d.event_watch)
-                g_warning("no inotify or epoll: no events from the kernel (OOM kills, empty families)");
+
         pd_registry_set_watcher_hook(d.reg, pd_cmd_watcher_exited, &d.cm);
         if ((!d.classic.classic || d.opt.socket_given) &&
             pd_dbus_server_new(d.opt.socket_path, d.opt.group, d.opt.max_conns_per_uid, d.opt.evict_idle_sec, &d.cm,
@@ -507,6 +505,13 @@ int main(int argc, char **argv)
                         d.parent_src = g_unix_fd_add(d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
                 else if (d.watch_parent)
                         d.parent_src = g_timeout_add_seconds(1, parent_poll_cb, &d);
+        }
+        /* the kernel's notifications of family cgroups, only where someone can subscribe
+         * (the D-Bus face): a classic-only procd keeps no inotify watch or eventfd per family */
+        if (d.server) {
+                d.event_watch = pd_event_watch_new(d.reg, d.events);
+                if (!d.event_watch)
+                        g_warning("no inotify or epoll: no events from the kernel (OOM kills, empty families)");
         }
         /* the families of the state file, once the socket is ours (a second procd refused
          * above never reads or writes it); clients are served when the loop runs */
