@@ -218,6 +218,16 @@ static gboolean inotify_cb(gint fd, GIOCondition cond, gpointer data)
                 const struct inotify_event *ie = (const void *) (buf + off);
                 off += (ssize_t) (sizeof *ie + ie->len);
                 fam_watch *fw = g_hash_table_lookup(w->by_wd, GINT_TO_POINTER(ie->wd));
+                if (fw && (ie->mask & IN_IGNORED)) {
+                        /* the cgroup was removed (a kill-on-watcher-exit family): the wd is
+                         * gone, and may be given to another file later */
+                        g_hash_table_remove(w->by_wd, GINT_TO_POINTER(ie->wd));
+                        if (fw->wd_events == ie->wd)
+                                fw->wd_events = -1;
+                        if (fw->wd_memory == ie->wd)
+                                fw->wd_memory = -1;
+                        continue;
+                }
                 if (!fw || !(ie->mask & IN_MODIFY))
                         continue;
                 if (ie->wd == fw->wd_memory)

@@ -241,7 +241,7 @@ static void test_slow_subscriber(void)
         pid_t p = ph_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(c, p, 0, 60, NULL), PROCD_OK);
         long sent = 1; /* FamilyRegistered */
-        const long n = ts_scale("PROCD_TEST_EVENTS", 2000, 100, 100000, 2);
+        const long n = ts_scale("PROCD_TEST_EVENTS", 1200, 100, 100000, 2);
         for (long i = 0; i < n; i += 2) {
                 if (procd_suspend_family(c, p, NULL) != PROCD_OK || procd_continue_family(c, p, NULL) != PROCD_OK) {
                         CU_FAIL("suspend/continue failed");
@@ -265,8 +265,8 @@ static void test_slow_subscriber(void)
                 dropped += (long) ev.dropped;
         }
         printf("\n  %ld events: %ld received, %ld dropped\n", sent, received, dropped);
-        if (n >= 2000)
-                CU_ASSERT(dropped > 0); /* 2000 events (~300 KB) pass the socket and the bound */
+        if (n >= 1200)
+                CU_ASSERT(dropped > 0); /* 1,200 events pass the socket buffer and the bound (about 520 fit: measured) */
         CU_ASSERT_EQUAL(received + dropped, sent);
         CU_ASSERT(no_event(c, 200));
         procd_disconnect(slow);
