@@ -90,7 +90,7 @@ static void test_dbus(void)
                 return;
         }
         procd_client *c = ph_connect(&d);
-        pid_t a = ph_sleeper(), b = ph_sleeper();
+        pid_t a = ts_sleeper(), b = ts_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(c, a, 0, 60, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_set_family_job(c, a, "job-a", 0, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_track_via_environment(c, a, "PROCD_AUDIT=1", NULL), PROCD_OK);
@@ -147,7 +147,7 @@ static void test_classic(void)
         snprintf(logpath, sizeof logpath, "%s/procd.log", d.dir);
         cc_client c;
         CU_ASSERT_FATAL(cc_open(&c, d.addr, 0, 1) == 0);
-        pid_t a = ph_sleeper();
+        pid_t a = ts_sleeper();
         CU_ASSERT_EQUAL(cc_register(&c, a, getpid(), 60), CC_SUCCESS);
         CU_ASSERT_EQUAL(cc_signal(&c, a, SIGCONT), CC_SUCCESS);
         CU_ASSERT_EQUAL(cc_simple(&c, CC_SUSPEND_FAMILY, a), CC_SUCCESS);
@@ -182,10 +182,10 @@ static bool field_is(const char *dgram, const char *key, const char *value)
 
 static void test_journal(void)
 {
-        if (!ts_need_root("journal socket in a private mount namespace"))
+        if (!ts_need_private_mounts("journal socket in a private mount namespace"))
                 return;
         if (system("command -v unshare >/dev/null 2>&1") != 0) {
-                printf("\n  SKIP journal: no unshare(1)\n");
+                ts_skip("journal socket in a private mount namespace", "no unshare(1)");
                 return;
         }
         char dir[] = "/tmp/procd-journal-XXXXXX";
@@ -214,7 +214,7 @@ static void test_journal(void)
                 return;
         }
         procd_client *c = ph_connect(&d);
-        pid_t a = ph_sleeper();
+        pid_t a = ts_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(c, a, 0, 60, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_set_family_job(c, a, "job-j", 0, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_kill_family(c, a, NULL), PROCD_OK);

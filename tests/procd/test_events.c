@@ -73,7 +73,7 @@ static void test_family_life(void)
                 CU_ASSERT(ev.has_usage);
                 CU_ASSERT_STRING_EQUAL(ev.job, "job-ev-1");
         } else {
-                printf("\n  SKIP FamilyEmptied: no cgroup v2 tree (v1 has no emptiness notification)\n");
+                ts_skip("FamilyEmptied", "no cgroup v2 tree (v1 has no emptiness notification)");
         }
         /* the connection that made the calls never subscribed: nothing queued for it */
         CU_ASSERT(no_event(other, 200));
@@ -172,7 +172,7 @@ static void test_oom_kill(void)
                 return;
         }
         if (!limit_memory(cg)) {
-                printf("\n  SKIP OOM event: no memory controller to limit here\n");
+                ts_skip("OOM event", "no memory controller to limit here");
                 tr_cgroup_destroy(cg, 2000000, NULL);
                 tr_cgroup_free(cg);
                 return;
@@ -210,7 +210,7 @@ static void test_restored(void)
         ph_daemon d;
         CU_ASSERT_FATAL(ph_start(&d, NULL, NULL, 10000) == 0);
         procd_client *c = ph_connect(&d);
-        pid_t a = ph_sleeper(), b = ph_sleeper();
+        pid_t a = ts_sleeper(), b = ts_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(c, a, 0, 60, NULL), PROCD_OK);
         CU_ASSERT_EQUAL(procd_register_subfamily(c, b, 0, 60, NULL), PROCD_OK);
         procd_disconnect(c);
@@ -238,7 +238,7 @@ static void test_slow_subscriber(void)
         CU_ASSERT_FATAL(ph_start(&d, NULL, NULL, 10000) == 0);
         procd_client *slow = ph_connect(&d), *c = ph_connect(&d);
         CU_ASSERT_EQUAL_FATAL(procd_subscribe(slow, NULL), PROCD_OK);
-        pid_t p = ph_sleeper();
+        pid_t p = ts_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(c, p, 0, 60, NULL), PROCD_OK);
         long sent = 1; /* FamilyRegistered */
         const long n = ts_scale("PROCD_TEST_EVENTS", 1200, 100, 100000, 2);
@@ -293,7 +293,7 @@ static void test_procctl_events(void)
         }
         close(out[1]);
         procd_client *c = ph_connect(&d);
-        pid_t p = ph_sleeper();
+        pid_t p = ts_sleeper();
         CU_ASSERT_EQUAL(procd_register_subfamily(c, p, 0, 60, NULL), PROCD_OK);
         /* procctl subscribes on its own connection, at a moment the test does not see:
          * events until it has printed two and exited */
