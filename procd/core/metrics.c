@@ -10,6 +10,7 @@
 
 #include "procd/core/command-jobs.h"
 #include "procd/core/command-query.h"
+#include "procd/core/events.h"
 #include "procd/core/stats.h"
 #include "procd/version.h"
 #include "trackers/cglimits.h"
@@ -260,6 +261,23 @@ static void put_request(const char *operation, const char *status, uint64_t coun
         g_string_append_printf(out, "} %llu\n", (unsigned long long) count);
 }
 
+/* The events (events.h): sent by kind, lost by slow subscribers, the kernel's wakeups. */
+static void render_events(GString *out, const pd_events *ev)
+{
+        pd_events_stats es;
+        pd_events_stats_get(ev, &es);
+        header(out, "procd_events_total", "counter", "Events emitted to subscribers, by kind (the D-Bus signal).");
+        for (int k = 0; k < PD_EVENT_KIND_COUNT; k++)
+                g_string_append_printf(out, "procd_events_total{event=\"%s\"} %llu\n", pd_event_name((pd_event_kind) k),
+                                       (unsigned long long) es.emitted[k]);
+        header(out, "procd_events_dropped_total", "counter",
+               "Events lost for subscribers that did not read (their queue was full).");
+        g_string_append_printf(out, "procd_events_dropped_total %llu\n", (unsigned long long) es.dropped);
+        header(out, "procd_events_kernel_wakeups_total", "counter",
+               "Kernel notifications read (inotify on cgroup.events/memory.events, v1 OOM eventfds).");
+        g_string_append_printf(out, "procd_events_kernel_wakeups_total %llu\n", (unsigned long long) es.kernel_wakeups);
+}
+
 static void render_daemon(GString *out, pd_commands *cm)
 {
         header(out, "procd_build_info", "gauge", "procd's version.");
@@ -283,6 +301,8 @@ static void render_daemon(GString *out, pd_commands *cm)
         g_string_append_printf(out, "procd_restore_duration_seconds %.6f\n", (double) st->restore_wall_usec / 1e6);
         header(out, "procd_restored_families", "gauge", "Families restored from the state file at start.");
         g_string_append_printf(out, "procd_restored_families %llu\n", (unsigned long long) st->restored_families);
+        if (cm->events)
+                render_events(out, cm->events);
 }
 
 void pd_metrics_render(pd_commands *cm, GString *out)

@@ -269,6 +269,12 @@ static void test_slow_subscriber(void)
                 CU_ASSERT(dropped > 0); /* 1,200 events pass the socket buffer and the bound (about 520 fit: measured) */
         CU_ASSERT_EQUAL(received + dropped, sent);
         CU_ASSERT(no_event(c, 200));
+        /* the loss is counted where the admin sees it */
+        char *text = NULL, want[64];
+        CU_ASSERT_EQUAL(procd_get_metrics(c, &text, NULL), PROCD_OK);
+        snprintf(want, sizeof want, "\nprocd_events_dropped_total %ld\n", dropped);
+        CU_ASSERT_PTR_NOT_NULL(text ? strstr(text, want) : NULL);
+        free(text);
         procd_disconnect(slow);
         procd_disconnect(c);
         CU_ASSERT_EQUAL(ph_stop(&d, 10000), 0);
