@@ -70,7 +70,7 @@ deb="$out/procd_${version}_$arch.deb"
 if [ -f "$deb" ]; then
   dpkg-deb -x "$deb" "$out/x"
   dpkg-deb -e "$deb" "$out/ctl"
-  check "unit runs /usr/sbin/procd" grep -q "^ExecStart=/usr/sbin/procd --foreground --log syslog " "$out/x/lib/systemd/system/procd.service"
+  check "unit runs /usr/sbin/procd" grep -q "^ExecStart=/usr/sbin/procd --foreground --log journal " "$out/x/lib/systemd/system/procd.service"
   check "postinst enables and starts the unit (dh_installsystemd)" \
     bash -c "grep -q 'deb-systemd-helper' '$out/ctl/postinst' && grep -q 'procd.service' '$out/ctl/postinst'"
   check "postrm purges the unit's state" grep -q 'deb-systemd-helper purge' "$out/ctl/postrm"

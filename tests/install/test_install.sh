@@ -64,7 +64,7 @@ for p in "$sbindir/procd" "$bindir/procctl" "$bindir/procd-starter"; do
   name=${p##*/}
   check "$name --version" test "$("$d$p" --version)" = "$name $version"
 done
-check "unit runs the installed procd" grep -qx "ExecStart=$sbindir/procd --foreground --log syslog --family-cgroup-base-default /system.slice/procd-families.service/families" "$d$unitdir/procd.service"
+check "unit runs the installed procd" grep -qx "ExecStart=$sbindir/procd --foreground --log journal --family-cgroup-base-default /system.slice/procd-families.service/families" "$d$unitdir/procd.service"
 check "unit wants procd-families.service" grep -qx "Wants=procd-families.service" "$d$unitdir/procd.service"
 check "procd.service delegates nothing (families live elsewhere)" bash -c "! grep -q '^Delegate=' '$d$unitdir/procd.service'"
 check "procd-families.service is delegated" grep -qx "Delegate=yes" "$d$unitdir/procd-families.service"
