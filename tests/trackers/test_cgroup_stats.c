@@ -284,7 +284,8 @@ static void test_fixture_tree_v1(void)
         CU_ASSERT_EQUAL(u.cpu_usec.value, 62310048);
         if (sysconf(_SC_CLK_TCK) == 100)
                 CU_ASSERT_EQUAL(u.cpu_user_usec.value, 47210000);
-        CU_ASSERT_EQUAL(u.memory_current_bytes.value, 650117120);
+        /* total_rss + total_cache of memory.stat (the exact figure), not usage_in_bytes */
+        CU_ASSERT_EQUAL(u.memory_current_bytes.value, 524288000 + 115343360);
         CU_ASSERT_EQUAL(u.memory_peak_bytes.value, 702545920);
         CU_ASSERT_EQUAL(u.rss_bytes.value, 524288000 + 16777216);
         CU_ASSERT_EQUAL(u.oom_kills.value, 3); /* 1 + 2 in the child: summed */
@@ -297,6 +298,12 @@ static void test_fixture_tree_v1(void)
         CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage(cg, &u, &err), 0);
         CU_ASSERT_FALSE(u.oom_kills.available);
         CU_ASSERT_TRUE(u.memory_current_bytes.available);
+        /* memory without memory.stat: usage_in_bytes */
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg, TR_WANT_MEMORY, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.memory_current_bytes.value, 650117120);
+        /* io only where asked for blkio.throttle */
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg, TR_WANT_CPU | TR_WANT_IO, &u, &err), 0);
+        CU_ASSERT_FALSE(u.io_read_bytes.available);
         bool pop = false;
         CU_ASSERT_EQUAL(tr_cgroup_populated(cg, &pop, &err), 0);
         CU_ASSERT_TRUE(pop);
