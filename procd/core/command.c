@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "procd/core/command-jobs.h"
@@ -222,6 +223,16 @@ procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *w
         bool bad_watcher = false;
         pd_family *f = NULL;
         int k = pd_registry_register(cm->reg, root_pid, watcher_pid, interval, &f, &bad_watcher, &terr);
+        if (k == -EMFILE || k == -ENFILE) {
+                /* procd's own limit, not the caller's fault: never BAD_WATCHER_PID for it */
+                struct rlimit rl = { 0 };
+                (void) getrlimit(RLIMIT_NOFILE, &rl);
+                g_warning("registering %d: out of file descriptors (errno %d, %s; %s limit %llu): %s", (int) root_pid,
+                          -k, k == -EMFILE ? "EMFILE" : "ENFILE", k == -EMFILE ? "procd's" : "the system's",
+                          (unsigned long long) rl.rlim_cur, terr.msg);
+                return procd_error_set(err, PROCD_E_INTERNAL, "registering %d: procd is out of file descriptors (%s): %s",
+                                       (int) root_pid, k == -EMFILE ? "EMFILE" : "ENFILE", terr.msg);
+        }
         if (k < 0) {
                 if (bad_watcher)
                         return procd_error_set(err, PROCD_E_BAD_WATCHER_PID, "%s", terr.msg);
@@ -229,6 +240,7 @@ procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *w
                         return procd_error_set(err, PROCD_E_BAD_ROOT_PID, "%s", terr.msg);
                 return procd_error_set(err, PROCD_E_INTERNAL, "registering %d: %s", (int) root_pid, terr.msg);
         }
+        pd_registry_cg_touch(cm->reg, f); /* its cgroup's fds: in the bounded awake set */
         if (flags & PROCD_REGISTER_KILL_ON_WATCHER_EXIT)
                 pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILL_ON_WATCHER_EXIT, true);
         g_info("registered family %d (watcher %d, interval %u s, parent %d)", (int) root_pid, (int) watcher_pid,

@@ -9,3 +9,8 @@
 
 /* Median of v[0..n) (sorts v in place); n > 0. */
 uint64_t bench_median(uint64_t *v, size_t n);
+/* The 1-minute load average (-1 when unknown). */
+double bench_loadavg(void);
+/* "load 0.42" into buf, with a warning when above 2 (timed figures from a loaded machine are
+ * not figures): printed beside every figure. */
+const char *bench_load_note(char *buf, size_t size);
