@@ -1155,7 +1155,11 @@ void pd_registry_cg_touch(pd_registry *r, pd_family *f)
         if (!r->cg_budget) {
                 struct rlimit rl = { 0 };
                 (void) getrlimit(RLIMIT_NOFILE, &rl);
-                r->cg_budget = tr_cg_budget_new(tr_cg_budget_max_for((unsigned long) rl.rlim_cur));
+                size_t max = tr_cg_budget_max_for((unsigned long) rl.rlim_cur);
+                r->cg_budget = tr_cg_budget_new(max);
+                g_message("family cgroups: the %zu families used last keep their files open, the others rest "
+                          "(fd limit %llu)",
+                          max, (unsigned long long) rl.rlim_cur);
         }
         tr_cg_budget_touch(r->cg_budget, cg);
 }

@@ -6,7 +6,7 @@
  * Starts build/procd/procd in a cgroup of its own under /procd-bench-fds.<pid> (so that
  * every family gets a cgroup), N families (default 10,000; --short 1,000) of one sleeper
  * each, registered through the classic FIFO with this program as their watcher, then
- * polls each once (GET_USAGE).  Reports the daemon's open fds (/proc/PID/fd) and VmRSS
+ * polls each once (GET_USAGE), under an fd limit of 2 per family (prlimit).  Reports the daemon's open fds (/proc/PID/fd) and VmRSS
  * before, registered and polled, per family, against the targets (at most 3 fds per family
  * at rest, 40 MB RSS at 10,000 polled families).  Then lowers the daemon's fd limit
  * (prlimit) to what it holds plus a few and registers until REGISTER fails: the status must
@@ -85,7 +85,9 @@ static bool log_names_limit(const cc_daemon *d)
         while (f && fgets(line, sizeof line, f)) {
                 bool limit = strstr(line, "out of file descriptors") != NULL;
                 found = found || limit;
-                if ((limit || strstr(line, "Too many open files")) && shown++ < 4)
+                if ((limit || strstr(line, "Too many open files") || strstr(line, "favordynmods") ||
+                              strstr(line, "keep their files open")) &&
+                    shown++ < 6)
                         printf("  log: %s", line);
         }
         if (f)
@@ -147,6 +149,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench-fds: cannot connect\n");
                 goto stop;
         }
+        /* the shape: 10,000 families under a 20,000-fd limit, 2 fds per family */
+        struct rlimit two = { (rlim_t) families * 2, (rlim_t) families * 2 };
+        if (prlimit(d.pid, RLIMIT_NOFILE, &two, NULL) < 0)
+                fprintf(stderr, "bench-fds: prlimit %d: %s\n", families * 2, strerror(errno));
+        else
+                printf("daemon fd limit set to %d (2 per family)\n", families * 2);
         long fds0 = count_fds(d.pid), rss0 = rss_kb(d.pid);
         mark("started", d.pid, fds0, rss0, 0);
         int failed = 0, first_error = 0;
