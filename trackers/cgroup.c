@@ -486,7 +486,13 @@ int tr_cgroup_open_for_cgroups(const tr_hierarchies *hs, tr_cg_opener *o, const 
 void tr_cgroup_rest(tr_cgroup *cg)
 {
         tr_cg_budget_unlink(cg);
+        bool absent[H_COUNT];
+        for (int h = 0; h < H_COUNT; h++)
+                absent[h] = cg->hot[h] == TR_CG_HOT_ABSENT;
         tr_cg_hot_close_all(cg);
+        for (int h = 0; h < H_COUNT; h++) /* a file found missing stays so: not tried again */
+                if (absent[h])
+                        cg->hot[h] = TR_CG_HOT_ABSENT;
         if (cg->v2_fd >= 0)
                 close(TR_TAKE_FD(cg->v2_fd));
         free(TR_TAKE_PTR(cg->procs_buf));
