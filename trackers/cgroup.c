@@ -64,56 +64,45 @@ static const struct {
         [H1_MEM_OOM] = { "memory.oom_control", false, TR_CTRL_MEMORY },
 };
 
-/* A hierarchy left for later (tr_cgroup_open_for_cgroups through an opener): opened at
- * its path now, if the cgroup the handle's kept dirfds hold still exists.  Gone there
- * (ENOENT/ENOTDIR), or ours gone: the handle is not in that hierarchy from now on, as when
- * a cgroup is not made in it.  Another failure (EMFILE...): the slot stays for later,
+/* A slot opened at its path now.  A hierarchy left for later (TR_CG_DIR_LAZY, through an
+ * opener): if the cgroup the handle's kept dirfds hold still exists.  A slot tr_cgroup_rest
+ * closed (TR_CG_DIR_REST): only the directory it was (a cgroup's inode number is not reused
+ * on kernfs: the kernel makes it from a 64-bit id).  Gone there (ENOENT/ENOTDIR), ours gone,
+ * or another directory at the path: the handle is not in that hierarchy from now on, as
+ * when a cgroup is not made in it.  Another failure (EMFILE...): the slot stays for later,
  * tried again on the next use (tr_cg_open_all makes an operation that acts fail on it).
  * Returns the fd or -errno. */
-/* A slot tr_cgroup_rest closed, opened again at its path: only the directory it was (a
- * cgroup's inode number is not reused on kernfs: the kernel makes it from a 64-bit id).
- * Another cgroup at the path since, or none: the handle is not in that hierarchy any more.
- * Another failure (EMFILE...): the slot stays at rest.  Returns the fd or -errno. */
-static int open_rest(tr_cgroup *cg, int i)
+static int open_again(tr_cgroup *cg, int i);
+
+/* Whether the cgroup a kept (or rested) dirfd holds still exists: a lazy slot's path may
+ * name a new cgroup made there after ours was removed (job cgroup paths are reused per
+ * slot). */
+static bool still_ours(tr_cgroup *cg)
 {
+        for (int j = 0; j < cg->hs->n; j++) {
+                if (cg->dirfd[j] == TR_CG_DIR_REST)
+                        (void) open_again(cg, j);
+                if (cg->dirfd[j] >= 0 &&
+                    (faccessat(cg->dirfd[j], "cgroup.procs", F_OK, 0) == 0 || (errno != ENOENT && errno != ENODEV)))
+                        return true;
+        }
+        return false;
+}
+
+static int open_again(tr_cgroup *cg, int i)
+{
+        bool rest = cg->dirfd[i] == TR_CG_DIR_REST;
         char fs[PATH_MAX];
         int fd = -1, e = ENOENT;
-        if (tr_hierarchy_fs_path(&cg->hs->h[i], cg->path[i], fs, sizeof fs, NULL) == 0) {
+        if ((rest || still_ours(cg)) && tr_hierarchy_fs_path(&cg->hs->h[i], cg->path[i], fs, sizeof fs, NULL) == 0) {
                 fd = open(fs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 e = errno;
         }
         struct stat st;
-        if (fd >= 0 && (fstat(fd, &st) < 0 || (uint64_t) st.st_ino != cg->rest_ino[i])) {
+        if (rest && fd >= 0 && (fstat(fd, &st) < 0 || (uint64_t) st.st_ino != cg->rest_ino[i])) {
                 close(fd);
                 fd = -1;
                 e = ENOENT;
-        }
-        if (fd >= 0) {
-                cg->dirfd[i] = fd;
-        } else if (e == ENOENT || e == ENOTDIR) {
-                free(TR_TAKE_PTR(cg->path[i]));
-                cg->dirfd[i] = -1;
-        }
-        return fd >= 0 ? fd : -e;
-}
-
-static int open_lazy(tr_cgroup *cg, int i)
-{
-        char fs[PATH_MAX];
-        int fd = -1, e = ENOENT;
-        /* the path may name a new cgroup made there after ours was removed (job cgroup paths
-         * are reused per slot): only while the cgroup a kept dirfd holds still exists */
-        bool ours = false;
-        for (int j = 0; j < cg->hs->n && !ours; j++) {
-                if (cg->dirfd[j] == TR_CG_DIR_REST)
-                        (void) open_rest(cg, j);
-                if (cg->dirfd[j] >= 0)
-                        ours = faccessat(cg->dirfd[j], "cgroup.procs", F_OK, 0) == 0 ||
-                               (errno != ENOENT && errno != ENODEV);
-        }
-        if (ours && tr_hierarchy_fs_path(&cg->hs->h[i], cg->path[i], fs, sizeof fs, NULL) == 0) {
-                fd = open(fs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                e = errno;
         }
         if (fd >= 0) {
                 cg->dirfd[i] = fd;
@@ -130,7 +119,7 @@ int tr_cg_dirfd(tr_cgroup *cg, int i)
                 return -1;
         if (cg->dirfd[i] != TR_CG_DIR_LAZY && cg->dirfd[i] != TR_CG_DIR_REST)
                 return cg->dirfd[i];
-        int fd = cg->dirfd[i] == TR_CG_DIR_REST ? open_rest(cg, i) : open_lazy(cg, i);
+        int fd = open_again(cg, i);
         return fd >= 0 ? fd : -1;
 }
 
@@ -140,7 +129,7 @@ int tr_cg_open_all(tr_cgroup *cg, const char *op, tr_error *err)
                 int was = cg->dirfd[i];
                 if (was != TR_CG_DIR_LAZY && was != TR_CG_DIR_REST)
                         continue;
-                int fd = was == TR_CG_DIR_REST ? open_rest(cg, i) : open_lazy(cg, i);
+                int fd = open_again(cg, i);
                 if (fd < 0 && cg->dirfd[i] == was)
                         return tr_error_setx(err, -fd, "%s: cannot open %s:%s", op, cg->hs->h[i].mount_point,
                                              cg->path[i]);

@@ -50,50 +50,10 @@ typedef struct cpu_mark {
         uint64_t wall_usec;
 } cpu_mark;
 
-static uint64_t read_u64_at(const char *path, int field)
-{
-        char buf[2048];
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return 0;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-                return 0;
-        buf[n] = '\0';
-        const char *p = buf;
-        if (field > 2) { /* a stat file: count from after the command's ')' */
-                p = strrchr(buf, ')');
-                if (!p)
-                        return 0;
-                p += 2;
-                for (int f = 3; f < field && p; f++) {
-                        p = strchr(p, ' ');
-                        if (p)
-                                p++;
-                }
-        }
-        return p ? strtoull(p, NULL, 10) : 0;
-}
-
 static cpu_mark mark(pid_t pid)
 {
         cpu_mark m = { .wall_usec = tr_now_usec() };
-        char path[128];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        m.ticks = read_u64_at(path, 14) + read_u64_at(path, 15);
-        snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
-        DIR *d = opendir(path);
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-                if (e->d_name[0] == '.')
-                        continue;
-                char ss[300];
-                snprintf(ss, sizeof ss, "%s/%s/schedstat", path, e->d_name);
-                m.run_ns += read_u64_at(ss, 1);
-        }
-        if (d)
-                closedir(d);
+        bench_proc_cpu(pid, &m.ticks, &m.run_ns);
         return m;
 }
 
@@ -107,12 +67,6 @@ static void report(const char *what, const char *transport, int calls, cpu_mark 
         printf("%-20s %-7s %6d calls  server CPU %9.1f us/call (stat ticks %9.1f us/call)  wall %9.1f us/call  %s\n",
                what, transport, calls, run_us, tick_us, wall_us, bench_load_note(load, sizeof load));
         fflush(stdout);
-}
-
-static void enter_cgroup(void *cg)
-{
-        if (cg && tr_cgroup_attach(cg, getpid(), NULL) < 0)
-                dprintf(2, "cannot enter the service cgroup");
 }
 
 static void kill_all(pid_t *pids, int n)
@@ -221,7 +175,7 @@ int main(int argc, char **argv)
                cc_daemon_exe(), n_bg, n_roots, calls,
                no_state ? "none" : *state_file ? "on a tmpfs" : "next to the socket (/tmp)");
         cc_daemon d;
-        int r = cc_daemon_start_with(&d, condor ? theirs : ours, svc_cg ? enter_cgroup : NULL, svc_cg);
+        int r = cc_daemon_start_with(&d, condor ? theirs : ours, svc_cg ? bench_enter_cgroup : NULL, svc_cg);
         if (r < 0) {
                 fprintf(stderr, "bench-classic: daemon: %s\n", d.errtext);
                 goto out;

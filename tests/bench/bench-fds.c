@@ -59,12 +59,6 @@ static long rss_kb(pid_t pid)
         return kb;
 }
 
-static void enter_cgroup(void *cg)
-{
-        if (cg && tr_cgroup_attach(cg, getpid(), NULL) < 0)
-                dprintf(2, "cannot enter the service cgroup");
-}
-
 static void mark(const char *what, pid_t pid, long fds0, long rss0, int n)
 {
         char load[96];
@@ -141,7 +135,7 @@ int main(int argc, char **argv)
         const char *const args[] = { "-S", "60", "-L", "@LOG", NULL };
         cc_daemon d;
         cc_client cc;
-        if (n < total || cc_daemon_start_with(&d, args, enter_cgroup, svc_cg) < 0) {
+        if (n < total || cc_daemon_start_with(&d, args, bench_enter_cgroup, svc_cg) < 0) {
                 fprintf(stderr, "bench-fds: no daemon or too few processes\n");
                 goto out;
         }

@@ -16,9 +16,7 @@
  * load average (warned above 2: then the CPU figures are not figures).  Everything it
  * started is killed by pid and every cgroup it made is removed.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,49 +41,6 @@ typedef struct job {
         uint64_t end_usec;
 } job;
 
-static uint64_t read_field(const char *path, int field)
-{
-        char buf[2048];
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return 0;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-                return 0;
-        buf[n] = '\0';
-        const char *p = buf;
-        if (field > 2) { /* a stat file: fields counted after the command's ')' */
-                p = strrchr(buf, ')');
-                for (int f = 2; p && f < field; f++) {
-                        p = strchr(p + 1, ' ');
-                }
-                if (p)
-                        p++;
-        }
-        return p ? strtoull(p, NULL, 10) : 0;
-}
-
-/* utime+stime (ticks) and Σ schedstat run time (ns) of the daemon's threads */
-static void cpu_of(pid_t pid, uint64_t *ticks, uint64_t *run_ns)
-{
-        char path[128];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        *ticks = read_field(path, 14) + read_field(path, 15);
-        *run_ns = 0;
-        snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
-        DIR *d = opendir(path);
-        for (struct dirent *e; d && (e = readdir(d));) {
-                if (e->d_name[0] == '.')
-                        continue;
-                char ss[300];
-                snprintf(ss, sizeof ss, "%s/%s/schedstat", path, e->d_name);
-                *run_ns += read_field(ss, 1);
-        }
-        if (d)
-                closedir(d);
-}
-
 /* A job: forks a child that exits at once every 500 ms, until killed. */
 static pid_t job_process(void)
 {
@@ -100,12 +55,6 @@ static pid_t job_process(void)
                 }
         }
         return pid;
-}
-
-static void enter_cgroup(void *cg)
-{
-        if (cg && tr_cgroup_attach(cg, getpid(), NULL) < 0)
-                dprintf(2, "cannot enter the service cgroup");
 }
 
 static uint64_t job_life_usec(unsigned *seed) { return (10 + (uint64_t) (rand_r(seed) % 21)) * 1000000u; }
@@ -123,7 +72,7 @@ static int start_job(cc_client *cc, job *j, uint64_t now, unsigned *seed, int *f
 static void end_job(cc_client *cc, job *j, int *failed)
 {
         *failed += cc_simple(cc, CC_KILL_FAMILY, j->root) != 0;
-        bench_kill_reap(j->root); /* as the starter reaps its job */
+        ts_kill_reap(j->root); /* as the starter reaps its job */
         *failed += cc_simple(cc, CC_UNREGISTER_FAMILY, j->root) != 0;
         j->root = 0;
 }
@@ -145,12 +94,12 @@ static int run_one(const opts *o, const char *exe, bool condor, const tr_hierarc
         job *jobs = calloc((size_t) o->jobs, sizeof *jobs);
         int n_bg = 0, rc = 1, failed = 0, calls = 0, polls = 0, ended = 0;
         for (; bg && n_bg < o->background; n_bg++)
-                if ((bg[n_bg] = bench_sleeper()) < 0)
+                if ((bg[n_bg] = ts_sleeper()) < 0)
                         break;
         const char *const args[] = { "-S", "60", NULL };
         cc_daemon d;
         cc_client cc;
-        if (!jobs || cc_daemon_start_with(&d, args, condor ? NULL : enter_cgroup, svc_cg) < 0) {
+        if (!jobs || cc_daemon_start_with(&d, args, condor ? NULL : bench_enter_cgroup, svc_cg) < 0) {
                 fprintf(stderr, "bench-node: %s did not start\n", exe);
                 goto out;
         }
@@ -160,7 +109,7 @@ static int run_one(const opts *o, const char *exe, bool condor, const tr_hierarc
         }
         unsigned seed = 42;
         uint64_t t0 = tr_now_usec(), ticks0, ns0;
-        cpu_of(d.pid, &ticks0, &ns0);
+        bench_proc_cpu(d.pid, &ticks0, &ns0);
         for (int i = 0; i < o->jobs; i++) {
                 start_job(&cc, &jobs[i], t0, &seed, &failed);
                 calls++;
@@ -184,7 +133,7 @@ static int run_one(const opts *o, const char *exe, bool condor, const tr_hierarc
                 usleep(100000);
         }
         uint64_t ticks1, ns1;
-        cpu_of(d.pid, &ticks1, &ns1);
+        bench_proc_cpu(d.pid, &ticks1, &ns1);
         double secs = (double) (tr_now_usec() - t0) / 1e6;
         char load[96];
         printf("%-14s %5.0f s, %d jobs (%d ended and replaced), %d polls, %d calls (%d failed), %d background: "
@@ -202,9 +151,9 @@ stop:
         cc_daemon_stop(&d);
 out:
         for (int i = 0; jobs && i < o->jobs; i++)
-                bench_kill_reap(jobs[i].root);
+                ts_kill_reap(jobs[i].root);
         for (int i = 0; i < n_bg; i++)
-                bench_kill_reap(bg[i]);
+                ts_kill_reap(bg[i]);
         free(bg);
         free(jobs);
         if (svc_cg) {

@@ -14,3 +14,9 @@ double bench_loadavg(void);
 /* "load 0.42" into buf, with a warning when above 2 (timed figures from a loaded machine are
  * not figures): printed beside every figure. */
 const char *bench_load_note(char *buf, size_t size);
+/* CPU process pid has used: utime+stime of /proc/PID/stat (clock ticks) and the sum over
+ * its threads of schedstat's time on CPU (ns); 0 for what cannot be read. */
+void bench_proc_cpu(pid_t pid, uint64_t *ticks, uint64_t *run_ns);
+/* For cc_daemon_start_with's pre_exec: the daemon enters cgroup handle cg (a tr_cgroup *),
+ * as a service manager places a service. */
+void bench_enter_cgroup(void *cg);
