@@ -102,22 +102,15 @@ int main(int argc, char **argv)
                         return 2;
                 }
         }
-        if (geteuid() != 0) {
-                fprintf(stderr, "bench-fds: needs root\n");
-                return 2;
-        }
-        signal(SIGPIPE, SIG_IGN);
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
         tr_hierarchies hs;
-        tr_error err = { 0 };
-        if (tr_hierarchies_discover(&hs, &err) < 0) {
-                fprintf(stderr, "bench-fds: %s\n", err.msg);
-                return 1;
-        }
+        int setup = bench_daemon_setup("bench-fds", &hs);
+        if (setup)
+                return setup;
         char base[64], svc[96];
         snprintf(base, sizeof base, "/procd-bench-fds.%d", (int) getpid());
         snprintf(svc, sizeof svc, "%s/procd", base);
         tr_cgroup *svc_cg = NULL;
+        tr_error err = { 0 };
         if (tr_cgroup_create(&hs, svc, &svc_cg, &err) < 0) {
                 fprintf(stderr, "bench-fds: cgroup %s: %s\n", svc, err.msg);
                 return 1;
@@ -144,11 +137,12 @@ int main(int argc, char **argv)
                 goto stop;
         }
         /* the shape: 10,000 families under a 20,000-fd limit, 2 fds per family */
-        struct rlimit two = { (rlim_t) families * 2, (rlim_t) families * 2 };
+        int limit = families * 2 > families + 256 ? families * 2 : families + 256; /* a floor for small runs */
+        struct rlimit two = { (rlim_t) limit, (rlim_t) limit };
         if (prlimit(d.pid, RLIMIT_NOFILE, &two, NULL) < 0)
-                fprintf(stderr, "bench-fds: prlimit %d: %s\n", families * 2, strerror(errno));
+                fprintf(stderr, "bench-fds: prlimit %d: %s\n", limit, strerror(errno));
         else
-                printf("daemon fd limit set to %d (2 per family)\n", families * 2);
+                printf("daemon fd limit set to %d (2 per family, at least 256 more than the families)\n", limit);
         long fds0 = count_fds(d.pid), rss0 = rss_kb(d.pid);
         mark("started", d.pid, fds0, rss0, 0);
         int failed = 0, first_error = 0;

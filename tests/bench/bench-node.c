@@ -190,22 +190,14 @@ int main(int argc, char **argv)
                         return 2;
                 }
         }
-        if (geteuid() != 0) {
-                fprintf(stderr, "bench-node: needs root\n");
-                return 2;
-        }
         if (o.jobs < 1 || o.seconds < 1 || o.poll_sec < 1 || o.background < 0) {
                 fprintf(stderr, "bench-node: bad arguments\n");
                 return 2;
         }
-        signal(SIGPIPE, SIG_IGN);
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
         tr_hierarchies hs;
-        tr_error err = { 0 };
-        if (tr_hierarchies_discover(&hs, &err) < 0) {
-                fprintf(stderr, "bench-node: %s\n", err.msg);
-                return 1;
-        }
+        int setup = bench_daemon_setup("bench-node", &hs);
+        if (setup)
+                return setup;
         int rc = run_one(&o, cc_daemon_exe(), false, &hs);
         if (o.condor && *o.condor)
                 rc |= run_one(&o, o.condor, true, &hs);

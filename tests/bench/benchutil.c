@@ -84,3 +84,19 @@ void bench_enter_cgroup(void *cg)
         if (cg && tr_cgroup_attach(cg, getpid(), NULL) < 0)
                 dprintf(2, "cannot enter the service cgroup");
 }
+
+int bench_daemon_setup(const char *prog, tr_hierarchies *hs)
+{
+        if (geteuid() != 0) {
+                fprintf(stderr, "%s: needs root\n", prog);
+                return 2;
+        }
+        signal(SIGPIPE, SIG_IGN);
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        tr_error err = { 0 };
+        if (tr_hierarchies_discover(hs, &err) < 0) {
+                fprintf(stderr, "%s: %s\n", prog, err.msg);
+                return 1;
+        }
+        return 0;
+}

@@ -20,3 +20,7 @@ void bench_proc_cpu(pid_t pid, uint64_t *ticks, uint64_t *run_ns);
 /* For cc_daemon_start_with's pre_exec: the daemon enters cgroup handle cg (a tr_cgroup *),
  * as a service manager places a service. */
 void bench_enter_cgroup(void *cg);
+/* What a benchmark that runs a daemon needs first: root (2 when not), SIGPIPE ignored,
+ * orphans reaped by us (child subreaper), the hierarchies discovered (1 when not); 0. */
+struct tr_hierarchies;
+int bench_daemon_setup(const char *prog, struct tr_hierarchies *hs);
