@@ -48,12 +48,24 @@ sanitize: deps
 	cmake --build $(SAN_DIR) -j $(JOBS)
 	cd $(SAN_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure $(CTEST_ARGS)
 
+# Every benchmark program in its short mode (a quiet 2-core machine: under 10 minutes in
+# all).  Times taken while the machine is loaded are not figures: each program prints the
+# load average beside its figures and warns above 2.  CONDOR_PROCD=<path> adds HTCondor's
+# daemon to bench-classic and bench-node.
+BENCH = $(BUILD_DIR)/tests/bench
 bench: build
-	$(BUILD_DIR)/tests/bench/bench-trackers
-	$(BUILD_DIR)/tests/bench/bench-starter
-	$(BUILD_DIR)/tests/bench/bench-procd --short
-	$(BUILD_DIR)/tests/bench/bench-classic
-	$(BUILD_DIR)/tests/bench/bench-boundary
+	$(BENCH)/bench-trackers
+	$(BENCH)/bench-usage-files --reads 2000
+	$(BENCH)/bench-starter
+	$(BENCH)/bench-procd --short
+	$(BENCH)/bench-classic --short --daemon $(BENCH)/classic-floor
+	$(BENCH)/bench-classic --short
+	$(if $(CONDOR_PROCD),$(BENCH)/bench-classic --short --daemon $(CONDOR_PROCD))
+	$(BENCH)/bench-classic --short --state-tmpfs --families 1000 --calls 200
+	$(BENCH)/bench-restart --families 200
+	$(BENCH)/bench-boundary
+	$(BENCH)/bench-fds --short
+	$(BENCH)/bench-node --short
 
 install: build
 	cmake --install $(BUILD_DIR)

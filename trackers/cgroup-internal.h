@@ -60,6 +60,12 @@ struct tr_cgroup {
         /* descendants kept open (cgroup-subtree.h): members per hierarchy, v1 oom sum */
         tr_cg_subtree *procs_tree[TR_MAX_HIER];
         tr_cg_subtree *oom_tree;
+        /* at rest (tr_cgroup_rest): the inode each closed dirfd had, so that only the
+         * same directory is opened again at its path */
+        uint64_t rest_ino[TR_MAX_HIER];
+        /* the budget the handle is awake in (cgroup-budget.c), its neighbours there */
+        tr_cg_budget *budget;
+        tr_cgroup *awake_prev, *awake_next;
 };
 
 static inline bool tr_cg_is_gone_errno(int e) { return e == ENOENT || e == ENODEV; }
@@ -70,6 +76,13 @@ static inline bool tr_cg_is_gone_errno(int e) { return e == ENOENT || e == ENODE
  * primary one of a handle opened through a tr_cg_opener).  path[i] is set exactly when
  * dirfd[i] is an fd or TR_CG_DIR_LAZY. */
 #define TR_CG_DIR_LAZY (-2)
+/* dirfd[i]: closed by tr_cgroup_rest, opened again at path[i] on first use when the
+ * directory there is still the one it was (rest_ino[i]); another one there, or none: the
+ * handle is not in hierarchy i any more (as a lazy slot whose cgroup is gone). */
+#define TR_CG_DIR_REST (-3)
+
+/* Out of the budget's awake list (cgroup-budget.c), at rest or free. */
+void tr_cg_budget_unlink(tr_cgroup *cg);
 
 /* The O_PATH dirfd of hierarchy i, opened now when it was left for later; -1 when the
  * handle is not in hierarchy i (a lazy slot whose cgroup is gone there drops out), or when

@@ -192,12 +192,21 @@ static void usage_memory(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, s
                         (void) tr_parse_memory_events(buf, u);
                 return;
         }
-        if ((want & TR_WANT_MEMORY) && tr_cg_hot_u64(cg, H1_MEM_USAGE, &v))
+        if ((want & TR_WANT_MEMORY_STAT) && tr_cg_hot_read(cg, H1_MEM_STAT, buf, size) >= 0)
+                (void) tr_parse_memory_stat_v1(buf, u);
+        /* v1 memory.usage_in_bytes is a fuzz value (per-CPU charge batches; the kernel's
+         * cgroup-v1 memory.rst 5.5 says to take RSS+CACHE from memory.stat for an exact one):
+         * with memory.stat read, current = total_rss + total_cache from it, one read fewer.
+         * (usage_in_bytes also holds kernel memory; memory.stat has no line for it.) */
+        if ((want & TR_WANT_MEMORY) && u->memory_anon_bytes.available && u->memory_file_bytes.available)
+                tr_u64_set(u, &u->memory_current_bytes,
+                           u->memory_anon_bytes.value + u->memory_file_bytes.value +
+                                   (u->memory_shmem_bytes.available ? u->memory_shmem_bytes.value : 0),
+                           TR_SRC_CGROUP_V1);
+        else if ((want & TR_WANT_MEMORY) && tr_cg_hot_u64(cg, H1_MEM_USAGE, &v))
                 tr_u64_set(u, &u->memory_current_bytes, v, TR_SRC_CGROUP_V1);
         if ((want & TR_WANT_MEMORY) && tr_cg_hot_u64(cg, H1_MEM_MAX, &v))
                 tr_u64_set(u, &u->memory_peak_bytes, v, TR_SRC_CGROUP_V1);
-        if ((want & TR_WANT_MEMORY_STAT) && tr_cg_hot_read(cg, H1_MEM_STAT, buf, size) >= 0)
-                (void) tr_parse_memory_stat_v1(buf, u);
         /* Kernel quirk: v1 memory.oom_control's oom_kill counts only kills in that very
          * cgroup, not its descendants (memcg_memory_event stops at the first level on v1):
          * sum the subtree.  The own file and the descendants' are kept open
@@ -231,7 +240,7 @@ static void usage_pids_io(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, 
                 return;
         if (tr_cg_hot_read(cg, H_IO_STAT, buf, size) >= 0)
                 (void) tr_parse_io_stat(buf, u);
-        else if (tr_cg_hot_read(cg, H1_BLKIO, buf, size) >= 0)
+        else if ((want & TR_WANT_IO_THROTTLE) && tr_cg_hot_read(cg, H1_BLKIO, buf, size) >= 0)
                 /* Observed on this 6.18 host: blkio.throttle.* count only on devices that
                  * have a throttle rule in the cgroup; otherwise they stay "Total 0". */
                 (void) tr_parse_blkio_bytes(buf, u);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "procscan.h"
@@ -63,26 +64,45 @@ static const struct {
         [H1_MEM_OOM] = { "memory.oom_control", false, TR_CTRL_MEMORY },
 };
 
-/* A hierarchy left for later (tr_cgroup_open_for_cgroups through an opener): opened at
- * its path now, if the cgroup the handle's kept dirfds hold still exists.  Gone there
- * (ENOENT/ENOTDIR), or ours gone: the handle is not in that hierarchy from now on, as when
- * a cgroup is not made in it.  Another failure (EMFILE...): the slot stays for later,
+/* A slot opened at its path now.  A hierarchy left for later (TR_CG_DIR_LAZY, through an
+ * opener): if the cgroup the handle's kept dirfds hold still exists.  A slot tr_cgroup_rest
+ * closed (TR_CG_DIR_REST): only the directory it was (a cgroup's inode number is not reused
+ * on kernfs: the kernel makes it from a 64-bit id).  Gone there (ENOENT/ENOTDIR), ours gone,
+ * or another directory at the path: the handle is not in that hierarchy from now on, as
+ * when a cgroup is not made in it.  Another failure (EMFILE...): the slot stays for later,
  * tried again on the next use (tr_cg_open_all makes an operation that acts fail on it).
  * Returns the fd or -errno. */
-static int open_lazy(tr_cgroup *cg, int i)
+static int open_again(tr_cgroup *cg, int i);
+
+/* Whether the cgroup a kept (or rested) dirfd holds still exists: a lazy slot's path may
+ * name a new cgroup made there after ours was removed (job cgroup paths are reused per
+ * slot). */
+static bool still_ours(tr_cgroup *cg)
 {
+        for (int j = 0; j < cg->hs->n; j++) {
+                if (cg->dirfd[j] == TR_CG_DIR_REST)
+                        (void) open_again(cg, j);
+                if (cg->dirfd[j] >= 0 &&
+                    (faccessat(cg->dirfd[j], "cgroup.procs", F_OK, 0) == 0 || (errno != ENOENT && errno != ENODEV)))
+                        return true;
+        }
+        return false;
+}
+
+static int open_again(tr_cgroup *cg, int i)
+{
+        bool rest = cg->dirfd[i] == TR_CG_DIR_REST;
         char fs[PATH_MAX];
         int fd = -1, e = ENOENT;
-        /* the path may name a new cgroup made there after ours was removed (job cgroup paths
-         * are reused per slot): only while the cgroup a kept dirfd holds still exists */
-        bool ours = false;
-        for (int j = 0; j < cg->hs->n && !ours; j++)
-                if (cg->dirfd[j] >= 0)
-                        ours = faccessat(cg->dirfd[j], "cgroup.procs", F_OK, 0) == 0 ||
-                               (errno != ENOENT && errno != ENODEV);
-        if (ours && tr_hierarchy_fs_path(&cg->hs->h[i], cg->path[i], fs, sizeof fs, NULL) == 0) {
+        if ((rest || still_ours(cg)) && tr_hierarchy_fs_path(&cg->hs->h[i], cg->path[i], fs, sizeof fs, NULL) == 0) {
                 fd = open(fs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 e = errno;
+        }
+        struct stat st;
+        if (rest && fd >= 0 && (fstat(fd, &st) < 0 || (uint64_t) st.st_ino != cg->rest_ino[i])) {
+                close(fd);
+                fd = -1;
+                e = ENOENT;
         }
         if (fd >= 0) {
                 cg->dirfd[i] = fd;
@@ -97,19 +117,20 @@ int tr_cg_dirfd(tr_cgroup *cg, int i)
 {
         if (i < 0 || i >= TR_MAX_HIER)
                 return -1;
-        if (cg->dirfd[i] != TR_CG_DIR_LAZY)
+        if (cg->dirfd[i] != TR_CG_DIR_LAZY && cg->dirfd[i] != TR_CG_DIR_REST)
                 return cg->dirfd[i];
-        int fd = open_lazy(cg, i);
+        int fd = open_again(cg, i);
         return fd >= 0 ? fd : -1;
 }
 
 int tr_cg_open_all(tr_cgroup *cg, const char *op, tr_error *err)
 {
         for (int i = 0; i < cg->hs->n; i++) {
-                if (cg->dirfd[i] != TR_CG_DIR_LAZY)
+                int was = cg->dirfd[i];
+                if (was != TR_CG_DIR_LAZY && was != TR_CG_DIR_REST)
                         continue;
-                int fd = open_lazy(cg, i);
-                if (fd < 0 && cg->dirfd[i] == TR_CG_DIR_LAZY)
+                int fd = open_again(cg, i);
+                if (fd < 0 && cg->dirfd[i] == was)
                         return tr_error_setx(err, -fd, "%s: cannot open %s:%s", op, cg->hs->h[i].mount_point,
                                              cg->path[i]);
         }
@@ -451,10 +472,35 @@ int tr_cgroup_open_for_cgroups(const tr_hierarchies *hs, tr_cg_opener *o, const 
         return cg_finish_open(&cg, out, what ? what : path ? path : "", err);
 }
 
+void tr_cgroup_rest(tr_cgroup *cg)
+{
+        tr_cg_budget_unlink(cg);
+        bool absent[H_COUNT];
+        for (int h = 0; h < H_COUNT; h++)
+                absent[h] = cg->hot[h] == TR_CG_HOT_ABSENT;
+        tr_cg_hot_close_all(cg);
+        for (int h = 0; h < H_COUNT; h++) /* a file found missing stays so: not tried again */
+                if (absent[h])
+                        cg->hot[h] = TR_CG_HOT_ABSENT;
+        if (cg->v2_fd >= 0)
+                close(TR_TAKE_FD(cg->v2_fd));
+        free(TR_TAKE_PTR(cg->procs_buf));
+        cg->procs_cap = 0;
+        for (int i = 0; i < TR_MAX_HIER; i++) {
+                struct stat st;
+                if (cg->dirfd[i] < 0 || fstat(cg->dirfd[i], &st) < 0)
+                        continue;
+                cg->rest_ino[i] = (uint64_t) st.st_ino;
+                close(cg->dirfd[i]);
+                cg->dirfd[i] = TR_CG_DIR_REST;
+        }
+}
+
 void tr_cgroup_free(tr_cgroup *cg)
 {
         if (!cg)
                 return;
+        tr_cg_budget_unlink(cg);
         tr_cg_hot_close_all(cg);
         for (int i = 0; i < TR_MAX_HIER; i++) {
                 if (cg->dirfd[i] >= 0)

@@ -92,6 +92,29 @@ int tr_cgroup_create_child(tr_cgroup *parent, const char *name, uint32_t hier_ma
                            tr_cgroup **out, tr_error *err);
 
 void tr_cgroup_free(tr_cgroup *cg);
+
+/* Rest: close every fd the handle holds (dirfds, counter files, descendants kept open, the
+ * v2 O_RDONLY fd) and keep what names it: each hierarchy's path and its directory's inode.
+ * Any use opens what it needs again (one open and fstat per hierarchy, then the counter
+ * files), and only the directory it was: a cgroup removed, or made again at the path,
+ * since is a hierarchy the handle is not in any more. */
+void tr_cgroup_rest(tr_cgroup *cg);
+
+/* A bound on the fds that handles keep open: the max_awake handles used last (touched)
+ * keep theirs, the one used least recently beyond that goes to rest.  Not thread-safe.
+ * Handles unlink themselves at rest and at free; free the budget after its handles, or
+ * they keep a pointer to it. */
+typedef struct tr_cg_budget tr_cg_budget;
+tr_cg_budget *tr_cg_budget_new(size_t max_awake);
+void tr_cg_budget_free(tr_cg_budget *b);
+/* cg was used: first in b's list (added when not in it); the last beyond max_awake rests. */
+void tr_cg_budget_touch(tr_cg_budget *b, tr_cgroup *cg);
+size_t tr_cg_budget_awake(const tr_cg_budget *b);
+/* max_awake for a process whose open-file limit is nofile: an eighth of the fds for awake
+ * handles at about 12 fds each (a hybrid family polled: 4 dirfds, 6 counter files, a leaf
+ * kept open with its cgroup.procs), at least 4, at most 1,024. */
+size_t tr_cg_budget_max_for(unsigned long nofile);
+
 static inline void tr_cgroup_freep(tr_cgroup **cg)
 {
         if (*cg)

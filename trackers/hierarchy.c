@@ -188,6 +188,11 @@ static int parse_mount_line(tr_hierarchies *out, char *line, tr_error *err)
                 return tr_error_set(err, ENAMETOOLONG, "mountinfo: path too long");
         strcpy(h.mount_root, f[3]);
         strcpy(h.mount_point, f[4]);
+        if (is_v2 && sep + 3 < n) {
+                _cleanup_free_ char *opts = strdup(f[sep + 3]);
+                for (char *save = NULL, *t = opts ? strtok_r(opts, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+                        h.favordynmods = h.favordynmods || strcmp(t, "favordynmods") == 0;
+        }
         if (!is_v2) {
                 char *opts = sep + 3 < n ? f[sep + 3] : (char *) "";
                 v1_key_from_options(opts, &h.controllers, h.key, sizeof h.key);

@@ -53,6 +53,8 @@ typedef struct tr_hierarchy {
         char key[256];      /* how /proc/PID/cgroup names it: "" (v2), "cpu,cpuacct", "name=systemd" */
         uint32_t controllers; /* bit (1u << tr_controller); v2: from the mount root's
                                  cgroup.controllers when discovered live, else 0 */
+        bool favordynmods;    /* v2 mounted with favordynmods (kernel 6.0+): a migration
+                                 does not wait for an RCU grace period */
 } tr_hierarchy;
 
 typedef struct tr_hierarchies {

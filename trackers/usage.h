@@ -72,7 +72,12 @@ enum tr_usage_want {
         TR_WANT_PIDS = 1u << 5,        /* pids_current, pids_peak */
         TR_WANT_OOM = 1u << 6,         /* oom_kills, oom_group_kills */
         TR_WANT_PSI = 1u << 7,         /* psi_* */
-        TR_WANT_ALL = 0xffu,
+        /* io_read/write_bytes from v1 blkio.throttle.io_service_bytes_recursive as well
+         * (where v2 io.stat is not there): those count only devices that have a throttle rule
+         * in the cgroup ("Total 0" otherwise, on hybrid hosts too): a partial figure, so
+         * neither GET_USAGE nor GetUsage asks for it */
+        TR_WANT_IO_THROTTLE = 1u << 8,
+        TR_WANT_ALL = 0x1ffu,
 };
 
 void tr_usage_init(tr_usage *u); /* every field unavailable */

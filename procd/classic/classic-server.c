@@ -485,7 +485,10 @@ static const command_handler handlers[PD_CL_COMMAND_COUNT] = {
 static void run(creq *q)
 {
         const pd_cl_request *r = &q->r;
-        g_debug("classic: %s %d from pid %d", pd_cl_command_name(r->command), (int) r->pid, (int) r->client_pid);
+        /* g_debug formats its line before the writer drops it: only when it is kept */
+        if (!g_log_writer_default_would_drop(G_LOG_LEVEL_DEBUG, G_LOG_DOMAIN))
+                g_debug("classic: %s %d from pid %d", pd_cl_command_name(r->command), (int) r->pid,
+                        (int) r->client_pid);
         if (r->reject != PD_CL_SUCCESS) {
                 g_message("classic: %s from pid %d: %s: error %d", pd_cl_command_name(r->command),
                           (int) r->client_pid, r->why, (int) r->reject);
@@ -668,6 +671,10 @@ static gboolean on_input(gint fd, GIOCondition cond, gpointer data)
                 s->read_full = (size_t) n == sizeof s->rbuf;
                 g_byte_array_append(s->in, s->rbuf, (guint) n);
                 process_input(s);
+                /* less than asked: the pipe was empty, no read for its EAGAIN (a request
+                 * written meanwhile wakes the loop again) */
+                if ((size_t) n < sizeof s->rbuf)
+                        break;
         }
         return G_SOURCE_CONTINUE;
 }
@@ -731,6 +738,10 @@ int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_class
                 return k;
         }
         s->in_src = g_unix_fd_add(s->cmd.rfd, G_IO_IN, on_input, s);
+        /* GLib blocks a source that may not recurse around each dispatch: its fd taken out
+         * of the poll set and put back, each a wakeup (2 eventfd writes, a read, 2 polls per
+         * request).  procd runs no nested loop, so on_input can never recurse. */
+        g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, s->in_src), TRUE);
         s->hk_src = g_timeout_add_seconds(o->housekeeping_sec ? o->housekeeping_sec : 60, housekeeping, s);
         *out = s;
         return 0;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "procd/core/command-jobs.h"
@@ -29,14 +30,11 @@ static procd_status need_root(const pd_caller *who, const char *op, procd_error 
 
 /* Whether pid is procd itself or one of its ancestors (registering it would make procd a
  * member of a family it may kill or freeze). */
-bool pd_holds_procd(pid_t pid)
+static bool holds_procd_started(pid_t pid, uint64_t theirs)
 {
         pid_t p = getpid();
         if (pid == p)
                 return true;
-        uint64_t theirs = 0;
-        if (pid <= 0 || tr_pid_start_ticks(pid, &theirs) < 0)
-                return false; /* gone: no ancestor of a live procd */
         for (int depth = 0; depth < 4096 && p > 1; depth++) {
                 if (p == pid)
                         return true;
@@ -50,6 +48,16 @@ bool pd_holds_procd(pid_t pid)
                 p = st.ppid;
         }
         return false;
+}
+
+bool pd_holds_procd(pid_t pid)
+{
+        uint64_t theirs = 0;
+        if (pid == getpid())
+                return true;
+        if (pid <= 0 || tr_pid_start_ticks(pid, &theirs) < 0)
+                return false; /* gone: no ancestor of a live procd */
+        return holds_procd_started(pid, theirs);
 }
 
 /* Registered subfamily whose root is pid (the tracking calls never touch the root family). */
@@ -146,15 +154,16 @@ static bool family_empty(pd_commands *cm, pd_family *f)
  * (its root's descendants, or a member procd already knows of, e.g. an orphan seen in a
  * snapshot or a process in a family's cgroup).  A root family rooted at pid 1 (procd's
  * parent is init) holds every process, as condor_procd's would. */
-static bool in_root_tree(pd_commands *cm, pid_t pid)
+static bool in_root_tree(pd_commands *cm, pid_t pid, const tr_proc *self)
 {
         pd_family *root = pd_registry_root(cm->reg);
         if (root->root_pid <= 1)
                 return true;
-        uint64_t start = 0;
-        if (tr_pid_start_ticks(pid, &start) < 0)
-                return false;
-        tr_proc p = { .ppid = pid };
+        if (pid == root->root_pid)
+                return self->start_ticks == root->root_start_ticks;
+        if (self->start_ticks < root->root_start_ticks)
+                return pd_registry_family_of(cm->reg, pid) != NULL; /* older than the root */
+        tr_proc p = *self; /* pid's own stat, read by the caller: the walk starts at its parent */
         for (int depth = 0; depth < 4096 && p.ppid > 1; depth++) {
                 pid_t cur = p.ppid;
                 if (tr_proc_stat_read(cur, &p) < 0)
@@ -197,18 +206,25 @@ static procd_status register_flags_impl(pd_commands *cm, const pd_caller *who, p
          * this pid is stale.  When nothing of it is left it gives way (folded into its
          * parent); with members left it stays, so that its owner can still kill or
          * unregister it. */
-        if (who->confined && !in_root_tree(cm, root_pid))
+        /* the root's stat, read once here for every check below (the registry reads it
+         * again when it takes the family, and once more after moving it) */
+        tr_proc rp;
+        if (tr_proc_stat_read(root_pid, &rp) < 0)
+                return who->confined ? procd_error_set(err, PROCD_E_NOT_IN_FAMILY,
+                                                       "process %d is not inside the root family's tree", (int) root_pid)
+                                     : procd_error_set(err, PROCD_E_BAD_ROOT_PID, "root pid %d: no such process",
+                                                       (int) root_pid);
+        if (who->confined && !in_root_tree(cm, root_pid, &rp))
                 return procd_error_set(err, PROCD_E_NOT_IN_FAMILY, "process %d is not inside the root family's tree",
                                     (int) root_pid);
         pd_family *old = pd_registry_find(cm->reg, root_pid);
-        uint64_t now = 0;
-        if (old && (!old->parent || tr_pid_start_ticks(root_pid, &now) < 0 || now == old->root_start_ticks))
+        if (old && (!old->parent || rp.start_ticks == old->root_start_ticks))
                 return procd_error_set(err, PROCD_E_ALREADY_REGISTERED, "pid %d already roots a family", (int) root_pid);
         pid_t tgid = 0;
         if (tr_proc_is_thread(root_pid) && tr_proc_tgid(root_pid, &tgid) == 0 && tgid != root_pid)
                 return procd_error_set(err, PROCD_E_BAD_ROOT_PID, "pid %d is a thread of process %d, not a process",
                                     (int) root_pid, (int) tgid);
-        if (pd_holds_procd(root_pid))
+        if (holds_procd_started(root_pid, rp.start_ticks))
                 return procd_error_set(err, PROCD_E_BAD_ROOT_PID, "pid %d is procd or one of its ancestors",
                                     (int) root_pid);
         if (old) {
@@ -224,6 +240,16 @@ static procd_status register_flags_impl(pd_commands *cm, const pd_caller *who, p
         bool bad_watcher = false;
         pd_family *f = NULL;
         int k = pd_registry_register(cm->reg, root_pid, watcher_pid, interval, &f, &bad_watcher, &terr);
+        if (k == -EMFILE || k == -ENFILE) {
+                /* procd's own limit, not the caller's fault: never BAD_WATCHER_PID for it */
+                struct rlimit rl = { 0 };
+                (void) getrlimit(RLIMIT_NOFILE, &rl);
+                g_warning("registering %d: out of file descriptors (errno %d, %s; %s limit %llu): %s", (int) root_pid,
+                          -k, k == -EMFILE ? "EMFILE" : "ENFILE", k == -EMFILE ? "procd's" : "the system's",
+                          (unsigned long long) rl.rlim_cur, terr.msg);
+                return procd_error_set(err, PROCD_E_INTERNAL, "registering %d: procd is out of file descriptors (%s): %s",
+                                       (int) root_pid, k == -EMFILE ? "EMFILE" : "ENFILE", terr.msg);
+        }
         if (k < 0) {
                 if (bad_watcher)
                         return procd_error_set(err, PROCD_E_BAD_WATCHER_PID, "%s", terr.msg);
@@ -231,6 +257,7 @@ static procd_status register_flags_impl(pd_commands *cm, const pd_caller *who, p
                         return procd_error_set(err, PROCD_E_BAD_ROOT_PID, "%s", terr.msg);
                 return procd_error_set(err, PROCD_E_INTERNAL, "registering %d: %s", (int) root_pid, terr.msg);
         }
+        pd_registry_cg_touch(cm->reg, f); /* its cgroup's fds: in the bounded awake set */
         if (flags & PROCD_REGISTER_KILL_ON_WATCHER_EXIT)
                 pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILL_ON_WATCHER_EXIT, true);
         g_info("registered family %d (watcher %d, interval %u s, parent %d)", (int) root_pid, (int) watcher_pid,

@@ -16,6 +16,7 @@ int pd_family_own_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *o
         int k = pd_registry_ensure_fresh(r, f, err);
         if (k < 0)
                 return k;
+        pd_registry_cg_touch(r, f); /* before the read: another family rests first */
         k = tr_family_usage_want(f->tf, want, out, err);
         if (k < 0)
                 return k;

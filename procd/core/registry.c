@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ struct pd_registry {
         pd_registry_family_fn family_hook; /* events (event-watch.c) */
         void *family_hook_data;
         bool members_changed;     /* set by a snapshot */
+        tr_cg_budget *cg_budget;  /* the family cgroups kept awake (made at the first use) */
 };
 
 static void changed(pd_registry *r)
@@ -363,6 +365,7 @@ void pd_registry_free(pd_registry *r)
                 g_source_remove(r->timer);
         if (r->root)
                 free_tree(r->root);
+        tr_cg_budget_free(r->cg_budget); /* after the handles in it */
         pd_pid_watch_free(r->pid_watch);
         g_hash_table_destroy(r->by_root);
         g_hash_table_destroy(r->by_cgroup);
@@ -1162,6 +1165,23 @@ int pd_registry_snapshot(pd_registry *r, tr_error *err)
         if (r->members_changed)
                 changed(r);
         return 0;
+}
+
+void pd_registry_cg_touch(pd_registry *r, pd_family *f)
+{
+        tr_cgroup *cg = f->tf ? tr_family_cgroup(f->tf) : NULL;
+        if (!cg)
+                return;
+        if (!r->cg_budget) {
+                struct rlimit rl = { 0 };
+                (void) getrlimit(RLIMIT_NOFILE, &rl);
+                size_t max = tr_cg_budget_max_for((unsigned long) rl.rlim_cur);
+                r->cg_budget = tr_cg_budget_new(max);
+                g_message("family cgroups: the %zu families used last keep their files open, the others rest "
+                          "(fd limit %llu)",
+                          max, (unsigned long long) rl.rlim_cur);
+        }
+        tr_cg_budget_touch(r->cg_budget, cg);
 }
 
 int pd_registry_ensure_fresh(pd_registry *r, pd_family *f, tr_error *err)

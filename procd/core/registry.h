@@ -147,6 +147,10 @@ bool pd_registry_gid_in_use(pd_registry *r, gid_t gid);
 int pd_registry_snapshot(pd_registry *r, tr_error *err);
 /* Snapshot when f is /proc-tracked and its data is older than its interval. */
 int pd_registry_ensure_fresh(pd_registry *r, pd_family *f, tr_error *err);
+/* f's cgroup was used (registered, usage read): its fds stay open among the families used
+ * last, a bounded set (tr_cg_budget: an eighth of the fd limit); the family used least
+ * recently beyond it rests (tr_cgroup_rest: no fd until its next use). */
+void pd_registry_cg_touch(pd_registry *r, pd_family *f);
 
 /* Current members of f (cgroup: read now; /proc: the last snapshot). */
 int pd_registry_members(pd_registry *r, pd_family *f, tr_pidset *out, tr_error *err);

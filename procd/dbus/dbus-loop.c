@@ -41,6 +41,10 @@ static dbus_bool_t add_watch(DBusWatch *w, void *data)
         if (flags & DBUS_WATCH_WRITABLE)
                 cond |= G_IO_OUT;
         guint id = g_unix_fd_add(dbus_watch_get_unix_fd(w), cond, watch_cb, w);
+        /* as the classic FIFO's source: GLib would take the fd out of the poll set and put
+         * it back around each dispatch (2 eventfd writes, a read, a poll per message);
+         * procd runs no nested loop, so watch_cb never recurses */
+        g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, id), TRUE);
         dbus_watch_set_data(w, GUINT_TO_POINTER(id), NULL);
         return TRUE;
 }

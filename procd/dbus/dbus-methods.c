@@ -236,7 +236,9 @@ static procd_status m_get_usage(call *k)
         tr_usage u;
         pd_usage_reading r;
         if (s == PROCD_OK)
-                s = pd_cmd_get_usage(k->cm, &k->who, pid, TR_WANT_ALL, &u, &r, &k->err);
+                /* every field but v1 blkio.throttle's partial io bytes (as GET_USAGE) */
+                s = pd_cmd_get_usage(k->cm, &k->who, pid, TR_WANT_ALL & ~(unsigned) TR_WANT_IO_THROTTLE, &u, &r,
+                                     &k->err);
         if (s == PROCD_OK) {
                 tr_limits_now lim;
                 pd_cmd_get_limits(k->cm, &k->who, pid, &lim, NULL);

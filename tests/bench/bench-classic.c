@@ -1,8 +1,9 @@
 /* bench-classic.c - the classic (condor_procd FIFO) transport against the D-Bus one
  * (run by hand as root; not a test).
  *
- *   bench-classic [--families N] [--background N] [--calls N] [--daemon PATH] [--no-state]
- *                 [--state-tmpfs]
+ *   bench-classic [--short] [--families N] [--background N] [--calls N] [--daemon PATH]
+ *                 [--no-state] [--state-tmpfs]      (--short: 100 families, 1,000 background,
+ *                                                     1,000 calls)
  *
  * Starts build/procd/procd (or --daemon, FIFO only: HTCondor's condor_procd, or
  * build/tests/bench/classic-floor, the protocol alone with no work behind it) with
@@ -36,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
 #include "classic-client.h"
 #include "harness.h"
 #include "procd/client.h"
@@ -48,50 +50,10 @@ typedef struct cpu_mark {
         uint64_t wall_usec;
 } cpu_mark;
 
-static uint64_t read_u64_at(const char *path, int field)
-{
-        char buf[2048];
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return 0;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-                return 0;
-        buf[n] = '\0';
-        const char *p = buf;
-        if (field > 2) { /* a stat file: count from after the command's ')' */
-                p = strrchr(buf, ')');
-                if (!p)
-                        return 0;
-                p += 2;
-                for (int f = 3; f < field && p; f++) {
-                        p = strchr(p, ' ');
-                        if (p)
-                                p++;
-                }
-        }
-        return p ? strtoull(p, NULL, 10) : 0;
-}
-
 static cpu_mark mark(pid_t pid)
 {
         cpu_mark m = { .wall_usec = tr_now_usec() };
-        char path[128];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        m.ticks = read_u64_at(path, 14) + read_u64_at(path, 15);
-        snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
-        DIR *d = opendir(path);
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-                if (e->d_name[0] == '.')
-                        continue;
-                char ss[300];
-                snprintf(ss, sizeof ss, "%s/%s/schedstat", path, e->d_name);
-                m.run_ns += read_u64_at(ss, 1);
-        }
-        if (d)
-                closedir(d);
+        bench_proc_cpu(pid, &m.ticks, &m.run_ns);
         return m;
 }
 
@@ -101,15 +63,10 @@ static void report(const char *what, const char *transport, int calls, cpu_mark 
         double run_us = (double) (b.run_ns - a.run_ns) / 1e3 / calls;
         double tick_us = (double) (b.ticks - a.ticks) * 1e6 / (double) hz / calls;
         double wall_us = (double) (b.wall_usec - a.wall_usec) / calls;
-        printf("%-20s %-7s %6d calls  server CPU %9.1f us/call (stat ticks %9.1f us/call)  wall %9.1f us/call\n", what,
-               transport, calls, run_us, tick_us, wall_us);
+        char load[96];
+        printf("%-20s %-7s %6d calls  server CPU %9.1f us/call (stat ticks %9.1f us/call)  wall %9.1f us/call  %s\n",
+               what, transport, calls, run_us, tick_us, wall_us, bench_load_note(load, sizeof load));
         fflush(stdout);
-}
-
-static void enter_cgroup(void *cg)
-{
-        if (cg && tr_cgroup_attach(cg, getpid(), NULL) < 0)
-                dprintf(2, "cannot enter the service cgroup");
 }
 
 static void kill_all(pid_t *pids, int n)
@@ -146,13 +103,17 @@ int main(int argc, char **argv)
                         calls = atoi(argv[++i]);
                 else if (!strcmp(argv[i], "--daemon") && i + 1 < argc)
                         setenv("PROCD_CLASSIC_DAEMON", argv[++i], 1);
-                else if (!strcmp(argv[i], "--no-state"))
+                else if (!strcmp(argv[i], "--short")) { /* `make bench` on a quiet 2-core machine */
+                        families = 100;
+                        background = 1000;
+                        calls = 1000;
+                } else if (!strcmp(argv[i], "--no-state"))
                         no_state = true;
                 else if (!strcmp(argv[i], "--state-tmpfs"))
                         state_tmpfs = true;
                 else {
-                        fprintf(stderr, "usage: bench-classic [--families N] [--background N] [--calls N] [--daemon PATH] "
-                                        "[--no-state] [--state-tmpfs]\n");
+                        fprintf(stderr, "usage: bench-classic [--short] [--families N] [--background N] [--calls N] "
+                                        "[--daemon PATH] [--no-state] [--state-tmpfs]\n");
                         return 2;
                 }
         }
@@ -214,7 +175,7 @@ int main(int argc, char **argv)
                cc_daemon_exe(), n_bg, n_roots, calls,
                no_state ? "none" : *state_file ? "on a tmpfs" : "next to the socket (/tmp)");
         cc_daemon d;
-        int r = cc_daemon_start_with(&d, condor ? theirs : ours, svc_cg ? enter_cgroup : NULL, svc_cg);
+        int r = cc_daemon_start_with(&d, condor ? theirs : ours, svc_cg ? bench_enter_cgroup : NULL, svc_cg);
         if (r < 0) {
                 fprintf(stderr, "bench-classic: daemon: %s\n", d.errtext);
                 goto out;
@@ -229,11 +190,23 @@ int main(int argc, char **argv)
         int failed = 0;
 
         /* REGISTER_SUBFAMILY: half the families through each transport */
+        uint64_t *walls = calloc((size_t) (half > 0 ? half : 1), sizeof *walls);
         cpu_mark a = mark(d.pid);
-        for (int i = 0; i < half; i++)
+        for (int i = 0; i < half; i++) {
+                uint64_t t = tr_now_usec();
                 failed += cc_register(&cc, roots[i], getpid(), -1) != 0;
+                if (walls)
+                        walls[i] = tr_now_usec() - t;
+        }
         cpu_mark b = mark(d.pid);
         report("REGISTER_SUBFAMILY", "fifo", half, a, b);
+        if (walls && half > 0) {
+                char load[96];
+                printf("REGISTER_SUBFAMILY   fifo   p50 wall %.2f ms (target under 2 ms at 1,000 families, state file on "
+                       "a tmpfs)  %s\n",
+                       (double) bench_median(walls, (size_t) half) / 1000.0, bench_load_note(load, sizeof load));
+        }
+        free(walls);
         if (dc) {
                 a = mark(d.pid);
                 for (int i = half; i < n_roots; i++)

@@ -1,7 +1,16 @@
 /* benchutil.c - helpers the benchmark programs share. */
 #include "benchutil.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "trackers/cgroup.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -13,4 +22,81 @@ uint64_t bench_median(uint64_t *v, size_t n)
 {
         qsort(v, n, sizeof *v, cmp_u64);
         return v[n / 2];
+}
+
+double bench_loadavg(void)
+{
+        double l[1] = { -1.0 };
+        return getloadavg(l, 1) == 1 ? l[0] : -1.0;
+}
+
+const char *bench_load_note(char *buf, size_t size)
+{
+        double l = bench_loadavg();
+        snprintf(buf, size, "load %.2f%s", l, l > 2.0 ? " WARNING: load above 2, not a figure" : "");
+        return buf;
+}
+
+/* field (1-based) of a one-line /proc file; in a stat file counted after the command's ')' */
+static uint64_t proc_field(const char *path, int field)
+{
+        char buf[2048];
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        const char *p = buf;
+        if (field > 2) {
+                p = strrchr(buf, ')');
+                for (int f = 2; p && f < field; f++)
+                        p = strchr(p + 1, ' ');
+                if (p)
+                        p++;
+        }
+        return p ? strtoull(p, NULL, 10) : 0;
+}
+
+void bench_proc_cpu(pid_t pid, uint64_t *ticks, uint64_t *run_ns)
+{
+        char path[128];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        *ticks = proc_field(path, 14) + proc_field(path, 15);
+        *run_ns = 0;
+        snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
+        DIR *d = opendir(path);
+        for (struct dirent *e; d && (e = readdir(d));) {
+                if (e->d_name[0] == '.')
+                        continue;
+                char ss[300];
+                snprintf(ss, sizeof ss, "%s/%s/schedstat", path, e->d_name);
+                *run_ns += proc_field(ss, 1);
+        }
+        if (d)
+                closedir(d);
+}
+
+void bench_enter_cgroup(void *cg)
+{
+        if (cg && tr_cgroup_attach(cg, getpid(), NULL) < 0)
+                dprintf(2, "cannot enter the service cgroup");
+}
+
+int bench_daemon_setup(const char *prog, tr_hierarchies *hs)
+{
+        if (geteuid() != 0) {
+                fprintf(stderr, "%s: needs root\n", prog);
+                return 2;
+        }
+        signal(SIGPIPE, SIG_IGN);
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        tr_error err = { 0 };
+        if (tr_hierarchies_discover(hs, &err) < 0) {
+                fprintf(stderr, "%s: %s\n", prog, err.msg);
+                return 1;
+        }
+        return 0;
 }

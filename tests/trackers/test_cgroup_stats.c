@@ -284,7 +284,8 @@ static void test_fixture_tree_v1(void)
         CU_ASSERT_EQUAL(u.cpu_usec.value, 62310048);
         if (sysconf(_SC_CLK_TCK) == 100)
                 CU_ASSERT_EQUAL(u.cpu_user_usec.value, 47210000);
-        CU_ASSERT_EQUAL(u.memory_current_bytes.value, 650117120);
+        /* total_rss + total_cache of memory.stat (the exact figure), not usage_in_bytes */
+        CU_ASSERT_EQUAL(u.memory_current_bytes.value, 524288000 + 115343360);
         CU_ASSERT_EQUAL(u.memory_peak_bytes.value, 702545920);
         CU_ASSERT_EQUAL(u.rss_bytes.value, 524288000 + 16777216);
         CU_ASSERT_EQUAL(u.oom_kills.value, 3); /* 1 + 2 in the child: summed */
@@ -297,6 +298,12 @@ static void test_fixture_tree_v1(void)
         CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage(cg, &u, &err), 0);
         CU_ASSERT_FALSE(u.oom_kills.available);
         CU_ASSERT_TRUE(u.memory_current_bytes.available);
+        /* memory without memory.stat: usage_in_bytes */
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg, TR_WANT_MEMORY, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.memory_current_bytes.value, 650117120);
+        /* io only where asked for blkio.throttle */
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg, TR_WANT_CPU | TR_WANT_IO, &u, &err), 0);
+        CU_ASSERT_FALSE(u.io_read_bytes.available);
         bool pop = false;
         CU_ASSERT_EQUAL(tr_cgroup_populated(cg, &pop, &err), 0);
         CU_ASSERT_TRUE(pop);
@@ -325,6 +332,74 @@ static bool fd_open_on(const char *target)
                         return true;
         }
         return false;
+}
+
+/* A handle at rest holds no fd and reads the same again; one whose directory was replaced
+ * at its path since is not in that hierarchy any more; a budget keeps the handles used
+ * last awake, the others at rest. */
+static void test_rest_and_budget(void)
+{
+        char tmp[] = "/tmp/procd-cgrest.XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
+        char root[PATH_MAX], dir[PATH_MAX], mi[PATH_MAX * 2];
+        snprintf(root, sizeof root, "%s/cg2", tmp);
+        mkdirs(tmp, "cg2/j0/self");
+        mkdirs(tmp, "cg2/j1/self");
+        mkdirs(tmp, "cg2/j2/self");
+        for (int j = 0; j < 3; j++) {
+                snprintf(dir, sizeof dir, "%s/j%d", root, j);
+                put_fixture(dir, "cpu.stat", "v2/cpu.stat");
+                put_file(dir, "cgroup.procs", "");
+                snprintf(dir, sizeof dir, "%s/j%d/self", root, j);
+                put_file(dir, "cgroup.procs", "100\n101\n");
+        }
+        snprintf(mi, sizeof mi, "26 22 0:23 / %s rw,relatime - cgroup2 cgroup2 rw\n", root);
+        tr_hierarchies hs;
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, mi, NULL), 0);
+        tr_error err = { 0 };
+        tr_cgroup *cg[3] = { NULL };
+        tr_cg_budget *b = tr_cg_budget_new(2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        int fds0 = count_fds();
+        for (int j = 0; j < 3; j++) {
+                char path[16];
+                snprintf(path, sizeof path, "/j%d", j);
+                CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, path, 0, &cg[j], &err), 0);
+                tr_usage u;
+                CU_ASSERT_EQUAL(tr_cgroup_usage_want(cg[j], TR_WANT_CPU | TR_WANT_PROCS, &u, &err), 0);
+                CU_ASSERT_EQUAL(u.num_procs.value, 2);
+        }
+        int awake = count_fds() - fds0; /* 3 handles, each dirfd + cpu.stat + procs + self kept */
+        CU_ASSERT(awake >= 3 * 4);
+        for (int j = 0; j < 3; j++)
+                tr_cg_budget_touch(b, cg[j]);
+        CU_ASSERT_EQUAL(tr_cg_budget_awake(b), 2);
+        CU_ASSERT_EQUAL(count_fds() - fds0, awake / 3 * 2); /* j0 rests: no fd */
+        /* j0 at rest reads the same again, and wakes */
+        tr_usage u;
+        CU_ASSERT_EQUAL(tr_cgroup_usage_want(cg[0], TR_WANT_CPU | TR_WANT_PROCS, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.num_procs.value, 2);
+        CU_ASSERT_EQUAL(u.cpu_usec.value, 8123456);
+        CU_ASSERT_STRING_EQUAL(tr_cgroup_path(cg[0], 0), "/j0");
+        tr_cg_budget_touch(b, cg[0]); /* j1 rests now */
+        CU_ASSERT_EQUAL(tr_cg_budget_awake(b), 2);
+        CU_ASSERT_EQUAL(count_fds() - fds0, awake / 3 * 2);
+        /* j1's directory replaced at its path while it rests: gone for the handle */
+        char old[PATH_MAX], moved[PATH_MAX];
+        snprintf(old, sizeof old, "%s/j1", root);
+        snprintf(moved, sizeof moved, "%s/j1-old", root);
+        CU_ASSERT_EQUAL_FATAL(rename(old, moved), 0);
+        mkdirs(tmp, "cg2/j1");
+        put_fixture(old, "cpu.stat", "v2/cpu.stat");
+        CU_ASSERT_EQUAL(tr_cgroup_usage_want(cg[1], TR_WANT_CPU, &u, &err), -ENODEV);
+        CU_ASSERT_PTR_NULL(tr_cgroup_path(cg[1], 0));
+        /* free unlinks from the budget; the budget is freed after its handles */
+        for (int j = 0; j < 3; j++)
+                tr_cgroup_free(cg[j]);
+        CU_ASSERT_EQUAL(tr_cg_budget_awake(b), 0);
+        tr_cg_budget_free(b);
+        CU_ASSERT_EQUAL(count_fds(), fds0);
+        rm_tree(tmp);
 }
 
 static void test_psi_unsupported(void)
@@ -414,6 +489,7 @@ int main(void)
                 { "pure_v2_tree", test_fixture_tree_v2 },
                 { "pure_v1_tree", test_fixture_tree_v1 },
                 { "psi_unsupported", test_psi_unsupported },
+                { "rest_and_budget", test_rest_and_budget },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo extra[] = {

@@ -98,6 +98,11 @@ static void test_mode_container_escapes(void)
         CU_ASSERT_EQUAL_FATAL(hs.n, 1);
         CU_ASSERT_STRING_EQUAL(hs.h[0].mount_point, "/mnt/c\tg\nx y");
         CU_ASSERT_STRING_EQUAL(hs.h[0].mount_root, "/a\\b");
+        CU_ASSERT_FALSE(hs.h[0].favordynmods);
+        /* the super options say whether a migration waits for an RCU grace period */
+        line = "26 22 0:23 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate,favordynmods,memory_recursiveprot\n";
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, line, NULL), 0);
+        CU_ASSERT_TRUE(hs.h[0].favordynmods);
 }
 
 static void test_mode_hybrid(void)
