@@ -3,8 +3,9 @@
  *
  * The handle (cgroup.c) owns the dirfds and the counter files kept open; setup
  * (cgroup-setup.c: create, subtree_control, cpuset, attach, destroy), stats (cgroup-stats.c:
- * members, usage), the freezer (cgroup-freezer.c) and kill (cgroup-kill.c: safety gate,
- * signal, kill, populated) reach them through the helpers below.
+ * members, usage), the safety gate (cgroup-gate.c), the freezer (cgroup-freezer.c: uses the
+ * gate) and kill (cgroup-kill.c: signal, kill, populated; uses the gate and the freezer)
+ * reach them through the helpers below.
  */
 #pragma once
 
@@ -128,7 +129,7 @@ int tr_cg_check_may_change(tr_cgroup *cg, const char *op, tr_error *err);
  * is one to move), so that controllers can be enabled for its children.  0 or -errno. */
 int tr_cg_v2_vacate(int dfd, tr_error *err);
 
-/* ---- the safety gate (cgroup-kill.c) ------------------------------------------------ */
+/* ---- the safety gate (cgroup-gate.c) ------------------------------------------------ */
 
 /* Every destructive operation: TR_CG_MAY_ACT (or TR_CG_OWNED for destroy), not a hierarchy
  * root, not a cgroup holding the caller (nor, except for destroy, one of its ancestors). */

@@ -1,6 +1,6 @@
-/* cgroup-kill.c - the destructive side: the safety gate every destructive operation passes,
- * signal (freeze, signal the listed members by pid + start time, thaw), kill (v2 cgroup.kill,
- * else freeze+SIGKILL rounds) and populated. */
+/* cgroup-kill.c - the destructive side: signal (freeze, signal the listed members by pid +
+ * start time, thaw), kill (v2 cgroup.kill, else freeze+SIGKILL rounds) and populated.  Each
+ * passes the safety gate first (cgroup-gate.c). */
 #include "cgroup-internal.h"
 
 #include <errno.h>
@@ -14,75 +14,6 @@
 #include "pidref.h"
 #include "procscan.h"
 #include "util.h"
-
-/* ---- the safety gate ------------------------------------------------------------------ */
-
-/* The cgroup still exists in some hierarchy of the handle (a removed directory's cgroup.procs
- * is gone even though our O_PATH fd still names it). */
-static bool cg_exists(tr_cgroup *cg)
-{
-        for (int i = 0; i < cg->hs->n; i++)
-                if (tr_cg_dirfd(cg, i) >= 0 && faccessat(tr_cg_dirfd(cg, i), "cgroup.procs", F_OK, 0) == 0)
-                        return true;
-        return false;
-}
-
-/* Destructive operations on a cgroup that was removed under the handle report -ENODEV (the
- * family may live on elsewhere: the caller falls back to /proc), never a false success. */
-int tr_cg_check_exists(tr_cgroup *cg, const char *op, tr_error *err)
-{
-        return cg_exists(cg) ? 0 : tr_error_set(err, ENODEV, "%s: cgroup is gone in every hierarchy it had", op);
-}
-
-/* Which process among the caller and its ancestors (its parent chain up to PID 1, at most
- * 64 steps: the shell, batch daemon or init that started us) sits in the handle's cgroup or
- * below it, or 0 when none: freezing or killing that would stop ourselves or our parents.
- * self_only: look at the caller alone.  One /proc/PID/cgroup read per process looked at. */
-static pid_t holds_self_or_ancestor(const tr_cgroup *cg, bool self_only)
-{
-        pid_t pid = getpid();
-        for (int depth = 0; pid >= 1 && depth < 64; depth++) {
-                tr_pid_cgroups pc;
-                if (tr_pid_cgroups_read(cg->hs, pid, &pc, NULL) < 0)
-                        return depth == 0 ? pid : 0; /* our own cgroup unknown: refuse */
-                bool held = false;
-                for (int i = 0; i < cg->hs->n && !held; i++)
-                        held = cg->path[i] && pc.paths[i] &&
-                               tr_cgroup_path_under(pc.paths[i], cg->path[i]);
-                tr_pid_cgroups_clear(&pc);
-                if (held)
-                        return pid;
-                if (self_only || pid == 1)
-                        break;
-                tr_proc p;
-                if (tr_proc_stat_read(pid, &p) < 0)
-                        break; /* an ancestor that exited meanwhile ends the chain */
-                pid = p.ppid;
-        }
-        return 0;
-}
-
-int tr_cg_check_may_act(tr_cgroup *cg, const char *op, bool destroy, tr_error *err)
-{
-        if (!(cg->flags & TR_CG_MAY_ACT) && !(destroy && (cg->flags & TR_CG_OWNED)))
-                return tr_error_set(err, EPERM, "%s: cgroup handle was not created or handed to us", op);
-        for (int i = 0; i < cg->hs->n; i++)
-                if (cg->path[i] && tr_cgroup_is_root(&cg->hs->h[i], cg->path[i]))
-                        return tr_error_set(err, EPERM, "%s: %s:%s is a hierarchy root", op,
-                                            cg->hs->h[i].mount_point, cg->path[i]);
-        int r = tr_cg_open_all(cg, op, err);
-        if (r < 0)
-                return r;
-        /* destroy only rmdirs (a cgroup holding a process cannot be removed anyway): the
-         * caller alone is checked there */
-        pid_t holder = holds_self_or_ancestor(cg, destroy);
-        if (holder == getpid())
-                return tr_error_set(err, EPERM, "%s: the cgroup holds this process", op);
-        if (holder > 0)
-                return tr_error_set(err, EPERM, "%s: the cgroup holds pid %d, an ancestor of this process", op,
-                                    (int) holder);
-        return 0;
-}
 
 /* ---- signal / kill ------------------------------------------------------------------ */
 

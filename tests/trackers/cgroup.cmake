@@ -9,5 +9,6 @@ procd_add_test(NAME test_cgroup SOURCES test_cgroup.c cgtest.c LIBS trackers LAB
 procd_add_test(NAME test_cgroup_setup SOURCES test_cgroup_setup.c cgtest.c LIBS trackers LABELS "integration;lane" TIMEOUT 300)
 procd_add_test(NAME test_cgroup_stats SOURCES test_cgroup_stats.c cgtest.c LIBS trackers LABELS "integration;lane" TIMEOUT 300)
 procd_add_test(NAME test_cgroup_freezer SOURCES test_cgroup_freezer.c cgtest.c LIBS trackers LABELS "integration;lane" TIMEOUT 300)
+procd_add_test(NAME test_cgroup_gate SOURCES test_cgroup_gate.c cgtest.c LIBS trackers LABELS "integration;lane" TIMEOUT 300)
 procd_add_test(NAME test_cgroup_kill SOURCES test_cgroup_kill.c cgtest.c LIBS trackers LABELS "integration;lane" TIMEOUT 300)
 procd_add_test(NAME test_cgroup_subtree SOURCES test_cgroup_subtree.c cgtest.c LIBS trackers LABELS "integration;lane" TIMEOUT 300)
