@@ -17,6 +17,14 @@ int tr_pidset_add(tr_pidset *s, pid_t pid)
         return 0;
 }
 
+int tr_pidset_add_all(tr_pidset *dst, const tr_pidset *src)
+{
+        for (size_t i = 0; i < src->n; i++)
+                if (tr_pidset_add(dst, src->pids[i]) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
         pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;

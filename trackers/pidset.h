@@ -14,6 +14,8 @@ typedef struct tr_pidset {
 
 /* Append (duplicates allowed until tr_pidset_normalize).  0 or -ENOMEM. */
 int tr_pidset_add(tr_pidset *s, pid_t pid);
+/* Append every pid of src.  0 or -ENOMEM. */
+int tr_pidset_add_all(tr_pidset *dst, const tr_pidset *src);
 /* Sort and drop duplicates; afterwards tr_pidset_contains is a binary search. */
 void tr_pidset_normalize(tr_pidset *s);
 bool tr_pidset_contains(const tr_pidset *s, pid_t pid); /* s must be normalized */

@@ -53,7 +53,7 @@ typedef enum pd_cgroup_origin {
 } pd_cgroup_origin;
 typedef struct pd_registry pd_registry;
 
-/* Read-only for everything but registry.c. */
+/* Read-only for everything but the registry's files (registry*.c). */
 struct pd_family {
         pid_t root_pid;           /* 0 never; the root family's root may be 1 (no tracker) */
         uint64_t root_start_ticks;
