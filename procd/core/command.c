@@ -576,40 +576,42 @@ static procd_status continue_family_impl(pd_commands *cm, const pd_caller *who, 
         return s;
 }
 
-/* After the tracker's kill: the root and the members TrackFamilyViaCgroup could not move
- * are killed by pid + start time, so that KillFamily never answers OK while a process
- * procd knew as a member lives (a root moved out of the family's cgroup, a stray).  The
+/* After the tracker's kill: the root, the members TrackFamilyViaCgroup could not move and,
+ * for a /proc family, the members of its last snapshot are killed by pid + start time, so
+ * that KillFamily never answers OK while a process procd knew as a member lives (a root
+ * moved out of the family's cgroup, a stray, an orphan the kill's own scan missed).  The
  * ones still alive after a short wait (20 ms: this runs in the main loop; the asynchronous
  * KillFamily tries again next round) are appended to survivors. */
-static void kill_known(pd_family *f, tr_pidset *survivors)
+static void kill_known(pd_registry *reg, pd_family *f, tr_pidset *survivors)
 {
-        pd_ident known[1 + 64];
-        size_t n = 0;
-        known[n++] = (pd_ident) { f->root_pid, f->root_start_ticks };
-        for (guint i = 0; i < f->strays->len && n < TR_ARRAY_SIZE(known); i++)
-                known[n++] = g_array_index(f->strays, pd_ident, i);
+        g_autoptr(GArray) known = g_array_new(FALSE, FALSE, sizeof(pd_ident));
+        g_array_append_val(known, ((pd_ident) { f->root_pid, f->root_start_ticks }));
+        g_array_append_vals(known, f->strays->data, f->strays->len);
+        for (size_t i = 0; f->proc_tracked && i < f->last_members.n; i++) {
+                pid_t pid = f->last_members.pids[i];
+                uint64_t st = pd_registry_snapshot_start_ticks(reg, pid);
+                if (pid != f->root_pid && st)
+                        g_array_append_val(known, ((pd_ident) { pid, st }));
+        }
+        const pd_ident *k = (const pd_ident *) (void *) known->data;
+        size_t n = known->len;
         bool any = false;
         for (size_t i = 0; i < n; i++)
-                if (tr_safe_kill(known[i].pid, known[i].start_ticks, SIGKILL) == 0)
+                if (k[i].pid != getpid() && tr_safe_kill(k[i].pid, k[i].start_ticks, SIGKILL) == 0)
                         any = true;
         for (int wait_ms = 0; any && wait_ms < 20; wait_ms += 2) {
                 any = false;
-                for (size_t i = 0; i < n && !any; i++) {
-                        uint64_t now = 0;
-                        any = tr_pid_start_ticks(known[i].pid, &now) == 0 && now == known[i].start_ticks &&
-                              tr_pid_alive(known[i].pid);
-                }
+                for (size_t i = 0; i < n && !any; i++)
+                        any = tr_pid_alive_as(k[i].pid, k[i].start_ticks);
                 if (any)
                         usleep(2000);
         }
         for (size_t i = 0; i < n; i++) {
-                uint64_t now = 0;
                 bool listed = false;
                 for (size_t j = 0; j < survivors->n && !listed; j++)
-                        listed = survivors->pids[j] == known[i].pid;
-                if (!listed && tr_pid_start_ticks(known[i].pid, &now) == 0 && now == known[i].start_ticks &&
-                    tr_pid_alive(known[i].pid))
-                        tr_pidset_add(survivors, known[i].pid);
+                        listed = survivors->pids[j] == k[i].pid;
+                if (!listed && tr_pid_alive_as(k[i].pid, k[i].start_ticks))
+                        tr_pidset_add(survivors, k[i].pid);
         }
 }
 
@@ -630,7 +632,7 @@ static procd_status kill_round(pd_commands *cm, pd_family *f, pid_t pid, uint64_
                 int k = tr_family_kill(c->tf, bound_usec, &res, &terr);
                 if (k >= 0 && c->parent) {
                         size_t before = res.survivors.n;
-                        kill_known(c, &res.survivors);
+                        kill_known(cm->reg, c, &res.survivors);
                         if (res.survivors.n > before)
                                 res.empty = false;
                 }

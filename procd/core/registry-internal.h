@@ -41,6 +41,8 @@ struct pd_registry {
         void *family_hook_data;
         bool members_changed;     /* set by a snapshot */
         tr_cg_budget *cg_budget;  /* the family cgroups kept awake (made at the first use) */
+        GHashTable *member_of;    /* pid -> root pid of the /proc subfamily whose last
+                                     snapshot holds it (checked against that family) */
 };
 
 /* ---- the table (registry.c) ---------------------------------------------------------- */
@@ -86,6 +88,15 @@ pd_family *pd_reg_cgroup_family_of(pd_registry *r, const tr_pid_cgroups *pc);
 
 /* The snapshot timer at the smallest interval of the /proc-tracked subfamilies (or off). */
 void pd_reg_update_timer(pd_registry *r);
+/* condor_procd keeps a member until it exits: from's members now (its root, its last
+ * snapshot's members or its cgroup's, its strays; pid + start time) are handed to to, a
+ * /proc family, as seeds of its next snapshot (to's refresh is due at once).  Used when
+ * from folds into to at unregistration, and (from == to) before a /proc family's tracker
+ * is rebuilt, whose new walk would otherwise lose orphans that match no method. */
+void pd_reg_carry_members(pd_registry *r, const pd_family *from, pd_family *to);
+/* The /proc subfamily whose last snapshot holds pid with that start time (condor_procd's
+ * member table), or NULL (none, or only the root family). */
+pd_family *pd_reg_proc_family_holding(pd_registry *r, pid_t pid, uint64_t start_ticks);
 
 /* ---- watchers (registry-watch.c) ---------------------------------------------------- */
 

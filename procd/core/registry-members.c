@@ -48,6 +48,62 @@ uint64_t pd_registry_snapshot_start_ticks(const pd_registry *r, pid_t pid)
         return p ? p->start_ticks : 0;
 }
 
+static void carry(pd_family *to, pid_t pid, uint64_t start_ticks)
+{
+        if (pid > 1 && start_ticks)
+                g_array_append_val(to->carry, ((pd_ident) { pid, start_ticks }));
+}
+
+void pd_reg_carry_members(pd_registry *r, const pd_family *from, pd_family *to)
+{
+        if (!pd_reg_has_proc_tracker(to))
+                return;
+        if (tr_pid_alive_as(from->root_pid, from->root_start_ticks))
+                carry(to, from->root_pid, from->root_start_ticks);
+        if (from->proc_tracked) {
+                for (size_t i = 0; i < from->last_members.n; i++) {
+                        pid_t pid = from->last_members.pids[i];
+                        carry(to, pid, pd_registry_snapshot_start_ticks(r, pid));
+                }
+        } else if (from->tf) {
+                _cleanup_pidset_ tr_pidset now = TR_PIDSET_INIT;
+                tr_family_members(from->tf, &now, NULL);
+                for (size_t i = 0; i < now.n; i++) {
+                        uint64_t st = 0;
+                        if (tr_pid_start_ticks(now.pids[i], &st) == 0)
+                                carry(to, now.pids[i], st);
+                }
+        }
+        for (guint i = 0; i < from->strays->len; i++) {
+                const pd_ident *s = &g_array_index(from->strays, pd_ident, i);
+                carry(to, s->pid, s->start_ticks);
+        }
+        to->updated_usec = 0;
+}
+
+/* The carried members still alive in scan (same start time) appended to seeds; the carry
+ * is spent (from now on they are the family's earlier members, kept by its tracker). */
+static void spend_carry(const tr_scan *scan, GArray *carried, tr_pidset *seeds)
+{
+        for (guint i = 0; i < carried->len; i++) {
+                const pd_ident *id = &g_array_index(carried, pd_ident, i);
+                const tr_proc *p = tr_scan_find(scan, id->pid);
+                if (p && p->start_ticks == id->start_ticks)
+                        tr_pidset_add(seeds, id->pid);
+        }
+        g_array_set_size(carried, 0);
+}
+
+pd_family *pd_reg_proc_family_holding(pd_registry *r, pid_t pid, uint64_t start_ticks)
+{
+        gpointer root = g_hash_table_lookup(r->member_of, GINT_TO_POINTER(pid));
+        pd_family *c = root ? g_hash_table_lookup(r->by_root, root) : NULL;
+        if (!c || !c->parent || !pd_reg_has_proc_tracker(c) || !tr_pidset_contains(&c->last_members, pid))
+                return NULL;
+        const tr_proc *p = tr_scan_find(&r->scan, pid);
+        return p && p->start_ticks == start_ticks ? c : NULL;
+}
+
 typedef struct scan_markers {
         const char *m[TR_SCAN_MAX_MARKERS];
         size_t n;
@@ -149,6 +205,8 @@ static void update_subtree(pd_registry *r, pd_family *f, const scan_markers *sm,
                 tr_procfam *pf = tr_family_procfam(f->tf);
                 _cleanup_pidset_ tr_pidset seeds = TR_PIDSET_INIT;
                 left_behind(&r->scan, &excl, &seeds);
+                if (f->carry->len)
+                        spend_carry(&r->scan, f->carry, &seeds);
                 if (seeds.n || f->seeded)
                         tr_procfam_set_seeds_at(pf, &r->scan, &seeds);
                 f->seeded = seeds.n > 0;
@@ -168,6 +226,9 @@ static void update_subtree(pd_registry *r, pd_family *f, const scan_markers *sm,
                 if (f->parent && f->last_members.n && !now_members.n)
                         pd_reg_family_changed(r, f, PD_FAMILY_EMPTIED); /* polled: the snapshot found it */
                 pidset_swap(&f->last_members, &now_members);
+                for (size_t i = 0; f->parent && i < f->last_members.n; i++)
+                        g_hash_table_insert(r->member_of, GINT_TO_POINTER(f->last_members.pids[i]),
+                                            GINT_TO_POINTER(f->root_pid));
                 f->updated_usec = now;
         } else if (f->tf && need_members) {
                 tr_pidset_clear(&f->last_members);
@@ -193,6 +254,7 @@ int pd_registry_snapshot(pd_registry *r, tr_error *err)
                 return k;
         uint64_t now = tr_now_usec();
         r->members_changed = false;
+        g_hash_table_remove_all(r->member_of);
         update_subtree(r, r->root, &sm, false, now, NULL);
         r->last_snapshot_usec = now;
         if (r->members_changed)

@@ -128,6 +128,10 @@ int pd_reg_install_tracker(pd_registry *r, pd_family *f, const tr_procfam_spec *
         tr_family_set_log(tf, tracker_log, f);
         pd_reg_account(r, f, false);
         pd_reg_cg_index(r, f, false);
+        /* a /proc family keeps its members across the rebuild (the new walk starts from the
+         * root: orphans that match no method would be lost) */
+        if (f->tf && f->proc_tracked && !f->cgroup_path)
+                pd_reg_carry_members(r, f, f);
         if (f->tf)
                 tr_family_free(f->tf);
         f->tf = tf;

@@ -34,15 +34,18 @@ static bool kept_by(const pd_family *f, pd_ident c)
 }
 
 /* The family that holds pid (started at start_ticks; its parent is ppid), condor_procd's
- * rule for a new subfamily's parent: the nearest family whose root is an ancestor of pid,
- * unless the path to that root passes through a child the family kept at registration
- * (that child and its descendants are its parent's).  A cgroup family holding pid (pc: its
- * cgroups, NULL: read them) wins when it lies below that one (a root placed into a job's
- * cgroup by clone3 or a write to cgroup.procs belongs to that job even when its parent is
- * not the job's root). */
+ * rule for a new subfamily's parent: the family pid is a member of.  For /proc families
+ * that is their last snapshot (a member stays one until it exits, orphans included: a
+ * family registered at or below a member orphaned out of a family whose root died goes
+ * under that family); a process the last snapshot has not seen belongs to the family of
+ * its nearest ancestor that roots a family or is a /proc family's member, unless the path
+ * to that root passes through a child the family kept at registration (that child and its
+ * descendants are its parent's).  A cgroup family holding pid (pc: its cgroups, NULL: read
+ * them) wins when it lies below that one (a root placed into a job's cgroup by clone3 or a
+ * write to cgroup.procs belongs to that job even when its parent is not the job's root). */
 static pd_family *find_parent(pd_registry *r, pid_t pid, uint64_t start_ticks, pid_t ppid, const tr_pid_cgroups *pc)
 {
-        pd_family *by_tree = NULL;
+        pd_family *by_tree = pd_reg_proc_family_holding(r, pid, start_ticks);
         tr_proc p = { .ppid = ppid };
         pd_ident c = { pid, start_ticks }; /* the child of pp on the path */
         /* a family counts only while its root is the same process (pid + start time): a
@@ -54,6 +57,8 @@ static pd_family *find_parent(pd_registry *r, pid_t pid, uint64_t start_ticks, p
                 pd_family *f = g_hash_table_lookup(r->by_root, GINT_TO_POINTER(pp));
                 if (f && f->root_start_ticks == p.start_ticks)
                         by_tree = f->parent && kept_by(f, c) ? f->parent : f;
+                else
+                        by_tree = pd_reg_proc_family_holding(r, pp, p.start_ticks);
                 c = (pd_ident) { pp, p.start_ticks };
                 /* pp's ancestors started no later than pp: none roots a family when pp is
                  * older than every root */
@@ -215,7 +220,10 @@ int pd_registry_unregister(pd_registry *r, pd_family *f)
         if (--r->n_sub == 0)
                 r->min_root_start = UINT64_MAX;
         pd_reg_account(r, f, false);
-        p->updated_usec = 0; /* members fold into the parent at its next refresh */
+        /* members fold into the parent at its next refresh, those it could not find by its
+         * methods (orphans) too */
+        pd_reg_carry_members(r, f, p);
+        p->updated_usec = 0;
         release_cgroup(r, f);
         pd_reg_family_free(f);
         pd_reg_update_timer(r);

@@ -84,6 +84,7 @@ void pd_reg_family_free(pd_family *f)
         g_ptr_array_free(f->children, TRUE);
         g_array_free(f->strays, TRUE);
         g_array_free(f->kept, TRUE);
+        g_array_free(f->carry, TRUE);
         free(f->cgroup_path);
         g_free(f->cg_key);
         free(f->no_cgroup_reason);
@@ -101,6 +102,7 @@ pd_family *pd_reg_family_alloc(void)
         f->children = g_ptr_array_new();
         f->strays = g_array_new(FALSE, FALSE, sizeof(pd_ident));
         f->kept = g_array_new(FALSE, FALSE, sizeof(pd_ident));
+        f->carry = g_array_new(FALSE, FALSE, sizeof(pd_ident));
         return f;
 }
 
@@ -119,6 +121,7 @@ int pd_registry_new(const tr_hierarchies *hs, pid_t root_pid, uint32_t root_inte
         r->by_cgroup = g_hash_table_new(g_str_hash, g_str_equal);
         r->min_root_start = UINT64_MAX;
         r->proc_intervals = g_hash_table_new(g_direct_hash, g_direct_equal);
+        r->member_of = g_hash_table_new(g_direct_hash, g_direct_equal);
         r->root = pd_reg_family_alloc();
         if (!r->root) {
                 pd_registry_free(r);
@@ -166,6 +169,7 @@ void pd_registry_free(pd_registry *r)
         g_hash_table_destroy(r->by_root);
         g_hash_table_destroy(r->by_cgroup);
         g_hash_table_destroy(r->proc_intervals);
+        g_hash_table_destroy(r->member_of);
         tr_scan_free(&r->scan);
         free(r);
 }

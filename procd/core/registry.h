@@ -14,9 +14,11 @@
  * on demand before it answers.
  *
  * Placement (condor_procd's): a new subfamily's parent is the family that holds its root:
- * the nearest registered family whose root is an ancestor of the new root (parent tree),
- * but that family's parent when the path passes through a child it kept at registration
- * (below), else the root family.
+ * the /proc subfamily whose last snapshot lists it (or lists its nearest listed ancestor),
+ * else the nearest registered family whose root is an ancestor of the new root (parent
+ * tree), but that family's parent when the path passes through a child it kept at
+ * registration (below), else the root family.  So a family registered at or below a member
+ * orphaned out of a family whose root died goes under that family.
  *
  * One rule for both kinds of family (condor_procd's): REGISTER takes only the root; the
  * descendants it had then stay in the parent family (the root's children are recorded at
@@ -26,6 +28,11 @@
  * children (and so their subtrees) from its walk, and a /proc parent gets them back as
  * seeds.  Unregistering folds members and subfamilies into the parent and removes the
  * cgroup procd made once it is empty.
+ *
+ * Membership (condor_procd's): a member of a /proc family stays one until it exits, also
+ * when orphaned, when a new tracking method rebuilds the family's tracker (its members are
+ * carried into the new one), or when its subfamily is unregistered (its members, the
+ * orphaned root included, are carried into the parent).
  *
  * Single-threaded: everything runs in the GLib main loop.
  */
@@ -73,6 +80,9 @@ struct pd_family {
         GArray *strays;           /* pd_ident: members TrackFamilyViaCgroup could not move */
         GArray *kept;             /* pd_ident: the root's children at registration; they and
                                      their descendants stay in the parent family */
+        GArray *carry;            /* pd_ident: members handed over (an unregistered
+                                     subfamily's, or its own before its tracker was rebuilt):
+                                     seeds of a /proc family at its next snapshot */
         char *env_marker;         /* "NAME=VALUE" or NULL */
         bool by_login;
         uid_t login_uid;

@@ -1,0 +1,6 @@
+# /proc families' membership as condor_procd keeps it (registry-members.c, registry-tree.c),
+# through the classic client with family cgroups off.
+procd_add_test(NAME test_classic_membership SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_classic_membership.c
+               LIBS procd_classic_client LABELS integration TIMEOUT 300)
+add_dependencies(test_classic_membership procd)
+set_tests_properties(test_classic_membership PROPERTIES SKIP_RETURN_CODE 77)
