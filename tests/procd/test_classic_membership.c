@@ -33,15 +33,6 @@ static cc_client C;
 /* family cgroups off: every family is answered by the /proc tracker */
 static const char *const daemon_args[] = { "-S", "60", NULL };
 
-#define CHECK_ERR(call, expect)                                                                \
-        do {                                                                                   \
-                int _r = (call);                                                               \
-                if (_r != (expect))                                                            \
-                        fprintf(stderr, "%s:%d: %s -> %d, expected %d\n", __FILE__, __LINE__, #call, _r, \
-                                (int) (expect));                                               \
-                CU_ASSERT_EQUAL(_r, (expect));                                                 \
-        } while (0)
-
 static int suite_init(void)
 {
         if (cc_daemon_start(&D, daemon_args) < 0)

@@ -8,9 +8,11 @@
  * daemon is gone), -EPROTO (a short or overlong reply), -ENXIO (no daemon reads ADDR). */
 #pragma once
 
+#include <CUnit/CUnit.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 enum cc_command {
@@ -156,3 +158,13 @@ void cc_daemon_cleanup_dir(cc_daemon *d);
  * ts_need_root(what)) and a daemon started with `extra` that serves the protocol (else
  * prints why).  0 when it can, 77 (ctest's skip code) otherwise. */
 int cc_can_run(const char *what, const char *const *extra);
+
+/* One line per case: the call's answer against the expected error number. */
+#define CHECK_ERR(call, expect)                                                                \
+        do {                                                                                   \
+                int _r = (call);                                                               \
+                if (_r != (expect))                                                            \
+                        fprintf(stderr, "%s:%d: %s -> %d, expected %d\n", __FILE__, __LINE__, #call, _r, \
+                                (int) (expect));                                               \
+                CU_ASSERT_EQUAL(_r, (expect));                                                 \
+        } while (0)

@@ -51,16 +51,6 @@ static int suite_clean(void)
         return !(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
-/* One line per case: the call's answer against the expected error number. */
-#define CHECK_ERR(call, expect)                                                                \
-        do {                                                                                   \
-                int _r = (call);                                                               \
-                if (_r != (expect))                                                            \
-                        fprintf(stderr, "%s:%d: %s -> %d, expected %d\n", __FILE__, __LINE__, #call, _r, \
-                                (int) (expect));                                               \
-                CU_ASSERT_EQUAL(_r, (expect));                                                 \
-        } while (0)
-
 /* Where main's procd is known to answer differently from condor_procd: asserted against
  * condor_procd, printed (not asserted) against procd until the daemon is fixed. */
 #define DEVIATION(cond, what)                                                                  \
