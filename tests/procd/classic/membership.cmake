@@ -3,11 +3,9 @@
 procd_add_test(NAME test_classic_membership SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_classic_membership.c
                LIBS procd_classic_client LABELS integration TIMEOUT 300)
 add_dependencies(test_classic_membership procd)
-set_tests_properties(test_classic_membership PROPERTIES SKIP_RETURN_CODE 77)
 
 # The family tree against a reference model (condor_procd's rules) over generated inputs,
 # with family cgroups off and on.
 procd_add_test(NAME test_classic_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_classic_model.c
                LIBS procd_classic_client LABELS integration TIMEOUT 600)
 add_dependencies(test_classic_model procd)
-set_tests_properties(test_classic_model PROPERTIES SKIP_RETURN_CODE 77)

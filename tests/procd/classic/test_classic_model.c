@@ -437,8 +437,8 @@ static void test_proc(void) { run_inputs("family cgroups off"); }
 static void test_cgroup(void)
 {
         if (cc_daemon_is_condor() || !service_cg) {
-                printf("SKIP family cgroups on: %s\n",
-                       cc_daemon_is_condor() ? "condor_procd makes none" : "no service cgroup here");
+                ts_skip("model with family cgroups on", "%s",
+                        cc_daemon_is_condor() ? "condor_procd makes none" : "no service cgroup here");
                 return;
         }
         run_inputs("family cgroups on");
