@@ -1,5 +1,5 @@
 /* jobcg-cgroupfs.c - the job cgroup made with mkdir: <--cgroup-base>/<name> in the v2 tree and
- * in every v1 hierarchy (tr_cgroup_create does all of them and the v2 subtree_control). */
+ * in the v1 hierarchies the job needs (jc->mask, st_jobcg_create). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +22,8 @@ static int cgroupfs_setup(st_jobcg *jc, const st_options *o, tr_error *err)
         /* another job's cgroup of that name: refuse rather than share it */
         for (int i = 0; i < jc->hs->n; i++) {
                 char dir[PATH_MAX];
+                if (!(jc->mask & (1u << i)))
+                        continue;
                 if (tr_hierarchy_fs_path(&jc->hs->h[i], jc->top, dir, sizeof dir, NULL) < 0)
                         continue;
                 if (access(dir, F_OK) == 0)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "joblimits.h"
 #include "orphans.h"
 #include "trackers/util.h"
 
@@ -61,6 +62,41 @@ int st_cpuset_fill(const tr_hierarchies *hs, const char *path, tr_error *err)
         return 0;
 }
 
+/* The hierarchies the job's cgroups are made in, as procd's family cgroups pick theirs
+ * (procd/core/family-cgroup.c): the v2 tree (the lock, membership, CLONE_INTO_CGROUP,
+ * cgroup.kill, the freezer, cpu.stat); a v1 hierarchy for what the report reads and v2
+ * cannot give here (memory, blkio, pids; cpuacct and freezer only where <top> in v2 has no
+ * cpu.stat or cgroup.freeze); the hierarchies the requested limits are written in; v1
+ * devices for device rules.  Not cpu, cpuset, net_cls, perf_event, name=systemd... unless
+ * a limit needs them: the job keeps the starter's cgroup there (a mkdir, an open, a
+ * cgroup.procs write and an rmdir fewer each).  Without v2: every hierarchy. */
+static uint32_t job_hierarchies(const tr_hierarchies *hs, const st_options *o, const char *top)
+{
+        if (hs->v2 < 0)
+                return TR_HIER_ALL;
+        uint32_t mask = 1u << hs->v2 | st_limits_hierarchies(hs, &o->limits);
+        static const tr_controller acct[] = { TR_CTRL_MEMORY, TR_CTRL_BLKIO, TR_CTRL_PIDS };
+        for (size_t k = 0; k < TR_ARRAY_SIZE(acct); k++)
+                if (hs->v1_of[acct[k]] >= 0)
+                        mask |= 1u << hs->v1_of[acct[k]];
+        char dir[PATH_MAX], file[PATH_MAX + 16];
+        bool have_dir = top[0] && fs_path(hs, hs->v2, top, dir, sizeof dir) >= 0;
+        static const struct {
+                tr_controller c;
+                const char *v2_file;
+        } v2_or_v1[] = { { TR_CTRL_CPUACCT, "cpu.stat" }, { TR_CTRL_FREEZER, "cgroup.freeze" } };
+        for (size_t k = 0; k < TR_ARRAY_SIZE(v2_or_v1); k++) {
+                if (hs->v1_of[v2_or_v1[k].c] < 0)
+                        continue;
+                snprintf(file, sizeof file, "%s/%s", dir, v2_or_v1[k].v2_file);
+                if (!have_dir || access(file, F_OK) != 0)
+                        mask |= 1u << hs->v1_of[v2_or_v1[k].c];
+        }
+        if (o->devices.n > 0 && hs->v1_of[TR_CTRL_DEVICES] >= 0)
+                mask |= 1u << hs->v1_of[TR_CTRL_DEVICES];
+        return mask;
+}
+
 static bool systemd_wanted(const st_options *o)
 {
         switch (o->systemd) {
@@ -87,6 +123,9 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
         if (st_orphans_sweep(hs, o->cgroup_base, &oerr) < 0)
                 fprintf(stderr, "procd-starter: warning: looking for job cgroups of dead starters: %s\n", oerr.msg);
 
+        /* the mask without the checks of <top> in v2 first (a superset): where <top> may be
+         * made, so where it must not exist already and where it is new */
+        jc->mask = job_hierarchies(hs, o, "");
         jc->ops = &st_jobcg_cgroupfs_ops;
         if (systemd_wanted(o)) {
                 jc->ops = &st_jobcg_systemd_ops;
@@ -122,7 +161,8 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
 
         for (int i = 0; i < hs->n; i++) {
                 char dir[PATH_MAX];
-                jc->top_created[i] = fs_path(hs, i, jc->top, dir, sizeof dir) >= 0 && access(dir, F_OK) != 0;
+                jc->top_created[i] = (jc->mask & (1u << i)) && fs_path(hs, i, jc->top, dir, sizeof dir) >= 0 &&
+                                     access(dir, F_OK) != 0;
         }
         snprintf(jc->job_path, sizeof jc->job_path, "%s/job", jc->top);
         snprintf(jc->starter_path, sizeof jc->starter_path, "%s/starter", jc->top);
@@ -137,12 +177,18 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
                 if (jc->top_lock_fd < 0)
                         return tr_error_prefix(err, "locking %s", jc->top);
         }
+        /* <top> exists in v2 now: whether it gives cpu.stat and cgroup.freeze narrows the mask */
+        jc->mask = job_hierarchies(hs, o, jc->top);
+        for (int i = 0; i < hs->n; i++)
+                if (!(jc->mask & (1u << i)))
+                        jc->top_created[i] = false;
+        bool cpuset = hs->v1_of[TR_CTRL_CPUSET] >= 0 && (jc->mask & (1u << hs->v1_of[TR_CTRL_CPUSET]));
 
         if (jc->want_starter_leaf) {
-                r = tr_cgroup_create(hs, jc->starter_path, &jc->starter, err);
+                r = tr_cgroup_create_in(hs, jc->starter_path, jc->mask, &jc->starter, err);
                 if (r < 0)
                         return tr_error_prefix(err, "creating %s", jc->starter_path);
-                r = st_cpuset_fill(hs, jc->starter_path, err);
+                r = cpuset ? st_cpuset_fill(hs, jc->starter_path, err) : 0;
                 if (r < 0)
                         return r;
                 if (jc->helper_pid > 0) {
@@ -151,10 +197,10 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
                                 return tr_error_prefix(err, "moving the scope helper");
                 }
         }
-        r = tr_cgroup_create(hs, jc->job_path, &jc->job, err);
+        r = tr_cgroup_create_in(hs, jc->job_path, jc->mask, &jc->job, err);
         if (r < 0)
                 return tr_error_prefix(err, "creating %s", jc->job_path);
-        r = st_cpuset_fill(hs, jc->job_path, err);
+        r = cpuset ? st_cpuset_fill(hs, jc->job_path, err) : 0;
         if (r < 0)
                 return r;
         return 0;

@@ -5,7 +5,7 @@
  * Layout either way (v2 "processes only in leaves"; as Slurm splits user/ and slurm/):
  *     <top>/job       the job's processes; limits are written here
  *     <top>/starter   anything of the starter's (systemd mode: the parked helper)
- * In hybrid/v1, the same paths exist in each v1 controller hierarchy (tr_cgroup_create).
+ * In hybrid/v1, the same paths exist in the v1 hierarchies the job needs (st_jobcg_create).
  */
 #pragma once
 
@@ -45,6 +45,8 @@ struct st_jobcg {
         char starter_path[PATH_MAX];
         tr_cgroup *job;           /* handle of <top>/job (MAY_ACT|OWNED) */
         tr_cgroup *starter;       /* handle of <top>/starter, or NULL */
+        uint32_t mask;            /* hierarchies <top>/job and <top>/starter are made in
+                                     (bit i: hs->h[i]; st_jobcg_create says which) */
         bool top_created[TR_MAX_HIER]; /* <top> did not exist before in hierarchy i */
         bool want_starter_leaf;
         pid_t helper_pid;         /* a process of the strategy to keep in <top>/starter */

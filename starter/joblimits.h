@@ -38,3 +38,7 @@ void st_limits_record_free(st_limits_record *rec);
 /* rec (may be NULL) gets one entry per limit option written or left out. */
 int st_limits_apply(tr_cgroup *job, const tr_hierarchies *hs, const st_limits *l, bool best_effort,
                     st_limits_record *rec, tr_error *err);
+
+/* The hierarchies the limits of l are written in (bit i: hs->h[i]); the job cgroup must
+ * be made in each of them. */
+uint32_t st_limits_hierarchies(const tr_hierarchies *hs, const st_limits *l);

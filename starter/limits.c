@@ -184,3 +184,24 @@ int st_limits_apply(tr_cgroup *job, const tr_hierarchies *hs, const st_limits *l
                 r = apply(&c, TR_LIMIT_IO_MAX, &(tr_limit_value){ .text = l->io_max[k] }, l->io_max[k], false);
         return r;
 }
+
+uint32_t st_limits_hierarchies(const tr_hierarchies *hs, const st_limits *l)
+{
+        const struct {
+                bool asked;
+                tr_limit_id id;
+        } set[] = {
+                { l->has_memory_max || l->has_memory_swap_max || l->has_memory_high || l->oom_group, TR_LIMIT_MEMORY_MAX },
+                { l->has_cpus || l->has_cpu_weight, TR_LIMIT_CPUS },
+                { l->cpuset_cpus || l->cpuset_mems, TR_LIMIT_CPUSET_CPUS },
+                { l->has_pids_max, TR_LIMIT_PIDS_MAX },
+                { l->n_io_max > 0, TR_LIMIT_IO_MAX },
+        };
+        uint32_t mask = 0;
+        for (size_t k = 0; k < sizeof set / sizeof set[0]; k++) {
+                int i = set[k].asked ? tr_limit_hierarchy(hs, tr_limit_knob_get(set[k].id)->ctrl) : -1;
+                if (i >= 0)
+                        mask |= 1u << i;
+        }
+        return mask;
+}

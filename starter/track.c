@@ -211,7 +211,8 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
         t->root = root;
         t->ops = &embedded_ops;
         tr_cgroup *cg = NULL;
-        int r = tr_cgroup_open(jc->hs, jc->job_path, TR_CG_MAY_ACT, &cg, err);
+        /* only where the job cgroup was made (jc->mask): no lookups that fail */
+        int r = tr_cgroup_open_in(jc->hs, jc->job_path, jc->mask, TR_CG_MAY_ACT, &cg, err);
         if (r < 0)
                 return tr_error_prefix(err, "opening the job cgroup %s", jc->job_path);
         tr_procfam_spec spec = { .root_pid = root, .root_start_ticks = root_ticks, .max_age_usec = 0 };
