@@ -278,6 +278,35 @@ static bool wait_file(const char *path, int timeout_ms)
 }
 
 /* every line of /proc/self/cgroup output names `want` */
+/* Whether the job cgroup is made in the hierarchy of this /proc/PID/cgroup line's
+ * controller list: v2 (empty list), and v1 memory, blkio and pids (what the report reads
+ * and v2 does not give on a hybrid host).  cpu, cpuset, devices, name=systemd... only for
+ * a limit or device rule there (none in these tests; v2 gives cpu.stat and cgroup.freeze
+ * on the kernels tested, so not cpuacct or freezer either): the job keeps the starter's. */
+static bool job_hierarchy(const char *ctrls)
+{
+        if (!*ctrls || ts_hierarchies()->v2 < 0) /* without v2: every hierarchy */
+                return true;
+        char copy[256];
+        snprintf(copy, sizeof copy, "%s", ctrls);
+        char *save = NULL;
+        for (char *c = strtok_r(copy, ",", &save); c; c = strtok_r(NULL, ",", &save))
+                if (strcmp(c, "memory") == 0 || strcmp(c, "blkio") == 0 || strcmp(c, "pids") == 0)
+                        return true;
+        return false;
+}
+
+/* How many hierarchies job_hierarchy() names on this host. */
+static int job_hierarchies(void)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        int n = 0;
+        for (int i = 0; i < hs->n; i++)
+                n += hs->v2 < 0 || hs->h[i].is_v2 ||
+                     (hs->h[i].controllers & (1u << TR_CTRL_MEMORY | 1u << TR_CTRL_BLKIO | 1u << TR_CTRL_PIDS));
+        return n;
+}
+
 static int check_cgroup_lines(const char *text, const char *want, int *lines)
 {
         int bad = 0;
@@ -289,6 +318,11 @@ static int check_cgroup_lines(const char *text, const char *want, int *lines)
                 char *c1 = strchr(l, ':');
                 char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
                 if (!c2)
+                        continue;
+                *c2 = '\0';
+                bool needed = job_hierarchy(c1 + 1);
+                *c2 = ':';
+                if (!needed)
                         continue;
                 (*lines)++;
                 if (strcmp(c2 + 1, want) != 0) {
@@ -317,7 +351,7 @@ static void atomicity(const char *tag, const char *launch)
         snprintf(want, sizeof want, "%s/job", ts_cgroup_path(cg, sizeof cg, tag));
         int lines;
         CU_ASSERT_EQUAL(check_cgroup_lines(r.out, want, &lines), 0);
-        CU_ASSERT_EQUAL(lines, ts_hierarchies()->n);
+        CU_ASSERT_EQUAL(lines, job_hierarchies());
         CU_ASSERT_TRUE(cg_gone(tag));
 }
 
@@ -1005,7 +1039,7 @@ static void test_systemd_scope(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(job, "/procd-sdjob.scope/job"));
         int lines;
         CU_ASSERT_EQUAL(check_cgroup_lines(r.out, job, &lines), 0);
-        CU_ASSERT_EQUAL(lines, ts_hierarchies()->n);
+        CU_ASSERT_EQUAL(lines, job_hierarchies());
         /* the scope is gone (systemd removed it once empty) and so is the job leaf */
         const tr_hierarchies *hs = ts_hierarchies();
         char scope[PATH_MAX];
