@@ -172,7 +172,9 @@ static int make_child(const tr_hierarchies *hs, int i, int pfd, const char *name
         return cfd;
 }
 
-static int mkdir_p_one(const tr_hierarchies *hs, int i, const char *path, tr_error *err)
+/* mkdir -p path in hierarchy i: 0 with its directory's O_PATH fd in *dirfd (kept for the
+ * handle: no second walk by path), 1 outside what the mount shows, or -errno. */
+static int mkdir_p_one(const tr_hierarchies *hs, int i, const char *path, int *dirfd, tr_error *err)
 {
         const tr_hierarchy *h = &hs->h[i];
         char fs[PATH_MAX];
@@ -203,6 +205,7 @@ static int mkdir_p_one(const tr_hierarchies *hs, int i, const char *path, tr_err
                 fd = cfd;
                 at_root = false;
         }
+        *dirfd = TR_TAKE_FD(fd);
         return 0;
 }
 
@@ -219,14 +222,43 @@ int tr_cgroup_create_in(const tr_hierarchies *hs, const char *path, uint32_t hie
                                     path ? path : "");
         if (path[strspn(path, "/")] == '\0')
                 return tr_error_set(err, EINVAL, "cannot create the root cgroup");
+        /* the handle holds path as given (tr_cg_adopt joins parent and name) */
+        char parent[PATH_MAX];
+        size_t len = strlen(path);
+        while (len > 1 && path[len - 1] == '/')
+                len--;
+        if (len >= sizeof parent)
+                return tr_error_set(err, ENAMETOOLONG, "cgroup path too long: %s", path);
+        memcpy(parent, path, len);
+        parent[len] = '\0';
+        char *slash = strrchr(parent, '/');
+        const char *name = path + (slash - parent) + 1;
+        char namebuf[NAME_MAX + 1];
+        snprintf(namebuf, sizeof namebuf, "%.*s", (int) (len - (size_t) (name - path)), name);
+        slash[slash == parent ? 1 : 0] = '\0';
+        _cleanup_cgroup_ tr_cgroup *cg = tr_cg_new(hs, TR_CG_MAY_ACT | TR_CG_OWNED);
+        if (!cg)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        bool any = false;
         for (int i = 0; i < hs->n; i++) {
                 if (!(hier_mask & (1u << i)))
                         continue;
-                int r = mkdir_p_one(hs, i, path, err);
+                int fd = -1;
+                int r = mkdir_p_one(hs, i, path, &fd, err);
                 if (r < 0)
                         return r;
+                if (r > 0)
+                        continue;
+                if (tr_cg_adopt(cg, i, parent, namebuf, fd) < 0) {
+                        close(fd);
+                        return tr_error_set(err, ENOMEM, "out of memory");
+                }
+                any = true;
         }
-        return tr_cgroup_open_in(hs, path, hier_mask, TR_CG_MAY_ACT | TR_CG_OWNED, out, err);
+        if (!any)
+                return tr_error_set(err, ENOENT, "cgroup %s exists in no hierarchy", path);
+        *out = TR_TAKE_PTR(cg);
+        return 0;
 }
 
 int tr_cgroup_create_child(tr_cgroup *parent, const char *name, uint32_t hier_mask, bool enable_in_parent,
