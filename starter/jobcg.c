@@ -159,10 +159,12 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
                         return tr_error_prefix(err, "locking the base %s", o->cgroup_base);
         }
 
+        /* cgroupfs: its setup refused a <top> that exists in any of them */
+        bool all_new = jc->ops == &st_jobcg_cgroupfs_ops;
         for (int i = 0; i < hs->n; i++) {
                 char dir[PATH_MAX];
                 jc->top_created[i] = (jc->mask & (1u << i)) && fs_path(hs, i, jc->top, dir, sizeof dir) >= 0 &&
-                                     access(dir, F_OK) != 0;
+                                     (all_new || access(dir, F_OK) != 0);
         }
         snprintf(jc->job_path, sizeof jc->job_path, "%s/job", jc->top);
         snprintf(jc->starter_path, sizeof jc->starter_path, "%s/starter", jc->top);

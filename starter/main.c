@@ -490,8 +490,22 @@ int main(int argc, char **argv)
         reap_all(&jc);
         res.end_usec = realtime_usec();
         res.exit_code = st_exit_code(&res);
-        if (!o.quiet)
-                st_report_print(stderr, &res, &u);
+        if (!o.quiet) {
+                /* the report in one write: stderr is unbuffered (a write per fragment) */
+                char *text = NULL;
+                size_t len = 0;
+                FILE *mf = open_memstream(&text, &len);
+                bool built = false;
+                if (mf) {
+                        st_report_print(mf, &res, &u);
+                        built = fclose(mf) == 0;
+                }
+                if (built)
+                        fwrite(text, 1, len, stderr);
+                else
+                        st_report_print(stderr, &res, &u);
+                free(text);
+        }
         if (o.report_path && st_report_write_json(o.report_path, &res, &u, &err) < 0)
                 fprintf(stderr, "procd-starter: warning: %s\n", err.msg);
         code = res.exit_code;
