@@ -42,6 +42,14 @@ enum tr_cg_hot {
         H1_PIDS_PEAK,
         H1_FREEZER_STATE,
         H1_MEM_OOM,
+        /* the limits in force (cglimits-read.c: procctl list, D-Bus GetUsage) */
+        H_MEM_MAX,
+        H_PIDS_MAX,
+        H_CPU_MAX,
+        H1_MEM_LIMIT,
+        H1_PIDS_MAX,
+        H1_CPU_QUOTA,
+        H1_CPU_PERIOD,
         H_COUNT
 };
 

@@ -62,6 +62,13 @@ static const struct {
         [H1_PIDS_PEAK] = { "pids.peak", false, TR_CTRL_PIDS },
         [H1_FREEZER_STATE] = { "freezer.state", false, TR_CTRL_FREEZER },
         [H1_MEM_OOM] = { "memory.oom_control", false, TR_CTRL_MEMORY },
+        [H_MEM_MAX] = { "memory.max", true, TR_CTRL_MEMORY },
+        [H_PIDS_MAX] = { "pids.max", true, TR_CTRL_PIDS },
+        [H_CPU_MAX] = { "cpu.max", true, TR_CTRL_CPU },
+        [H1_MEM_LIMIT] = { "memory.limit_in_bytes", false, TR_CTRL_MEMORY },
+        [H1_PIDS_MAX] = { "pids.max", false, TR_CTRL_PIDS },
+        [H1_CPU_QUOTA] = { "cpu.cfs_quota_us", false, TR_CTRL_CPU },
+        [H1_CPU_PERIOD] = { "cpu.cfs_period_us", false, TR_CTRL_CPU },
 };
 
 /* A slot opened at its path now.  A hierarchy left for later (TR_CG_DIR_LAZY, through an
