@@ -433,7 +433,7 @@ int main(int argc, char **argv)
         res.mode = jc.ops->name;
         res.start_usec = start_real_usec;
         char user[64], host[256] = "";
-        res.user = job_user(&o, user, sizeof user);
+        res.user = o.report_path ? job_user(&o, user, sizeof user) : NULL; /* the JSON report's only */
         if (gethostname(host, sizeof host - 1) == 0)
                 res.host = host;
         const char *slash = strrchr(jc.top, '/');
@@ -465,7 +465,10 @@ int main(int argc, char **argv)
                 populated = true;
         res.strays_killed = populated;
         bool empty = true;
-        if (t.ops->kill(&t, END_KILL_TIMEOUT_USEC, &empty, &kerr) < 0 || !empty)
+        /* an empty job cgroup tracked here has nothing left to kill (nothing enters a cgroup
+         * without a process of its own but by a migration); procd is still told */
+        bool kill = populated || t.client;
+        if (kill && (t.ops->kill(&t, END_KILL_TIMEOUT_USEC, &empty, &kerr) < 0 || !empty))
                 fprintf(stderr, "procd-starter: warning: killing what is left of the job: %s\n",
                         kerr.msg[0] ? kerr.msg : "not empty at the bound");
         reap_strays(-1, &jc);
