@@ -361,6 +361,56 @@ static void test_atomicity_clone3(void)
         atomicity("atom-clone3", "--launch=clone3");
 }
 
+/* The lines of /proc/PID/cgroup (text) whose controller list holds `ctrl`: each must name
+ * want.  The number of such lines, or -1 when one names another cgroup. */
+static int ctrl_lines_in(const char *text, const char *ctrl, const char *want)
+{
+        char copy[16384];
+        snprintf(copy, sizeof copy, "%s", text);
+        int n = 0;
+        char *save = NULL;
+        for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                char *c1 = strchr(l, ':');
+                char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                if (!c2)
+                        continue;
+                *c2 = '\0';
+                char *save2 = NULL;
+                bool has = false;
+                for (char *c = strtok_r(c1 + 1, ",", &save2); c; c = strtok_r(NULL, ",", &save2))
+                        has = has || strcmp(c, ctrl) == 0;
+                if (!has)
+                        continue;
+                if (strcmp(c2 + 1, want) != 0) {
+                        printf("\n%s: %s, want %s\n", ctrl, c2 + 1, want);
+                        return -1;
+                }
+                n++;
+        }
+        return n;
+}
+
+/* The job cgroup is made in the v1 hierarchies of the limits asked (cpu, cpuset), not
+ * only in those every job gets: the job runs there and the limits land. */
+static void test_limit_hierarchies(void)
+{
+        NEED_ROOT();
+        const tr_hierarchies *hs = ts_hierarchies();
+        run r;
+        const char *args[] = { "--cpus", "0.5", "--cpuset-cpus", "0", "--", "/bin/cat", "/proc/self/cgroup", NULL };
+        run_starter(&r, "limhier", 30000, args);
+        CU_ASSERT_EQUAL(r.code, 0);
+        char want[PATH_MAX], cg[PATH_MAX];
+        snprintf(want, sizeof want, "%s/job", ts_cgroup_path(cg, sizeof cg, "limhier"));
+        static const struct {
+                const char *name;
+                tr_controller c;
+        } ctrls[] = { { "cpu", TR_CTRL_CPU }, { "cpuset", TR_CTRL_CPUSET } };
+        for (size_t k = 0; k < TR_ARRAY_SIZE(ctrls); k++)
+                CU_ASSERT_EQUAL(ctrl_lines_in(r.out, ctrls[k].name, want), hs->v1_of[ctrls[k].c] >= 0 ? 1 : 0);
+        CU_ASSERT_TRUE(cg_gone("limhier"));
+}
+
 static void test_atomicity_fork(void)
 {
         NEED_ROOT();
@@ -1393,6 +1443,7 @@ int main(int argc, char **argv)
         CU_TestInfo cgroupfs_tests[] = {
                 { "launch atomicity (clone3)", test_atomicity_clone3 },
                 { "launch atomicity (fork fallback)", test_atomicity_fork },
+                { "limits: the job cgroup is made in their hierarchies", test_limit_hierarchies },
                 { "report JSON and exit status", test_report_and_status },
                 { "exec failures: 127/126/125, nothing left", test_exec_failures },
                 { "memory limit: OOM reported", test_memory_oom },
