@@ -19,6 +19,13 @@ int pd_family_own_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *o
         k = tr_family_usage_want(f->tf, want, out, err);
         if (k < 0)
                 return k;
+        if (f->cgroup_origin == PD_CG_PLACED && f->cgroup_path && out->fallback) {
+                /* say which cgroups answered: those another manager placed the root in */
+                char label[200];
+                pd_famcg_placed_label(pd_registry_hierarchies(r), f->cgroup_path, label, sizeof label);
+                snprintf(out->fallback_reason, sizeof out->fallback_reason, "placed: %s; other fields from /proc",
+                         label);
+        }
         if (f->proc_tracked && f->no_cgroup_reason && !out->fallback) {
                 /* the /proc tracker answers because the family could not get a cgroup */
                 out->fallback = true;

@@ -169,7 +169,13 @@ static int build_tracker_with(pd_registry *r, pd_family *f, tr_cgroup *made, tr_
         if (f->root_pid <= 1)
                 return 0; /* a root family rooted at init: nothing to track */
         tr_procfam_spec spec = family_spec(f);
-        if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED) {
+        if (f->cgroup_path && f->cgroup_origin == PD_CG_PLACED) {
+                /* another manager placed the root there: read through, never acted on */
+                int k = cg ? 0 : pd_famcg_open_placed(r->hs, f->cgroup_path, &cg, err);
+                if (k < 0)
+                        return k;
+                spec.max_age_usec = (uint64_t) f->interval_sec * 1000000u;
+        } else if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED) {
                 /* procd made it: the family is that directory (its root sits in the leaf,
                  * subfamilies in child cgroups: all counted) */
                 int k = cg ? 0 : tr_cgroup_open(r->hs, f->cgroup_path, TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
@@ -537,20 +543,26 @@ static tr_cgroup *give_cgroup(pd_registry *r, pd_family *f, pd_family *parent, c
         tr_error err = { 0 };
         char *path = NULL;
         tr_cgroup *cg = NULL;
-        if (pd_famcg_create(r->fc, rt, parent_cg, parent_path, &path, &cg, &err) < 0) {
+        pd_cgroup_origin origin = PD_CG_FAMILY;
+        int k = pd_famcg_create(r->fc, rt, parent_cg, parent_path, &path, &cg, &err);
+        tr_error perr = { 0 };
+        if (k == -EBUSY && pd_famcg_track_placed(r->fc, rt->pid, rt->ppid, &path, &cg, &perr) == 0) {
+                origin = PD_CG_PLACED; /* tracked through the cgroups its root was placed in */
+                g_info("family %d: %s; tracked through them", (int) f->root_pid, err.msg);
+        } else if (k < 0) {
                 f->no_cgroup_reason = strdup(err.msg);
                 g_info("family %d: no cgroup of its own: %s", (int) f->root_pid, err.msg);
                 return NULL;
         }
         f->cgroup_path = path;
-        f->cgroup_origin = PD_CG_FAMILY;
+        f->cgroup_origin = origin;
         return cg;
 }
 
 /* Remove the cgroup procd made for f (now, or once empty). */
 static void release_cgroup(pd_registry *r, pd_family *f)
 {
-        if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED)
+        if (f->cgroup_path && pd_cgroup_made_by_procd(f->cgroup_origin))
                 pd_famcg_release(r->fc, f->cgroup_path, f->cgroup_origin == PD_CG_FAMILY);
 }
 
@@ -597,8 +609,7 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
         tr_pid_cgroups pc = { { 0 } };
         bool have_pc = tr_pid_cgroups_read(r->hs, root_pid, &pc, NULL) >= 0;
         pd_family *parent = find_parent(r, root_pid, p.start_ticks, p.ppid, have_pc ? &pc : NULL);
-        int idx = pd_famcg_primary(r->hs);
-        pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid, have_pc && idx >= 0 ? pc.paths[idx] : NULL };
+        pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid };
         tr_cgroup *made = give_cgroup(r, f, parent, &rt);
         tr_pid_cgroups_clear(&pc);
         k = build_tracker_with(r, f, made, err);
@@ -686,7 +697,7 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
         f->flags = (sf->kill_on_watcher_exit ? PD_FAMILY_KILL_ON_WATCHER_EXIT : 0) | (sf->frozen ? PD_FAMILY_FROZEN : 0) |
                    (sf->killing ? PD_FAMILY_KILLING : 0) | (sf->suspending ? PD_FAMILY_SUSPENDING : 0) |
                    (sf->killed ? PD_FAMILY_KILLED : 0);
-        f->cgroup_origin = sf->cgroup && sf->cgroup_origin <= PD_CG_FAMILY ? (pd_cgroup_origin) sf->cgroup_origin
+        f->cgroup_origin = sf->cgroup && sf->cgroup_origin <= PD_CG_PLACED ? (pd_cgroup_origin) sf->cgroup_origin
                                                                              : PD_CG_HANDED;
         if (dup_opt(&f->cgroup_path, sf->cgroup) < 0 || dup_opt(&f->env_marker, sf->env_marker) < 0 ||
             dup_opt(&f->login_name, sf->login) < 0 || dup_opt(&f->no_cgroup_reason, sf->no_cgroup_reason) < 0) {
@@ -880,7 +891,11 @@ int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, t
                 size_t moved = 0;
                 g_array_set_size(failed, 0);
                 tr_error merr2 = { 0 };
-                if (pd_famcg_move(cg, &m, failed, &moved, &merr2) < 0)
+                /* placements of other managers stay (family-cgroup.h); the family's own
+                 * cgroup and procd's base are no such placement */
+                const char *own[] = { f->cgroup_origin == PD_CG_PLACED ? NULL : f->cgroup_path,
+                                      pd_famcg_base(r->fc), NULL };
+                if (pd_famcg_move(cg, &m, own[0] ? own : own + 1, failed, &moved, &merr2) < 0)
                         reg_log(r, "family %d: %u member(s) could not be moved into %s: %s", (int) f->root_pid,
                                 failed->len, cgroup, merr2.msg);
                 total += moved;
@@ -905,7 +920,7 @@ int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, t
         }
         g_array_free(f->strays, TRUE);
         f->strays = failed;
-        if (old && old_origin != PD_CG_HANDED)
+        if (old && pd_cgroup_made_by_procd(old_origin))
                 pd_famcg_release(r->fc, old, old_origin == PD_CG_FAMILY);
         free(old);
         free(f->no_cgroup_reason);
@@ -1300,7 +1315,11 @@ const char *pd_family_tracking(const pd_family *f, char *buf, size_t size)
                 if (n_ > 0)                                                                     \
                         off += (size_t) n_;                                                     \
         } while (0)
-        if (f->cgroup_path)
+        char placed[400];
+        if (f->cgroup_path && f->cgroup_origin == PD_CG_PLACED)
+                APPEND("placed:%s", pd_famcg_placed_label(f->tf ? tr_cgroup_hierarchies(tr_family_cgroup(f->tf)) : NULL,
+                                                          f->cgroup_path, placed, sizeof placed));
+        else if (f->cgroup_path)
                 APPEND("cgroup:%s", f->cgroup_path);
         if (f->env_marker)
                 APPEND("environment:%s", f->env_marker);

@@ -152,9 +152,18 @@ static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state
         _cleanup_cgroup_ tr_cgroup *cg = NULL;
         tr_pid_cgroups pc = { { 0 } };
         bool handed = sf->cgroup_origin == PD_CG_HANDED;
+        bool placed = sf->cgroup_origin == PD_CG_PLACED;
         bool inside = false, compared = false;
         int k = 0;
-        if (!handed) {
+        if (placed) {
+                /* the cgroups another manager placed the root in: read only, and the root
+                 * must still be there (procd never moves it back) */
+                char label[400];
+                k = pd_famcg_open_placed(hs, sf->cgroup, &cg, err);
+                if (k < 0)
+                        return tr_error_set(err, -k, "placed cgroups %s are gone",
+                                            pd_famcg_placed_label(hs, sf->cgroup, label, sizeof label));
+        } else if (!handed) {
                 /* one procd made: opened as named */
                 k = tr_cgroup_open_for_cgroups(hs, o, sf->cgroup, NULL, NULL, TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
                 if (k < 0)
@@ -180,7 +189,7 @@ static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state
                 if (!tr_cgroup_path(cg, i) || !pc.paths[i] || (!alive && !hs->h[i].is_v2))
                         continue;
                 compared = true;
-                inside = tr_cgroup_path_under(pc.paths[i], sf->cgroup);
+                inside = tr_cgroup_path_under(pc.paths[i], placed ? tr_cgroup_path(cg, i) : sf->cgroup);
         }
         tr_pid_cgroups_clear(&pc);
         if (k < 0)

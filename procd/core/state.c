@@ -306,7 +306,7 @@ static int parse_field(unsigned version, const char *key, const char *raw, pd_st
         } else if (strcmp(key, "gid_allocated") == 0) {
                 f->gid_allocated = v != 0;
         } else if (strcmp(key, "cgroup_origin") == 0) {
-                if (v > 2)
+                if (v > 3)
                         return -EINVAL;
                 f->cgroup_origin = (unsigned) v;
         } else if (strcmp(key, "kill_on_watcher_exit") == 0) {
@@ -335,7 +335,7 @@ static int parse_field(unsigned version, const char *key, const char *raw, pd_st
                 g_free(s);
                 if (!*dst)
                         return -ENOMEM;
-                if (!**dst || (dst == &f->cgroup && (*dst)[0] != '/'))
+                if (!**dst)
                         return -EINVAL;
         }
 #undef PID_OK
@@ -356,6 +356,9 @@ static int parse_family(unsigned version, char *line, pd_state_family *f)
                         return r;
         }
         if (seen != 3 || f->interval_sec == 0 || (f->watcher_pid > 0 && f->watcher_start_ticks == 0))
+                return -EINVAL;
+        /* a cgroup path, or (origin 3) the placed cgroups as /proc/PID/cgroup lines */
+        if (f->cgroup && (f->cgroup_origin == 3 ? !strstr(f->cgroup, ":/") : f->cgroup[0] != '/'))
                 return -EINVAL;
         return 0;
 }

@@ -12,7 +12,8 @@
  * newline or non-ASCII byte appears raw).  Keys of a family line: root, start (required),
  * parent (0: the root family), uid, watcher, watcher_start, interval, cgroup,
  * cgroup_origin (0: handed by the client, 1: created by procd for TrackFamilyViaCgroup,
- * 2: the family's own cgroup; procd removes 1 and 2), no_cgroup (why the family got no
+ * 2: the family's own cgroup; procd removes 1 and 2; 3: the cgroups another manager placed
+ * the root in, as /proc/PID/cgroup lines, read only), no_cgroup (why the family got no
  * cgroup of its own), env, login, login_uid, gid,
  * gid_allocated, kill_on_watcher_exit, frozen, killing, suspending, members (pid:start,pid:start... of a /proc
  * family's last snapshot); since version 2: killed (1: a KillFamily was asked; Dump says

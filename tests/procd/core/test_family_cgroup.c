@@ -258,7 +258,7 @@ static void test_base_rules(void)
         tr_error err = { 0 };
         char *path = NULL;
         tr_cgroup *fcg = NULL;
-        CU_ASSERT(pd_famcg_create(fc, &(pd_famcg_root){ getpid(), 1, 0, NULL }, NULL, NULL, &path, &fcg, &err) < 0);
+        CU_ASSERT(pd_famcg_create(fc, &(pd_famcg_root){ getpid(), 1, 0 }, NULL, NULL, &path, &fcg, &err) < 0);
         pd_famcg_free(fc);
 
         /* default: <own cgroup>/families, refused when procd sits in a root cgroup */
@@ -282,8 +282,8 @@ static void test_base_rules(void)
         pid_t s = ts_sleeper();
         uint64_t start = 0;
         tr_pid_start_ticks(s, &start);
-        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start + 1, 0, NULL }, NULL, NULL, &path, &fcg, &err), -ESRCH); /* not that process */
-        CU_ASSERT_EQUAL_FATAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start, 0, NULL }, NULL, NULL, &path, &fcg, &err), 0);
+        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start + 1, 0 }, NULL, NULL, &path, &fcg, &err), -ESRCH); /* not that process */
+        CU_ASSERT_EQUAL_FATAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start, 0 }, NULL, NULL, &path, &fcg, &err), 0);
         char want[512], leaf[600], got[512];
         CU_ASSERT_STRING_EQUAL(path, fam_path(base, s, want, sizeof want));
         CU_ASSERT_STRING_EQUAL(cg_of(s, got, sizeof got), own_path(path, leaf, sizeof leaf));
@@ -310,7 +310,7 @@ static void test_base_rules(void)
         pid_t p = ph_sleeper_in_cgroup("placed", elsewhere, sizeof elsewhere, &cg);
         CU_ASSERT_FATAL(p > 1);
         tr_pid_start_ticks(p, &start);
-        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ p, start, 0, NULL }, NULL, NULL, &path, &fcg, &err), -EBUSY);
+        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ p, start, 0 }, NULL, NULL, &path, &fcg, &err), -EBUSY);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "left there"));
         CU_ASSERT_STRING_EQUAL(cg_of(p, got, sizeof got), elsewhere);
         CU_ASSERT_FALSE(cg_exists(fam_path(base, p, want, sizeof want)));
