@@ -25,6 +25,7 @@ struct pd_famcg {
         const tr_hierarchies *hs;
         char *base;             /* NULL: off or unavailable */
         char off_reason[256];
+        char note[PATH_MAX + 160]; /* why this base (a root cgroup's own), "" otherwise */
         uint32_t mask;          /* hierarchies family cgroups are made in (pd_famcg_mask) */
         tr_cgroup *base_cg;     /* the base, open in those hierarchies */
         bool base_enabled;      /* v2 controllers enabled in the base's subtree_control once */
@@ -113,6 +114,72 @@ static int choose_hierarchies(pd_famcg *fc, const char *base, tr_error *err)
         return 0;
 }
 
+static bool under_any(const char *path, const char *const *own)
+{
+        for (; own && *own; own++)
+                if (tr_cgroup_path_under(path, *own))
+                        return true;
+        return false;
+}
+
+/* "memory:/slurm/job_10" (the v2 tree: "cgroup2:/a/b") appended to buf at *off. */
+static void append_label(char *buf, size_t size, size_t *off, const char *key, const char *path)
+{
+        int n = snprintf(buf + *off, size > *off ? size - *off : 0, "%s%s:%s", *off ? " " : "",
+                         key[0] ? key : "cgroup2", path);
+        if (n > 0)
+                *off += (size_t) n;
+        if (*off >= size)
+                *off = size ? size - 1 : 0;
+}
+
+/* A base of procd's own in the root cgroup: only in the hierarchies where procd sits in the
+ * root cgroup.  Where its launcher placed it in a cgroup of its own (the v1 memory limit of
+ * a session, a batch system's memory cgroup) the families stay in it: a base at the top
+ * would take them out of that limit. */
+static int keep_root_hierarchies(pd_famcg *fc, const char *base, tr_error *err)
+{
+        const tr_hierarchies *hs = fc->hs;
+        tr_pid_cgroups self;
+        int k = tr_pid_cgroups_read(hs, 0, &self, err);
+        if (k < 0)
+                return k;
+        char left[256] = "";
+        size_t off = 0;
+        for (int i = 0; i < hs->n; i++) {
+                if (!(fc->mask & (1u << i)) || (self.paths[i] && tr_cgroup_is_root(&hs->h[i], self.paths[i])))
+                        continue;
+                fc->mask &= ~(1u << i);
+                append_label(left, sizeof left, &off, hs->h[i].key, self.paths[i] ? self.paths[i] : "?");
+        }
+        tr_pid_cgroups_clear(&self);
+        snprintf(fc->note, sizeof fc->note,
+                 "procd runs in the root cgroup with no delegated cgroup: family cgroups under a base of its own, %s%s%s "
+                 "(--no-family-cgroups turns them off)",
+                 base, off ? "; not in hierarchies where procd was placed: " : "", left);
+        return 0;
+}
+
+const char *pd_famcg_root_base(const char *address, char *buf, size_t size)
+{
+        size_t off = (size_t) snprintf(buf, size, "%s/", PD_FAMCG_ROOT_PARENT);
+        const char *a = address ? address + strspn(address, "/") : "";
+        if (!*a)
+                a = "procd";
+        for (; *a && off + 1 < size; a++) {
+                char c = *a;
+                buf[off++] = c == '/' ? '-' : (g_ascii_isalnum(c) || c == '_' || c == '.' || c == '-') ? c : '_';
+        }
+        if (*a || off >= size)
+                return NULL;
+        buf[off] = '\0';
+        if (buf[off - 1] == '.')
+                buf[off - 1] = '_'; /* never "." nor ".." */
+        return buf;
+}
+
+const char *pd_famcg_note(const pd_famcg *fc) { return fc && fc->base && fc->note[0] ? fc->note : NULL; }
+
 uint32_t pd_famcg_mask(const pd_famcg *fc) { return fc && fc->base ? fc->mask : 0; }
 
 int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg **out)
@@ -133,6 +200,7 @@ int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg *
                 return 0;
         }
         _cleanup_free_ char *base = NULL;
+        bool root_own = false;
         if (o->base) {
                 base = strdup(o->base);
         } else {
@@ -143,22 +211,29 @@ int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg *
                                  strerror(-k));
                         return 0;
                 }
-                if (tr_cgroup_is_root(&hs->h[idx], own)) {
+                if (tr_cgroup_is_root(&hs->h[idx], own) && !o->root_base) {
                         snprintf(fc->off_reason, sizeof fc->off_reason,
                                  "procd runs in the root cgroup: it has no delegated cgroup "
                                  "(give --family-cgroup-base)");
                         return 0;
                 }
-                size_t n = strlen(own) + sizeof PD_FAMCG_DEFAULT_SUBTREE + 1;
-                base = malloc(n);
-                if (base)
-                        snprintf(base, n, "%s/%s", own, PD_FAMCG_DEFAULT_SUBTREE);
+                if (tr_cgroup_is_root(&hs->h[idx], own)) {
+                        base = strdup(o->root_base);
+                        root_own = true;
+                } else {
+                        size_t n = strlen(own) + sizeof PD_FAMCG_DEFAULT_SUBTREE + 1;
+                        base = malloc(n);
+                        if (base)
+                                snprintf(base, n, "%s/%s", own, PD_FAMCG_DEFAULT_SUBTREE);
+                }
         }
         if (!base)
                 return -ENOMEM;
         tr_error err = { 0 };
-        if (choose_hierarchies(fc, base, &err) < 0 ||
-            tr_cgroup_create_in(hs, base, fc->mask, &fc->base_cg, &err) < 0) {
+        int k = choose_hierarchies(fc, base, &err);
+        if (k >= 0 && root_own)
+                k = keep_root_hierarchies(fc, base, &err);
+        if (k < 0 || tr_cgroup_create_in(hs, base, fc->mask, &fc->base_cg, &err) < 0) {
                 snprintf(fc->off_reason, sizeof fc->off_reason, "cannot make the family cgroup base %s: %s", base,
                          err.msg);
                 return 0;
@@ -297,25 +372,6 @@ int pd_famcg_attach_in(tr_cgroup *fam, pid_t pid, uint32_t hier_mask, tr_error *
 int pd_famcg_attach(tr_cgroup *fam, pid_t pid, tr_error *err) { return pd_famcg_attach_in(fam, pid, TR_HIER_ALL, err); }
 
 /* ---- placement (issue 16) ------------------------------------------------------------ */
-
-static bool under_any(const char *path, const char *const *own)
-{
-        for (; own && *own; own++)
-                if (tr_cgroup_path_under(path, *own))
-                        return true;
-        return false;
-}
-
-/* "memory:/slurm/job_10" (the v2 tree: "cgroup2:/a/b") appended to buf at *off. */
-static void append_label(char *buf, size_t size, size_t *off, const char *key, const char *path)
-{
-        int n = snprintf(buf + *off, size > *off ? size - *off : 0, "%s%s:%s", *off ? " " : "",
-                         key[0] ? key : "cgroup2", path);
-        if (n > 0)
-                *off += (size_t) n;
-        if (*off >= size)
-                *off = size ? size - 1 : 0;
-}
 
 int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char *const *own, tr_cgroup *moved_to,
                     tr_pid_cgroups *placed, char *where, size_t size)

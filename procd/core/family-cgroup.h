@@ -18,7 +18,10 @@
  *
  * base: --family-cgroup-base, else "<procd's own cgroup>/families" (under systemd with
  * Delegate=yes, a subtree of procd's delegated unit).  procd in a hierarchy's root cgroup
- * has no delegated cgroup of its own: then no family gets a cgroup unless a base is given.
+ * has no delegated cgroup of its own: as HTCondor's procd (-A, root) it takes a base of its
+ * own (pd_famcg_root_base: /procd-families/<address>), made only in the hierarchies where
+ * procd itself sits in the root cgroup (never out of a cgroup its launcher placed it in);
+ * otherwise no family gets a cgroup unless a base is given.
  * Where no cgroup can be made the family stays on the /proc tracker and the reason is kept
  * for its usage record.
  *
@@ -55,7 +58,21 @@ typedef struct pd_famcg pd_famcg;
 typedef struct pd_famcg_options {
         bool disabled;    /* --no-family-cgroups */
         const char *base; /* --family-cgroup-base; NULL: <procd's own cgroup>/families */
+        /* procd in a hierarchy's root cgroup (no delegated cgroup of its own) with no base
+         * given: this base of its own (pd_famcg_root_base; NULL: no family cgroups then) */
+        const char *root_base;
 } pd_famcg_options;
+
+/* The base a procd in a root cgroup takes as HTCondor's procd (issue 19: safe by default,
+ * not an environment variable the admin has to know): PD_FAMCG_ROOT_PARENT/<its address,
+ * '/' as '-'>, one per daemon (two procds never sweep each other's families) and the same
+ * across its restarts (the restore sweep finds what a crash left).  Into buf; NULL when it
+ * does not fit. */
+#define PD_FAMCG_ROOT_PARENT "/procd-families"
+const char *pd_famcg_root_base(const char *address, char *buf, size_t size);
+/* Why the base is what it is, for the log (procd in a root cgroup took a base of its own),
+ * or NULL. */
+const char *pd_famcg_note(const pd_famcg *fc);
 
 /* Resolve and create the base.  Never fails for lack of a base: pd_famcg_off_reason then
  * says why no family gets a cgroup.  -ENOMEM only. */
