@@ -180,6 +180,7 @@ procd_status pd_cmd_adopt_process(pd_commands *cm, const pd_caller *who, pid_t p
                                     terr.msg);
         if (left)
                 g_message("AdoptProcess: pid %d stays in %s, where another manager placed it", (int) pid, where);
+        pd_registry_set_flag(cm->reg, f, PD_FAMILY_MOVED_IN, true); /* its charge stayed behind */
         g_message("adopted pid %d into family %d (cgroup %s)", (int) pid, (int) family_root, target);
         return PROCD_OK;
 }

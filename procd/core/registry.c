@@ -556,6 +556,8 @@ static tr_cgroup *give_cgroup(pd_registry *r, pd_family *f, pd_family *parent, c
         }
         f->cgroup_path = path;
         f->cgroup_origin = origin;
+        if (origin == PD_CG_FAMILY)
+                f->flags |= PD_FAMILY_MOVED_IN; /* the root moved in with what it had charged */
         return cg;
 }
 
@@ -696,7 +698,7 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
         f->gid_allocated = sf->gid_allocated;
         f->flags = (sf->kill_on_watcher_exit ? PD_FAMILY_KILL_ON_WATCHER_EXIT : 0) | (sf->frozen ? PD_FAMILY_FROZEN : 0) |
                    (sf->killing ? PD_FAMILY_KILLING : 0) | (sf->suspending ? PD_FAMILY_SUSPENDING : 0) |
-                   (sf->killed ? PD_FAMILY_KILLED : 0);
+                   (sf->killed ? PD_FAMILY_KILLED : 0) | (sf->moved_in ? PD_FAMILY_MOVED_IN : 0);
         f->cgroup_origin = sf->cgroup && sf->cgroup_origin <= PD_CG_PLACED ? (pd_cgroup_origin) sf->cgroup_origin
                                                                              : PD_CG_HANDED;
         if (dup_opt(&f->cgroup_path, sf->cgroup) < 0 || dup_opt(&f->env_marker, sf->env_marker) < 0 ||
@@ -925,8 +927,10 @@ int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, t
         free(old);
         free(f->no_cgroup_reason);
         f->no_cgroup_reason = NULL;
-        if (total)
+        if (total) {
                 g_info("family %d: %zu member(s) moved into %s", (int) f->root_pid, total, cgroup);
+                f->flags |= PD_FAMILY_MOVED_IN;
+        }
         update_timer(r);
         changed(r);
         return 0;

@@ -108,6 +108,11 @@ enum {
         PD_FAMILY_KILLED = 1u << 4,               /* a KillFamily was asked (Dump: "killed" once
                                                      done; kept across a restart since state
                                                      format version 2) */
+        PD_FAMILY_MOVED_IN = 1u << 5,             /* procd moved processes into its cgroup
+                                                     (REGISTER's root, TrackFamilyViaCgroup,
+                                                     AdoptProcess) after they had allocated
+                                                     elsewhere: their memory charge stayed
+                                                     behind (family-usage.h) */
 };
 
 typedef void (*pd_registry_log_fn)(void *userdata, const char *message);

@@ -42,6 +42,7 @@ static void family_view(pd_registry *r, const pd_family *f, GArray *members, pd_
                 .killing = f->flags & PD_FAMILY_KILLING,
                 .suspending = f->flags & PD_FAMILY_SUSPENDING,
                 .killed = f->flags & PD_FAMILY_KILLED,
+                .moved_in = f->flags & PD_FAMILY_MOVED_IN,
                 /* the registry's own array, borrowed: the same layout */
                 .kept = (pd_state_member *) (void *) f->kept->data,
                 .n_kept = f->kept->len,

@@ -256,7 +256,8 @@ static void test_oom_registered(void)
 
 /* A root placed in some hierarchies only (v1 memory; the v2 tree and the other v1
  * hierarchies where its parent is): no fam.* cgroup anywhere, tracked through the placed
- * memory cgroup, and usage names it beside the fields /proc gave. */
+ * memory cgroup, and usage names it beside the fields /proc gave.  Adopted into another
+ * family, and that family tracked through a cgroup, it moves everywhere but in memory. */
 static void test_partial_placement(void)
 {
         NEED();
@@ -298,6 +299,18 @@ static void test_partial_placement(void)
         CU_ASSERT_STRING_EQUAL(pc.paths[mi], path);
         if (hs->v2 >= 0)
                 CU_ASSERT(strstr(pc.paths[hs->v2], "/fam.") != NULL);
+        tr_pid_cgroups_clear(&pc);
+        /* TrackFamilyViaCgroup: the members follow, each only where it is not placed */
+        char trk[256];
+        ts_cgroup_path(trk, sizeof trk, "trk-placed");
+        EXPECT(procd_track_via_cgroup(C, r, trk, &e_), PROCD_OK);
+        CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_read(hs, s, &pc, NULL), 0);
+        CU_ASSERT_STRING_EQUAL(pc.paths[mi], path);
+        if (hs->v2 >= 0)
+                CU_ASSERT_STRING_EQUAL(pc.paths[hs->v2], trk);
+        tr_pid_cgroups_clear(&pc);
+        CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_read(hs, r, &pc, NULL), 0);
+        CU_ASSERT_STRING_EQUAL(pc.paths[mi], trk); /* the root was procd's to move */
         tr_pid_cgroups_clear(&pc);
         EXPECT(procd_unregister_family(C, r, &e_), PROCD_OK);
         EXPECT(procd_unregister_family(C, s, &e_), PROCD_OK);

@@ -742,6 +742,55 @@ static void test_register_cost(void)
                 ts_kill_reap(s[i]);
 }
 
+/* A process that allocated and touched 64 MiB before it was registered: REGISTER moves it
+ * into the family's cgroup, but its charge stays behind (v2 never moves it, v1 only with
+ * move_charge_at_immigrate): rss and image come from its own /proc figures, and usage says
+ * so (issue 19). */
+static int precharged_main(void *arg)
+{
+        int fd = *(int *) arg;
+        size_t n = 64u << 20;
+        char *p = malloc(n);
+        if (!p)
+                return 2;
+        for (size_t i = 0; i < n; i += 4096)
+                p[i] = 1;
+        if (write(fd, "r", 1) != 1)
+                return 3;
+        for (;;)
+                pause();
+}
+
+static void test_precharged_usage(void)
+{
+        NEED("family cgroups");
+        int ready[2];
+        CU_ASSERT_EQUAL_FATAL(pipe2(ready, O_CLOEXEC), 0);
+        pid_t p = ts_fork(precharged_main, &ready[1]);
+        close(ready[1]);
+        CU_ASSERT_FATAL(p > 1);
+        char c;
+        CU_ASSERT_EQUAL_FATAL(read(ready[0], &c, 1), 1);
+        close(ready[0]);
+        EXPECT(procd_register_subfamily(C, p, 0, 1, &e_), PROCD_OK);
+        procd_family_info fi;
+        CU_ASSERT_FATAL(ph_dump_one(C, p, &fi));
+        CU_ASSERT_STRING_EQUAL(fi.source, "cgroup");
+        procd_usage u;
+        EXPECT(procd_get_usage(C, p, &u, &e_), PROCD_OK);
+        char src[64];
+        printf("\n  rss %llu kB, image %llu kB, cgroup memory %llu kB; source %s; %s\n",
+               (unsigned long long) u.rss_bytes.value / 1024, (unsigned long long) u.image_size_bytes.value / 1024,
+               (unsigned long long) u.memory_current_bytes.value / 1024, procd_usage_source_name(&u, src, sizeof src),
+               u.fallback_reason);
+        CU_ASSERT(u.rss_bytes.available && u.rss_bytes.value >= (64u << 20));
+        CU_ASSERT(u.image_size_bytes.available && u.image_size_bytes.value >= u.rss_bytes.value);
+        CU_ASSERT(u.sources & PROCD_SRC_PROC);
+        CU_ASSERT(u.fallback && strstr(u.fallback_reason, "rss and image from /proc"));
+        EXPECT(procd_unregister_family(C, p, &e_), PROCD_OK);
+        ts_kill_reap(p);
+}
+
 int main(void)
 {
         CU_TestInfo unit[] = {
@@ -759,6 +808,7 @@ int main(void)
                 { "register takes the root alone: cgroup family", test_rule_cgroup_family },
                 { "register takes the root alone: /proc family", test_rule_proc_family },
                 { "base not writable: /proc with a reason", test_base_not_writable },
+                { "pre-charged family: rss and image from /proc", test_precharged_usage },
                 { "register cost (printed)", test_register_cost },
                 CU_TEST_INFO_NULL,
         };
