@@ -39,15 +39,7 @@ static int suite_init(void)
         return procd_connect(D.socket, &C, NULL) == PROCD_OK ? 0 : 1;
 }
 
-static int suite_clean(void)
-{
-        if (!C)
-                return 0;
-        procd_disconnect(C);
-        C = NULL;
-        int st = ph_stop(&D, 10000);
-        return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
-}
+static int suite_clean(void) { return ph_suite_stop(&D, &C); }
 
 #define NEED()                                         \
         do {                                           \
@@ -55,14 +47,7 @@ static int suite_clean(void)
                         return;                        \
         } while (0)
 
-#define EXPECT(call, status)                                                                                      \
-        do {                                                                                                      \
-                procd_error e_ = { 0 };                                                                           \
-                procd_status s_ = (call);                                                                         \
-                if (s_ != (status))                                                                               \
-                        fprintf(stderr, "%s:%d: got %d (%s), want %d\n", __FILE__, __LINE__, s_, e_.msg, status); \
-                CU_ASSERT_EQUAL(s_, status);                                                                      \
-        } while (0)
+#define EXPECT PH_EXPECT
 
 /* The hierarchy the memory limit is set in: the v1 memory hierarchy when there is one
  * (hybrid, v1), else the v2 tree when it offers memory; -1 (printed) when neither. */
@@ -120,13 +105,9 @@ static long oom_kills(tr_cgroup *cg, int mi)
 
 /* A child that waits for a byte on its pipe, then allocates and touches 3x the limit
  * (exit 0 only if it survived that). */
-typedef struct grower {
-        pid_t pid;
-        int go_w;
-} grower;
-
-static int grow_main(int go_r)
+static int grow_main(void *arg)
 {
+        int go_r = *(int *) arg;
         char c;
         if (read(go_r, &c, 1) != 1)
                 return 2;
@@ -139,24 +120,6 @@ static int grow_main(int go_r)
         return 0;
 }
 
-static bool grower_start(grower *g)
-{
-        int go[2];
-        if (pipe2(go, O_CLOEXEC) < 0)
-                return false;
-        fflush(NULL);
-        pid_t p = fork();
-        if (p < 0)
-                return false;
-        if (p == 0) {
-                close(go[1]);
-                _exit(grow_main(go[0]));
-        }
-        close(go[0]);
-        *g = (grower) { p, go[1] };
-        return true;
-}
-
 /* pid's /proc/PID/cgroup, whole (every hierarchy). */
 static const char *cgroups_of(pid_t pid, char *buf, size_t size)
 {
@@ -165,6 +128,24 @@ static const char *cgroups_of(pid_t pid, char *buf, size_t size)
         if (tr_read_file_at(AT_FDCWD, f, buf, size, NULL) < 0)
                 buf[0] = '\0';
         return buf;
+}
+
+/* A sleeper placed in a fresh limited cgroup <base>/<name> of hierarchy mi (its parent, this
+ * test, is elsewhere); its /proc/PID/cgroup into before.  *cg: the cgroup (NULL: failed). */
+static pid_t placed_sleeper(int mi, const char *name, char *path, size_t size, tr_cgroup **cg, char *before,
+                            size_t bsize)
+{
+        *cg = limited_cgroup(mi, name, path, size);
+        if (!*cg)
+                return -1;
+        pid_t s = ph_sleeper();
+        tr_error err = { 0 };
+        if (s <= 1 || tr_cgroup_attach(*cg, s, &err) < 0) {
+                fprintf(stderr, "placing %d in %s: %s\n", (int) s, path, err.msg);
+                return -1;
+        }
+        cgroups_of(s, before, bsize);
+        return s;
 }
 
 /* Whether the family base holds a fam.<pid>.* cgroup in any hierarchy. */
@@ -192,29 +173,32 @@ static void check_overgrow(int mi, const char *name, bool registered)
         char path[256], before[2048], now[2048];
         tr_cgroup *cg = limited_cgroup(mi, name, path, sizeof path);
         CU_ASSERT_PTR_NOT_NULL_FATAL(cg);
-        grower g = { 0, -1 };
-        CU_ASSERT_FATAL(grower_start(&g));
+        int go[2];
+        CU_ASSERT_EQUAL_FATAL(pipe2(go, O_CLOEXEC), 0);
+        pid_t gp = ts_fork(grow_main, &go[0]);
+        close(go[0]);
+        CU_ASSERT_FATAL(gp > 1);
         tr_error err = { 0 };
-        CU_ASSERT_EQUAL_FATAL(tr_cgroup_attach(cg, g.pid, &err), 0); /* placed: its parent is elsewhere */
-        cgroups_of(g.pid, before, sizeof before);
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_attach(cg, gp, &err), 0); /* placed: its parent is elsewhere */
+        cgroups_of(gp, before, sizeof before);
         long oom0 = oom_kills(cg, mi);
         if (registered) {
-                EXPECT(procd_register_subfamily(C, g.pid, 0, 1, &e_), PROCD_OK);
-                CU_ASSERT_STRING_EQUAL(cgroups_of(g.pid, now, sizeof now), before); /* never moved */
-                CU_ASSERT_FALSE(fam_cgroup_exists(g.pid));
+                EXPECT(procd_register_subfamily(C, gp, 0, 1, &e_), PROCD_OK);
+                CU_ASSERT_STRING_EQUAL(cgroups_of(gp, now, sizeof now), before); /* never moved */
+                CU_ASSERT_FALSE(fam_cgroup_exists(gp));
                 procd_family_info fi;
-                CU_ASSERT_FATAL(ph_dump_one(C, g.pid, &fi));
+                CU_ASSERT_FATAL(ph_dump_one(C, gp, &fi));
                 printf("\n  %s: tracking %s, source %s", name, fi.tracking, fi.source);
                 CU_ASSERT(strncmp(fi.tracking, "placed:", 7) == 0 && strstr(fi.tracking, path));
                 CU_ASSERT_STRING_EQUAL(fi.source, "cgroup");
                 procd_usage u;
-                EXPECT(procd_get_usage(C, g.pid, &u, &e_), PROCD_OK);
+                EXPECT(procd_get_usage(C, gp, &u, &e_), PROCD_OK);
                 CU_ASSERT(u.num_procs.available && u.num_procs.value == 1);
-                CU_ASSERT_STRING_EQUAL(cgroups_of(g.pid, now, sizeof now), before);
+                CU_ASSERT_STRING_EQUAL(cgroups_of(gp, now, sizeof now), before);
         }
-        CU_ASSERT_EQUAL(write(g.go_w, "g", 1), 1);
-        close(g.go_w);
-        int st = ts_wait(g.pid, 120000);
+        CU_ASSERT_EQUAL(write(go[1], "g", 1), 1);
+        close(go[1]);
+        int st = ts_wait(gp, 120000);
         CU_ASSERT(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
         long oom1 = oom_kills(cg, mi);
         printf("\n  %s: %s, cgroup oom_kill %ld -> %ld", name,
@@ -222,7 +206,7 @@ static void check_overgrow(int mi, const char *name, bool registered)
         CU_ASSERT(oom0 >= 0 && oom1 > oom0);
         if (registered) {
                 procd_usage u;
-                EXPECT(procd_get_usage(C, g.pid, &u, &e_), PROCD_OK);
+                EXPECT(procd_get_usage(C, gp, &u, &e_), PROCD_OK);
                 char src[64];
                 printf("\n  %s: procd reports oom_kills %s%llu (source %s%s%s)", name,
                        u.oom_kills.available ? "" : "unavailable ", (unsigned long long) u.oom_kills.value,
@@ -231,7 +215,7 @@ static void check_overgrow(int mi, const char *name, bool registered)
                 CU_ASSERT(u.oom_kills.available && u.oom_kills.value >= 1);
                 /* which cgroups answered: the placed one, by name, wherever /proc helped */
                 CU_ASSERT(!u.fallback || strstr(u.fallback_reason, path));
-                EXPECT(procd_unregister_family(C, g.pid, &e_), PROCD_OK);
+                EXPECT(procd_unregister_family(C, gp, &e_), PROCD_OK);
         }
         printf("\n");
         tr_cgroup_destroy(cg, 5000000, NULL);
@@ -268,12 +252,9 @@ static void test_partial_placement(void)
                 return;
         }
         char path[256], before[2048], now[2048];
-        tr_cgroup *cg = limited_cgroup(mi, "partial", path, sizeof path);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(cg);
-        pid_t s = ph_sleeper();
-        tr_error err = { 0 };
-        CU_ASSERT_EQUAL_FATAL(tr_cgroup_attach(cg, s, &err), 0);
-        cgroups_of(s, before, sizeof before);
+        tr_cgroup *cg = NULL;
+        pid_t s = placed_sleeper(mi, "partial", path, sizeof path, &cg, before, sizeof before);
+        CU_ASSERT_FATAL(s > 1);
         EXPECT(procd_register_subfamily(C, s, 0, 1, &e_), PROCD_OK);
         CU_ASSERT_STRING_EQUAL(cgroups_of(s, now, sizeof now), before);
         CU_ASSERT_FALSE(fam_cgroup_exists(s));
@@ -353,12 +334,9 @@ static void test_restore_keeps_placement(void)
         if (mi < 0)
                 return;
         char path[256], before[2048], now[2048];
-        tr_cgroup *cg = limited_cgroup(mi, "restored", path, sizeof path);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(cg);
-        pid_t s = ph_sleeper();
-        tr_error err = { 0 };
-        CU_ASSERT_EQUAL_FATAL(tr_cgroup_attach(cg, s, &err), 0);
-        cgroups_of(s, before, sizeof before);
+        tr_cgroup *cg = NULL;
+        pid_t s = placed_sleeper(mi, "restored", path, sizeof path, &cg, before, sizeof before);
+        CU_ASSERT_FATAL(s > 1);
         EXPECT(procd_register_subfamily(C, s, 0, 1, &e_), PROCD_OK);
         procd_family_info fi;
         CU_ASSERT_FATAL(ph_dump_one(C, s, &fi));

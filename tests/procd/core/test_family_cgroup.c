@@ -26,14 +26,7 @@ static ph_daemon D;
 static procd_client *C;
 static char BASE[256]; /* <test base>/fams: the daemon's --family-cgroup-base */
 
-#define EXPECT(call, status)                                                                               \
-        do {                                                                                               \
-                procd_error e_ = { 0 };                                                                    \
-                procd_status s_ = (call);                                                                  \
-                if (s_ != (status))                                                                        \
-                        fprintf(stderr, "%s:%d: got %d (%s), want %d\n", __FILE__, __LINE__, s_, e_.msg, status); \
-                CU_ASSERT_EQUAL(s_, status);                                                               \
-        } while (0)
+#define EXPECT PH_EXPECT
 
 static int suite_init(void)
 {
@@ -46,15 +39,7 @@ static int suite_init(void)
         return procd_connect(D.socket, &C, NULL) == PROCD_OK ? 0 : 1;
 }
 
-static int suite_clean(void)
-{
-        if (!C)
-                return 0;
-        procd_disconnect(C);
-        C = NULL;
-        int st = ph_stop(&D, 10000);
-        return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
-}
+static int suite_clean(void) { return ph_suite_stop(&D, &C); }
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
