@@ -25,6 +25,7 @@
 #include "classic-client.h"
 #include "procd/core/family-cgroup.h"
 #include "testsupport.h"
+#include "trackers/pidref.h"
 #include "trackers/util.h"
 
 static char BASE[PATH_MAX]; /* the base procd takes; removed at exit */
