@@ -409,6 +409,44 @@ int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char 
         return n;
 }
 
+/* Why procd never reads a family through placed cgroup `path` of hierarchy i, or NULL: a
+ * hierarchy root or a cgroup holding procd (their members are not the family's), one under
+ * procd's family base (a family's cgroup, shared with its other processes). */
+static const char *placed_refusal(const tr_hierarchies *hs, const char *base, int i, const char *path)
+{
+        if (tr_cgroup_holds_self(hs, i, path))
+                return "the hierarchy's root or a cgroup holding procd";
+        if (base && tr_cgroup_path_under(path, base))
+                return "under procd's family base";
+        return NULL;
+}
+
+int pd_famcg_placed_acceptable(const tr_hierarchies *hs, const pd_famcg *fc, const char *text, char *why, size_t size)
+{
+        tr_pid_cgroups pc;
+        tr_error err = { 0 };
+        if (tr_pid_cgroups_parse(hs, text, &pc, &err) < 0) {
+                snprintf(why, size, "placed cgroups unreadable: %s", err.msg);
+                return -EINVAL;
+        }
+        int k = 0, n = 0;
+        for (int i = 0; i < hs->n && k == 0; i++) {
+                const char *r = pc.paths[i] ? placed_refusal(hs, pd_famcg_base(fc), i, pc.paths[i]) : NULL;
+                n += pc.paths[i] != NULL;
+                if (r) {
+                        snprintf(why, size, "placed cgroup %s:%s is %s", hs->h[i].key[0] ? hs->h[i].key : "cgroup2",
+                                 pc.paths[i], r);
+                        k = -EPERM;
+                }
+        }
+        tr_pid_cgroups_clear(&pc);
+        if (k == 0 && n == 0) {
+                snprintf(why, size, "no placed cgroup in a mounted hierarchy");
+                k = -EINVAL;
+        }
+        return k;
+}
+
 int pd_famcg_open_placed(const tr_hierarchies *hs, const char *text, tr_cgroup **out, tr_error *err)
 {
         tr_pid_cgroups pc;
@@ -438,8 +476,7 @@ int pd_famcg_track_placed(pd_famcg *fc, pid_t pid, pid_t ppid, char **text_out, 
          * moved along with one): their members are not the family's alone */
         GString *text = g_string_new(NULL);
         for (int i = 0; i < hs->n; i++) {
-                if (!placed.paths[i] || tr_cgroup_holds_self(hs, i, placed.paths[i]) ||
-                    (fc->base && tr_cgroup_path_under(placed.paths[i], fc->base)))
+                if (!placed.paths[i] || placed_refusal(hs, fc->base, i, placed.paths[i]))
                         continue;
                 g_string_append_printf(text, "%d:%s:%s\n", i, hs->h[i].key, placed.paths[i]);
         }

@@ -138,6 +138,9 @@ int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char 
  * hierarchy may be read through. */
 int pd_famcg_track_placed(pd_famcg *fc, pid_t pid, pid_t ppid, char **text_out, tr_cgroup **cg_out, tr_error *err);
 int pd_famcg_open_placed(const tr_hierarchies *hs, const char *text, tr_cgroup **out, tr_error *err);
+/* Whether every cgroup of such a text (a state file's) passes pd_famcg_track_placed's
+ * refusals (fc may be NULL: no base); 0, or -errno with the reason in why. */
+int pd_famcg_placed_acceptable(const tr_hierarchies *hs, const pd_famcg *fc, const char *text, char *why, size_t size);
 /* That text for people: "memory:/slurm/task_0 cgroup2:/a" (in buf). */
 const char *pd_famcg_placed_label(const tr_hierarchies *hs, const char *text, char *buf, size_t size);
 

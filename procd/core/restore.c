@@ -280,8 +280,18 @@ static int restore_one(pd_registry *r, GHashTable *watchers, const pd_state_fami
 static int refused_cgroup(pd_commands *cm, const pd_state_family *sf, checked *c)
 {
         procd_error perr = { 0 };
-        if (pd_cmd_cgroup_acceptable(cm, sf->cgroup, NULL, &perr) == PROCD_OK)
+        if (sf->cgroup_origin == PD_CG_PLACED) {
+                /* the cgroups another manager placed the root in: registration's refusals
+                 * for those (pd_famcg_track_placed), and never a second family on them */
+                pd_family *other = pd_registry_cgroup_owner(cm->reg, sf->cgroup, NULL);
+                if (pd_famcg_placed_acceptable(pd_registry_hierarchies(cm->reg), pd_registry_family_cgroups(cm->reg),
+                                               sf->cgroup, perr.msg, sizeof perr.msg) == 0 && !other)
+                        return 0;
+                if (other)
+                        snprintf(perr.msg, sizeof perr.msg, "its placed cgroups are family %d's", (int) other->root_pid);
+        } else if (pd_cmd_cgroup_acceptable(cm, sf->cgroup, NULL, &perr) == PROCD_OK) {
                 return 0;
+        }
         tr_cgroup_free(TR_TAKE_PTR(c->cg));
         g_free(c->msg);
         c->msg = g_strdup_printf("refused as at registration: %s", perr.msg);

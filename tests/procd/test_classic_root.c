@@ -125,7 +125,7 @@ static void test_root_launch_kills_escaper(void)
                 return;
         const tr_hierarchies *hs = ts_hierarchies();
         if (hs->mode == TR_MODE_NONE || primary() < 0) {
-                printf("\n  (no cgroup hierarchy: nothing to take a base in)\n");
+                printf("\n  SKIP launch from the root cgroup: no cgroup hierarchy mounted\n");
                 return;
         }
         const char *extra[] = { "-L", "@LOG", "-S", "60", NULL };

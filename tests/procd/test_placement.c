@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "procd/core/state.h"
 #include "testsupport.h"
+#include "trackers/proc-read.h"
 #include "trackers/util.h"
 
 #define LIMIT_BYTES (32u << 20)
@@ -58,7 +60,7 @@ static int memory_hierarchy(void)
                 return hs->v1_of[TR_CTRL_MEMORY];
         if (hs->v2 >= 0 && (hs->h[hs->v2].controllers & (1u << TR_CTRL_MEMORY)))
                 return hs->v2;
-        printf("\n  (no memory controller here: placement cases not run)\n");
+        printf("\n  SKIP placement case: no memory controller here\n");
         return -1;
 }
 
@@ -248,7 +250,7 @@ static void test_partial_placement(void)
         const tr_hierarchies *hs = ts_hierarchies();
         int mi = hs->v1_of[TR_CTRL_MEMORY];
         if (mi < 0) {
-                printf("\n  (pure v2: one hierarchy holds every controller, no partial placement to try)\n");
+                printf("\n  SKIP partial placement: pure v2, one hierarchy holds every controller\n");
                 return;
         }
         char path[256], before[2048], now[2048];
@@ -360,6 +362,47 @@ static void test_restore_keeps_placement(void)
         tr_cgroup_free(cg);
 }
 
+/* A state file whose placed record names a hierarchy's root gets no more than registration
+ * gives (pd_famcg_track_placed never reads through one): that family is not restored, a
+ * valid placed record beside it is. */
+static void test_restore_refuses_root(void)
+{
+        NEED();
+        int mi = memory_hierarchy();
+        if (mi < 0)
+                return;
+        const tr_hierarchies *hs = ts_hierarchies();
+        char path[256], before[2048], good[400], bad[400];
+        tr_cgroup *cg = NULL;
+        pid_t a = placed_sleeper(mi, "refused", path, sizeof path, &cg, before, sizeof before);
+        pid_t b = ph_sleeper();
+        CU_ASSERT_FATAL(a > 1 && b > 1);
+        snprintf(good, sizeof good, "%d:%s:%s\n", mi, hs->h[mi].key, path);
+        snprintf(bad, sizeof bad, "%d:%s:/\n", mi, hs->h[mi].key);
+        pd_state_family fams[2] = { { .root_pid = a, .interval_sec = 60, .cgroup = good, .cgroup_origin = 3 },
+                                    { .root_pid = b, .interval_sec = 60, .cgroup = bad, .cgroup_origin = 3 } };
+        CU_ASSERT(tr_pid_start_ticks(a, &fams[0].root_start_ticks) == 0);
+        CU_ASSERT(tr_pid_start_ticks(b, &fams[1].root_start_ticks) == 0);
+        procd_disconnect(C);
+        C = NULL;
+        ph_crash(&D);
+        char state[256];
+        snprintf(state, sizeof state, "%s/procd.state", D.dir);
+        pd_state st = { .fams = fams, .n = 2, .version = PD_STATE_VERSION };
+        CU_ASSERT_FATAL(pd_state_write(state, &st, NULL) == 0);
+        const char *extra[] = { "--family-cgroup-base", BASE, NULL };
+        CU_ASSERT_EQUAL_FATAL(ph_start_in(&D, extra, NULL, 10000), 0);
+        CU_ASSERT_EQUAL_FATAL(procd_connect(D.socket, &C, NULL), PROCD_OK);
+        procd_family_info fi;
+        CU_ASSERT(ph_dump_one(C, a, &fi) && strncmp(fi.tracking, "placed:", 7) == 0);
+        CU_ASSERT_FALSE(ph_dump_one(C, b, &fi));
+        EXPECT(procd_unregister_family(C, a, &e_), PROCD_OK);
+        ts_kill_reap(a);
+        ts_kill_reap(b);
+        tr_cgroup_destroy(cg, 5000000, NULL);
+        tr_cgroup_free(cg);
+}
+
 int main(void)
 {
         if (!ts_need_root("test_placement"))
@@ -370,6 +413,7 @@ int main(void)
                 { "placed in v1 memory only: no family cgroup, usage names it", test_partial_placement },
                 { "AdoptProcess leaves a placed process", test_adopt_refuses_placed },
                 { "restore keeps the placement", test_restore_keeps_placement },
+                { "restore refuses a placed record naming a root", test_restore_refuses_root },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = {
