@@ -140,7 +140,7 @@ static pid_t placed_sleeper(int mi, const char *name, char *path, size_t size, t
         *cg = limited_cgroup(mi, name, path, size);
         if (!*cg)
                 return -1;
-        pid_t s = ph_sleeper();
+        pid_t s = ts_sleeper();
         tr_error err = { 0 };
         if (s <= 1 || tr_cgroup_attach(*cg, s, &err) < 0) {
                 fprintf(stderr, "placing %d in %s: %s\n", (int) s, path, err.msg);
@@ -274,7 +274,7 @@ static void test_partial_placement(void)
         CU_ASSERT(u.fallback && strstr(u.fallback_reason, want + 7));
         /* AdoptProcess into a family procd made a cgroup for: a process placed in the
          * memory cgroup moves in the v2 tree (its parent's there), never out of memory */
-        pid_t r = ph_sleeper();
+        pid_t r = ts_sleeper();
         EXPECT(procd_register_subfamily(C, r, 0, 1, &e_), PROCD_OK);
         EXPECT(procd_adopt_process(C, s, r, &e_), PROCD_OK);
         tr_pid_cgroups pc;
@@ -313,7 +313,7 @@ static void test_adopt_refuses_placed(void)
         pid_t s = ph_sleeper_in_cgroup("adoptee", path, sizeof path, &cg); /* every hierarchy */
         CU_ASSERT_FATAL(s > 1);
         cgroups_of(s, before, sizeof before);
-        pid_t r = ph_sleeper();
+        pid_t r = ts_sleeper();
         EXPECT(procd_register_subfamily(C, r, 0, 1, &e_), PROCD_OK);
         procd_error e = { 0 };
         CU_ASSERT_EQUAL(procd_adopt_process(C, s, r, &e), PROCD_E_BAD_CGROUP);
@@ -375,7 +375,7 @@ static void test_restore_refuses_root(void)
         char path[256], before[2048], good[400], bad[400];
         tr_cgroup *cg = NULL;
         pid_t a = placed_sleeper(mi, "refused", path, sizeof path, &cg, before, sizeof before);
-        pid_t b = ph_sleeper();
+        pid_t b = ts_sleeper();
         CU_ASSERT_FATAL(a > 1 && b > 1);
         snprintf(good, sizeof good, "%d:%s:%s\n", mi, hs->h[mi].key, path);
         snprintf(bad, sizeof bad, "%d:%s:/\n", mi, hs->h[mi].key);
