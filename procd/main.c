@@ -451,13 +451,20 @@ int main(int argc, char **argv)
                 goto out;
         }
         pd_registry_set_log(d.reg, registry_log, &d);
+        /* HTCondor's procd started by condor_master in a root cgroup (no systemd, no
+         * delegated cgroup): family cgroups by default, under a base of its own */
+        char root_base[PATH_MAX];
+        if (d.classic.classic && geteuid() == 0 && !d.opt.famcg.base)
+                d.opt.famcg.root_base = pd_famcg_root_base(d.classic.address, root_base, sizeof root_base);
         if (pd_famcg_new(&d.hs, &d.opt.famcg, &d.famcg) < 0) {
                 g_warning("out of memory");
                 d.exit_code = 1;
                 goto out;
         }
         pd_registry_set_family_cgroups(d.reg, d.famcg);
-        if (pd_famcg_base(d.famcg))
+        if (pd_famcg_note(d.famcg))
+                g_message("%s", pd_famcg_note(d.famcg));
+        else if (pd_famcg_base(d.famcg))
                 g_message("family cgroups under %s", pd_famcg_base(d.famcg));
         if (pd_famcg_base(d.famcg) && d.hs.v2 >= 0 && !d.hs.h[d.hs.v2].favordynmods && kernel_has_favordynmods())
                 g_message("cgroup2 at %s is mounted without favordynmods: a REGISTER's move into the family cgroup "

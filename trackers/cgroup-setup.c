@@ -305,7 +305,9 @@ static int attach_leaf(int dfd, const char *pid, tr_error *err)
         return tr_write_file_at(ldfd, "cgroup.procs", pid, err);
 }
 
-int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err)
+int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err) { return tr_cgroup_attach_in(cg, pid, TR_HIER_ALL, err); }
+
+int tr_cgroup_attach_in(tr_cgroup *cg, pid_t pid, uint32_t hier_mask, tr_error *err)
 {
         int r = tr_cg_check_may_change(cg, "attach", err);
         if (r < 0)
@@ -315,7 +317,7 @@ int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err)
         char v[32];
         snprintf(v, sizeof v, "%d", (int) pid);
         for (int i = 0; i < cg->hs->n; i++) {
-                if (tr_cg_dirfd(cg, i) < 0)
+                if (!(hier_mask & (1u << i)) || tr_cg_dirfd(cg, i) < 0)
                         continue;
                 r = tr_write_file_at(tr_cg_dirfd(cg, i), "cgroup.procs", v, err);
                 if (r == -EBUSY && i == cg->hs->v2)

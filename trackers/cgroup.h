@@ -142,6 +142,8 @@ int tr_cgroup_v2_fd(tr_cgroup *cg);
  * leaf child TR_CG_LEAF instead (still in the family: members, usage, kill, freeze cover
  * the subtree). */
 int tr_cgroup_attach(tr_cgroup *cg, pid_t pid, tr_error *err);
+/* tr_cgroup_attach in the hierarchies of hier_mask only (bit i: hs->h[i]). */
+int tr_cgroup_attach_in(tr_cgroup *cg, pid_t pid, uint32_t hier_mask, tr_error *err);
 
 /* Write value to file in hierarchy i of the handle (limits: "memory.max", "pids.max"...).
  * Needs TR_CG_MAY_ACT (-EPERM). */

@@ -9,6 +9,7 @@
 
 #include "procd/core/audit.h"
 #include "procd/core/command-query.h"
+#include "procd/core/family-cgroup.h"
 #include "procd/wire.h"
 #include "trackers/cgroup.h"
 #include "trackers/util.h"
@@ -130,19 +131,57 @@ static procd_status adopt_process_impl(pd_commands *cm, const pd_caller *who, pi
                 return procd_error_set(err, PROCD_E_BAD_CGROUP,
                                     "AdoptProcess: family %d has no cgroup (tracked by /proc: %s)", (int) family_root,
                                     f->no_cgroup_reason ? f->no_cgroup_reason : "no cgroup");
+        const pd_famcg *fc = pd_registry_family_cgroups(cm->reg);
+        const tr_hierarchies *hs = pd_registry_hierarchies(cm->reg);
         const char *target = f->cgroup_path;
         tr_error terr = { 0 };
         _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        char label[400], where[256];
+        if (f->cgroup_origin == PD_CG_PLACED) {
+                /* cgroups another manager placed the family's root in: procd moves nothing
+                 * into them (their membership is that manager's); a process already there
+                 * is the family's */
+                target = pd_famcg_placed_label(hs, f->cgroup_path, label, sizeof label);
+                if (pd_famcg_open_placed(hs, f->cgroup_path, &cg, &terr) < 0)
+                        return procd_error_set(err, PROCD_E_BAD_CGROUP, "AdoptProcess: family %d: %s", (int) family_root,
+                                            terr.msg);
+                tr_pid_cgroups pc;
+                if (tr_pid_cgroups_read(hs, pid, &pc, NULL) < 0)
+                        return procd_error_set(err, PROCD_E_PROCESS_NOT_FOUND, "AdoptProcess: no process %d", (int) pid);
+                bool inside = true;
+                for (int i = 0; i < hs->n; i++)
+                        if (tr_cgroup_path(cg, i) && !(pc.paths[i] && tr_cgroup_path_under(pc.paths[i], tr_cgroup_path(cg, i))))
+                                inside = false;
+                tr_pid_cgroups_clear(&pc);
+                if (!inside)
+                        return procd_error_set(err, PROCD_E_BAD_CGROUP,
+                                            "AdoptProcess: family %d is tracked through cgroups another manager placed its "
+                                            "root in (%s): procd moves no process into them",
+                                            (int) family_root, target);
+                g_message("adopted pid %d into family %d (already in its placed cgroups %s)", (int) pid,
+                          (int) family_root, target);
+                return PROCD_OK;
+        }
         /* a family cgroup procd made: its leaf in v2, itself in v1 (family-cgroup.h) */
         unsigned how = f->cgroup_origin == PD_CG_FAMILY ? TR_CG_MAY_ACT | TR_CG_OWNED : TR_CG_MAY_ACT;
-        if (tr_cgroup_open(pd_registry_hierarchies(cm->reg), target, how, &cg, &terr) < 0)
+        if (tr_cgroup_open(hs, target, how, &cg, &terr) < 0)
                 return procd_error_set(err, PROCD_E_BAD_CGROUP, "AdoptProcess: family %d: %s", (int) family_root, terr.msg);
-        int r = f->cgroup_origin == PD_CG_FAMILY ? pd_famcg_attach(cg, pid, &terr) : tr_cgroup_attach(cg, pid, &terr);
+        /* never undo another manager's placement (family-cgroup.h): the process moves only
+         * in the hierarchies where it sits in its parent's cgroup */
+        const char *own[] = { pd_famcg_base(fc), NULL };
+        uint32_t left = 0;
+        int r = pd_famcg_attach_unplaced(cg, pid, own[0] ? own : NULL, f->cgroup_origin == PD_CG_FAMILY, &left, where,
+                                         sizeof where, &terr);
         if (r == -ESRCH)
                 return procd_error_set(err, PROCD_E_PROCESS_NOT_FOUND, "AdoptProcess: %s", terr.msg);
+        if (r == -EBUSY)
+                return procd_error_set(err, PROCD_E_BAD_CGROUP, "AdoptProcess: %s, not adopted", terr.msg);
         if (r < 0)
                 return procd_error_set(err, PROCD_E_INTERNAL, "AdoptProcess: moving %d into %s: %s", (int) pid, target,
                                     terr.msg);
+        if (left)
+                g_message("AdoptProcess: pid %d stays in %s, where another manager placed it", (int) pid, where);
+        pd_registry_set_flag(cm->reg, f, PD_FAMILY_MOVED_IN, true); /* its charge stayed behind */
         g_message("adopted pid %d into family %d (cgroup %s)", (int) pid, (int) family_root, target);
         return PROCD_OK;
 }

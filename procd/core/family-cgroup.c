@@ -25,6 +25,7 @@ struct pd_famcg {
         const tr_hierarchies *hs;
         char *base;             /* NULL: off or unavailable */
         char off_reason[256];
+        char note[PATH_MAX + 160]; /* why this base (a root cgroup's own), "" otherwise */
         uint32_t mask;          /* hierarchies family cgroups are made in (pd_famcg_mask) */
         tr_cgroup *base_cg;     /* the base, open in those hierarchies */
         bool base_enabled;      /* v2 controllers enabled in the base's subtree_control once */
@@ -113,6 +114,72 @@ static int choose_hierarchies(pd_famcg *fc, const char *base, tr_error *err)
         return 0;
 }
 
+static bool under_any(const char *path, const char *const *own)
+{
+        for (; own && *own; own++)
+                if (tr_cgroup_path_under(path, *own))
+                        return true;
+        return false;
+}
+
+/* "memory:/slurm/job_10" (the v2 tree: "cgroup2:/a/b") appended to buf at *off. */
+static void append_label(char *buf, size_t size, size_t *off, const char *key, const char *path)
+{
+        int n = snprintf(buf + *off, size > *off ? size - *off : 0, "%s%s:%s", *off ? " " : "",
+                         key[0] ? key : "cgroup2", path);
+        if (n > 0)
+                *off += (size_t) n;
+        if (*off >= size)
+                *off = size ? size - 1 : 0;
+}
+
+/* A base of procd's own in the root cgroup: only in the hierarchies where procd sits in the
+ * root cgroup.  Where its launcher placed it in a cgroup of its own (the v1 memory limit of
+ * a session, a batch system's memory cgroup) the families stay in it: a base at the top
+ * would take them out of that limit. */
+static int keep_root_hierarchies(pd_famcg *fc, const char *base, tr_error *err)
+{
+        const tr_hierarchies *hs = fc->hs;
+        tr_pid_cgroups self;
+        int k = tr_pid_cgroups_read(hs, 0, &self, err);
+        if (k < 0)
+                return k;
+        char left[256] = "";
+        size_t off = 0;
+        for (int i = 0; i < hs->n; i++) {
+                if (!(fc->mask & (1u << i)) || (self.paths[i] && tr_cgroup_is_root(&hs->h[i], self.paths[i])))
+                        continue;
+                fc->mask &= ~(1u << i);
+                append_label(left, sizeof left, &off, hs->h[i].key, self.paths[i] ? self.paths[i] : "?");
+        }
+        tr_pid_cgroups_clear(&self);
+        snprintf(fc->note, sizeof fc->note,
+                 "procd runs in the root cgroup with no delegated cgroup: family cgroups under a base of its own, %s%s%s "
+                 "(--no-family-cgroups turns them off)",
+                 base, off ? "; not in hierarchies where procd was placed: " : "", left);
+        return 0;
+}
+
+const char *pd_famcg_root_base(const char *address, char *buf, size_t size)
+{
+        size_t off = (size_t) snprintf(buf, size, "%s/", PD_FAMCG_ROOT_PARENT);
+        const char *a = address ? address + strspn(address, "/") : "";
+        if (!*a)
+                a = "procd";
+        for (; *a && off + 1 < size; a++) {
+                char c = *a;
+                buf[off++] = c == '/' ? '-' : (g_ascii_isalnum(c) || c == '_' || c == '.' || c == '-') ? c : '_';
+        }
+        if (*a || off >= size)
+                return NULL;
+        buf[off] = '\0';
+        if (buf[off - 1] == '.')
+                buf[off - 1] = '_'; /* never "." nor ".." */
+        return buf;
+}
+
+const char *pd_famcg_note(const pd_famcg *fc) { return fc && fc->base && fc->note[0] ? fc->note : NULL; }
+
 uint32_t pd_famcg_mask(const pd_famcg *fc) { return fc && fc->base ? fc->mask : 0; }
 
 int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg **out)
@@ -133,6 +200,7 @@ int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg *
                 return 0;
         }
         _cleanup_free_ char *base = NULL;
+        bool root_own = false;
         if (o->base) {
                 base = strdup(o->base);
         } else {
@@ -143,22 +211,29 @@ int pd_famcg_new(const tr_hierarchies *hs, const pd_famcg_options *o, pd_famcg *
                                  strerror(-k));
                         return 0;
                 }
-                if (tr_cgroup_is_root(&hs->h[idx], own)) {
+                if (tr_cgroup_is_root(&hs->h[idx], own) && !o->root_base) {
                         snprintf(fc->off_reason, sizeof fc->off_reason,
                                  "procd runs in the root cgroup: it has no delegated cgroup "
                                  "(give --family-cgroup-base)");
                         return 0;
                 }
-                size_t n = strlen(own) + sizeof PD_FAMCG_DEFAULT_SUBTREE + 1;
-                base = malloc(n);
-                if (base)
-                        snprintf(base, n, "%s/%s", own, PD_FAMCG_DEFAULT_SUBTREE);
+                if (tr_cgroup_is_root(&hs->h[idx], own)) {
+                        base = strdup(o->root_base);
+                        root_own = true;
+                } else {
+                        size_t n = strlen(own) + sizeof PD_FAMCG_DEFAULT_SUBTREE + 1;
+                        base = malloc(n);
+                        if (base)
+                                snprintf(base, n, "%s/%s", own, PD_FAMCG_DEFAULT_SUBTREE);
+                }
         }
         if (!base)
                 return -ENOMEM;
         tr_error err = { 0 };
-        if (choose_hierarchies(fc, base, &err) < 0 ||
-            tr_cgroup_create_in(hs, base, fc->mask, &fc->base_cg, &err) < 0) {
+        int k = choose_hierarchies(fc, base, &err);
+        if (k >= 0 && root_own)
+                k = keep_root_hierarchies(fc, base, &err);
+        if (k < 0 || tr_cgroup_create_in(hs, base, fc->mask, &fc->base_cg, &err) < 0) {
                 snprintf(fc->off_reason, sizeof fc->off_reason, "cannot make the family cgroup base %s: %s", base,
                          err.msg);
                 return 0;
@@ -269,7 +344,7 @@ void pd_famcg_release(pd_famcg *fc, const char *path, bool has_leaf)
                 fc->timer = g_timeout_add_seconds(PENDING_SWEEP_SEC, sweep_cb, fc);
 }
 
-int pd_famcg_attach(tr_cgroup *fam, pid_t pid, tr_error *err)
+int pd_famcg_attach_in(tr_cgroup *fam, pid_t pid, uint32_t hier_mask, tr_error *err)
 {
         if (pid <= 1)
                 return tr_error_set(err, EINVAL, "bad pid %d", (int) pid);
@@ -277,7 +352,7 @@ int pd_famcg_attach(tr_cgroup *fam, pid_t pid, tr_error *err)
         char v[32];
         snprintf(v, sizeof v, "%d", (int) pid);
         for (int i = 0; i < hs->n; i++) {
-                int dfd = tr_cgroup_dirfd(fam, i);
+                int dfd = (hier_mask & (1u << i)) ? tr_cgroup_dirfd(fam, i) : -1;
                 if (dfd < 0)
                         continue;
                 _cleanup_close_ int leaf = -1;
@@ -294,6 +369,188 @@ int pd_famcg_attach(tr_cgroup *fam, pid_t pid, tr_error *err)
         return 0;
 }
 
+int pd_famcg_attach(tr_cgroup *fam, pid_t pid, tr_error *err) { return pd_famcg_attach_in(fam, pid, TR_HIER_ALL, err); }
+
+/* ---- placement (issue 16) ------------------------------------------------------------ */
+
+int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char *const *own, tr_cgroup *moved_to,
+                    tr_pid_cgroups *placed, char *where, size_t size)
+{
+        memset(placed, 0, sizeof *placed);
+        if (where && size)
+                where[0] = '\0';
+        if (ppid <= 0) {
+                tr_proc p;
+                if (tr_proc_stat_read(pid, &p) < 0)
+                        return -ESRCH;
+                ppid = p.ppid;
+        }
+        tr_pid_cgroups pc = { { 0 } }, ppc = { { 0 } };
+        if (tr_pid_cgroups_read(hs, pid, &pc, NULL) < 0)
+                return -ESRCH;
+        int n = 0;
+        size_t off = 0;
+        /* a parent that cannot be read (gone, pid 0: a process of another namespace) gives
+         * no evidence of a placement */
+        if (ppid > 0 && tr_pid_cgroups_read(hs, ppid, &ppc, NULL) >= 0) {
+                for (int i = 0; i < hs->n; i++) {
+                        const char *to = moved_to ? tr_cgroup_path(moved_to, i) : NULL;
+                        if (!pc.paths[i] || !ppc.paths[i] || strcmp(pc.paths[i], ppc.paths[i]) == 0 ||
+                            under_any(pc.paths[i], own) || (to && tr_cgroup_path_under(ppc.paths[i], to)))
+                                continue;
+                        placed->paths[i] = TR_TAKE_PTR(pc.paths[i]);
+                        n++;
+                        if (where)
+                                append_label(where, size, &off, hs->h[i].key, placed->paths[i]);
+                }
+        }
+        tr_pid_cgroups_clear(&pc);
+        tr_pid_cgroups_clear(&ppc);
+        return n;
+}
+
+/* Why procd never reads a family through placed cgroup `path` of hierarchy i, or NULL: a
+ * hierarchy root or a cgroup holding procd (their members are not the family's), one under
+ * procd's family base (a family's cgroup, shared with its other processes). */
+static const char *placed_refusal(const tr_hierarchies *hs, const char *base, int i, const char *path)
+{
+        if (tr_cgroup_holds_self(hs, i, path))
+                return "the hierarchy's root or a cgroup holding procd";
+        if (base && tr_cgroup_path_under(path, base))
+                return "under procd's family base";
+        return NULL;
+}
+
+int pd_famcg_placed_acceptable(const tr_hierarchies *hs, const pd_famcg *fc, const char *text, char *why, size_t size)
+{
+        tr_pid_cgroups pc;
+        tr_error err = { 0 };
+        if (tr_pid_cgroups_parse(hs, text, &pc, &err) < 0) {
+                snprintf(why, size, "placed cgroups unreadable: %s", err.msg);
+                return -EINVAL;
+        }
+        int k = 0, n = 0;
+        for (int i = 0; i < hs->n && k == 0; i++) {
+                const char *r = pc.paths[i] ? placed_refusal(hs, pd_famcg_base(fc), i, pc.paths[i]) : NULL;
+                n += pc.paths[i] != NULL;
+                if (r) {
+                        snprintf(why, size, "placed cgroup %s:%s is %s", hs->h[i].key[0] ? hs->h[i].key : "cgroup2",
+                                 pc.paths[i], r);
+                        k = -EPERM;
+                }
+        }
+        tr_pid_cgroups_clear(&pc);
+        if (k == 0 && n == 0) {
+                snprintf(why, size, "no placed cgroup in a mounted hierarchy");
+                k = -EINVAL;
+        }
+        return k;
+}
+
+int pd_famcg_open_placed(const tr_hierarchies *hs, const char *text, tr_cgroup **out, tr_error *err)
+{
+        tr_pid_cgroups pc;
+        int k = tr_pid_cgroups_parse(hs, text, &pc, err);
+        if (k < 0)
+                return k;
+        /* flags 0: read (members, usage), never acted on (no freeze, cgroup.kill, attach):
+         * another manager's cgroup, whose freezer state and membership are its own */
+        k = tr_cgroup_open_for_cgroups(hs, NULL, NULL, &pc, "placed cgroups", 0, out, err);
+        tr_pid_cgroups_clear(&pc);
+        return k;
+}
+
+int pd_famcg_track_placed(pd_famcg *fc, pid_t pid, pid_t ppid, char **text_out, tr_cgroup **cg_out, tr_error *err)
+{
+        const tr_hierarchies *hs = fc->hs;
+        tr_pid_cgroups placed;
+        char where[512];
+        int k = pd_famcg_placed(hs, pid, ppid, NULL, NULL, &placed, where, sizeof where);
+        if (k <= 0) {
+                tr_pid_cgroups_clear(&placed);
+                return k < 0 ? tr_error_set(err, -k, "root pid %d is gone", (int) pid)
+                             : tr_error_set(err, EINVAL, "root pid %d was placed nowhere", (int) pid);
+        }
+        /* never through a hierarchy's root, a cgroup holding procd, nor one of procd's own
+         * family cgroups (a root left in the cgroup of a family it was the root of, or
+         * moved along with one): their members are not the family's alone */
+        GString *text = g_string_new(NULL);
+        for (int i = 0; i < hs->n; i++) {
+                if (!placed.paths[i] || placed_refusal(hs, fc->base, i, placed.paths[i]))
+                        continue;
+                g_string_append_printf(text, "%d:%s:%s\n", i, hs->h[i].key, placed.paths[i]);
+        }
+        tr_pid_cgroups_clear(&placed);
+        if (text->len == 0) {
+                g_string_free(text, TRUE);
+                return tr_error_set(err, EBUSY, "root was placed in %s, none of which procd may read through",
+                                    where);
+        }
+        k = pd_famcg_open_placed(hs, text->str, cg_out, err);
+        if (k < 0) {
+                g_string_free(text, TRUE);
+                return k;
+        }
+        *text_out = strdup(text->str);
+        g_string_free(text, TRUE);
+        if (!*text_out) {
+                tr_cgroup_free(TR_TAKE_PTR(*cg_out));
+                return tr_error_set(err, ENOMEM, "out of memory");
+        }
+        return 0;
+}
+
+const char *pd_famcg_placed_label(const tr_hierarchies *hs, const char *text, char *buf, size_t size)
+{
+        tr_pid_cgroups pc;
+        size_t off = 0;
+        if (size)
+                buf[0] = '\0';
+        if (!hs || tr_pid_cgroups_parse(hs, text, &pc, NULL) < 0) {
+                snprintf(buf, size, "%s", text); /* as saved */
+                for (char *nl; (nl = strchr(buf, '\n'));)
+                        *nl = nl[1] ? ' ' : '\0';
+                return buf;
+        }
+        for (int i = 0; i < hs->n; i++)
+                if (pc.paths[i])
+                        append_label(buf, size, &off, hs->h[i].key, pc.paths[i]);
+        tr_pid_cgroups_clear(&pc);
+        return buf;
+}
+
+int pd_famcg_attach_unplaced(tr_cgroup *to, pid_t pid, const char *const *own, bool family, uint32_t *left,
+                             char *where, size_t size, tr_error *err)
+{
+        int primary = tr_cgroup_primary_index(to);
+        const tr_hierarchies *hs = tr_cgroup_hierarchies(to);
+        tr_pid_cgroups placed, now;
+        int k = pd_famcg_placed(hs, pid, 0, own, to, &placed, where, size);
+        if (k < 0 || tr_pid_cgroups_read(hs, pid, &now, NULL) < 0) {
+                tr_pid_cgroups_clear(&placed);
+                return tr_error_set(err, ESRCH, "pid %d is gone", (int) pid);
+        }
+        uint32_t mask = 0;
+        *left = 0;
+        for (int i = 0; i < hs->n; i++) {
+                const char *target = tr_cgroup_path(to, i);
+                if (!target || (now.paths[i] && tr_cgroup_path_under(now.paths[i], target)))
+                        continue; /* not made there, or already there (or below): nothing to move */
+                if (placed.paths[i])
+                        *left |= 1u << i; /* placed elsewhere by another manager: left there */
+                else
+                        mask |= 1u << i;
+        }
+        tr_pid_cgroups_clear(&placed);
+        tr_pid_cgroups_clear(&now);
+        if (primary >= 0 && (*left & (1u << primary)))
+                return tr_error_set(err, EBUSY, "pid %d was placed in %s by another manager: left there", (int) pid,
+                                    where ? where : "a cgroup");
+        if (!mask)
+                return 0;
+        return family ? pd_famcg_attach_in(to, pid, mask, err) : tr_cgroup_attach_in(to, pid, mask, err);
+}
+
 int pd_famcg_create(pd_famcg *fc, const pd_famcg_root *rt, tr_cgroup *parent_cg, const char *parent_path,
                     char **path_out, tr_cgroup **cg_out, tr_error *err)
 {
@@ -301,24 +558,24 @@ int pd_famcg_create(pd_famcg *fc, const pd_famcg_root *rt, tr_cgroup *parent_cg,
                 return tr_error_set(err, EOPNOTSUPP, "%s", pd_famcg_off_reason(fc));
         pid_t root = rt->pid;
         uint64_t root_start = rt->start_ticks;
-        /* a root some manager placed in a cgroup of its own (a job cgroup made with
-         * clone3(CLONE_INTO_CGROUP) or a cgroup.procs write) stays where it was put */
-        _cleanup_free_ char *read_cur = NULL, *pcur = NULL;
-        const char *cur = rt->cgroup;
-        int k = cur ? 0 : pd_famcg_pid_cgroup(fc->hs, root, &read_cur);
-        if (k < 0)
-                return tr_error_set(err, -k, "cgroup of root pid %d: %s", (int) root, strerror(-k));
-        if (!cur)
-                cur = read_cur;
         pid_t ppid = rt->ppid;
         tr_proc p;
         if (ppid == 0 && (tr_proc_stat_read(root, &p) < 0 || p.start_ticks != root_start))
                 return tr_error_set(err, ESRCH, "root pid %d is gone", (int) root);
         if (ppid == 0)
                 ppid = p.ppid;
-        if (ppid > 0 && pd_famcg_pid_cgroup(fc->hs, ppid, &pcur) == 0 && strcmp(cur, pcur) != 0)
-                return tr_error_set(err, EBUSY, "root was placed in cgroup %s, its parent is in %s: left there", cur,
-                                    pcur);
+        /* a root some manager placed in a cgroup of its own (a job cgroup made with
+         * clone3(CLONE_INTO_CGROUP) or a cgroup.procs write) stays where it was put, in every
+         * hierarchy: a placement in v1 controllers alone (Slurm's cgroup/v1 memory limit on a
+         * hybrid host) counts as much as one in the v2 tree */
+        tr_pid_cgroups placed = { { 0 } };
+        char where[512];
+        int k = pd_famcg_placed(fc->hs, root, ppid, NULL, NULL, &placed, where, sizeof where);
+        tr_pid_cgroups_clear(&placed);
+        if (k < 0)
+                return tr_error_set(err, -k, "root pid %d is gone", (int) root);
+        if (k > 0)
+                return tr_error_set(err, EBUSY, "root was placed in %s (its parent is elsewhere): left there", where);
         const char *under = parent_path ? parent_path : fc->base;
         char name[64], path[PATH_MAX];
         snprintf(name, sizeof name, "fam.%d.%llu", (int) root, (unsigned long long) root_start);
@@ -364,7 +621,8 @@ int pd_famcg_create(pd_famcg *fc, const pd_famcg_root *rt, tr_cgroup *parent_cg,
         return 0;
 }
 
-int pd_famcg_move(tr_cgroup *cg, const tr_pidset *pids, GArray *failed, size_t *moved, tr_error *err)
+int pd_famcg_move(tr_cgroup *cg, const tr_pidset *pids, const char *const *own, GArray *failed, size_t *moved,
+                  tr_error *err)
 {
         const tr_hierarchies *hs = tr_cgroup_hierarchies(cg);
         int idx = pd_famcg_primary(hs);
@@ -384,8 +642,12 @@ int pd_famcg_move(tr_cgroup *cg, const tr_pidset *pids, GArray *failed, size_t *
                                 continue;
                 }
                 tr_error e = { 0 };
-                int k = tr_cgroup_attach(cg, pid, &e);
+                uint32_t left = 0;
+                char where[256];
+                int k = pd_famcg_attach_unplaced(cg, pid, own, false, &left, where, sizeof where, &e);
                 uint64_t now = 0;
+                if (k >= 0 && left)
+                        g_info("pid %d moved, but left in %s (placed there by another manager)", (int) pid, where);
                 if (k >= 0) {
                         (*moved)++;
                         continue;

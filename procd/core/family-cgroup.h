@@ -18,7 +18,10 @@
  *
  * base: --family-cgroup-base, else "<procd's own cgroup>/families" (under systemd with
  * Delegate=yes, a subtree of procd's delegated unit).  procd in a hierarchy's root cgroup
- * has no delegated cgroup of its own: then no family gets a cgroup unless a base is given.
+ * has no delegated cgroup of its own: as HTCondor's procd (-A, root) it takes a base of its
+ * own (pd_famcg_root_base: /procd-families/<address>), made only in the hierarchies where
+ * procd itself sits in the root cgroup (never out of a cgroup its launcher placed it in);
+ * otherwise no family gets a cgroup unless a base is given.
  * Where no cgroup can be made the family stays on the /proc tracker and the reason is kept
  * for its usage record.
  *
@@ -55,7 +58,21 @@ typedef struct pd_famcg pd_famcg;
 typedef struct pd_famcg_options {
         bool disabled;    /* --no-family-cgroups */
         const char *base; /* --family-cgroup-base; NULL: <procd's own cgroup>/families */
+        /* procd in a hierarchy's root cgroup (no delegated cgroup of its own) with no base
+         * given: this base of its own (pd_famcg_root_base; NULL: no family cgroups then) */
+        const char *root_base;
 } pd_famcg_options;
+
+/* The base a procd in a root cgroup takes as HTCondor's procd (issue 19: safe by default,
+ * not an environment variable the admin has to know): PD_FAMCG_ROOT_PARENT/<its address,
+ * '/' as '-'>, one per daemon (two procds never sweep each other's families) and the same
+ * across its restarts (the restore sweep finds what a crash left).  Into buf; NULL when it
+ * does not fit. */
+#define PD_FAMCG_ROOT_PARENT "/procd-families"
+const char *pd_famcg_root_base(const char *address, char *buf, size_t size);
+/* Why the base is what it is, for the log (procd in a root cgroup took a base of its own),
+ * or NULL. */
+const char *pd_famcg_note(const pd_famcg *fc);
 
 /* Resolve and create the base.  Never fails for lack of a base: pd_famcg_off_reason then
  * says why no family gets a cgroup.  -ENOMEM only. */
@@ -77,21 +94,63 @@ uint32_t pd_famcg_mask(const pd_famcg *fc);
  * cgroup's open handle when procd made it (the new one is made relative to it), else NULL.
  * *path_out (malloc'd): the family's cgroup (without the leaf); *cg_out: its handle
  * (TR_CG_MAY_ACT|TR_CG_OWNED), for the family's tracker.  Refused (negative errno, reason
- * in err) when off, when the root was placed in another cgroup than its parent process's
- * (a job cgroup some manager made: procd leaves it there), when mkdir or the move fails;
- * nothing is left behind then. */
+ * in err) when off, -EBUSY when the root was placed (pd_famcg_placed) in any hierarchy (a
+ * job cgroup some manager made: procd leaves it there; pd_famcg_track_placed gives the
+ * family's tracker then), when mkdir or the move fails; nothing is left behind then. */
 typedef struct pd_famcg_root {
         pid_t pid;
         uint64_t start_ticks;
         pid_t ppid;          /* 0: read here */
-        const char *cgroup;  /* in the hierarchy families are matched by; NULL: read here */
 } pd_famcg_root;
 int pd_famcg_create(pd_famcg *fc, const pd_famcg_root *root, tr_cgroup *parent_cg, const char *parent_path,
                     char **path_out, tr_cgroup **cg_out, tr_error *err);
 
 /* Move pid into a family cgroup procd made (fam: its handle): into its leaf in the v2
- * tree, into the cgroup itself in v1 hierarchies. */
+ * tree, into the cgroup itself in v1 hierarchies.  _in: in the hierarchies of hier_mask. */
 int pd_famcg_attach(tr_cgroup *fam, pid_t pid, tr_error *err);
+int pd_famcg_attach_in(tr_cgroup *fam, pid_t pid, uint32_t hier_mask, tr_error *err);
+
+/* Placement (issue 16): never undo another manager's placement.  In EVERY hierarchy, a
+ * process that sits in another cgroup than its parent process was placed there by someone
+ * (Slurm's task cgroup, HTCondor's v1 job cgroups, a systemd scope, a container runtime)
+ * and stays where it was put: procd moves it in no hierarchy where it is placed, so no
+ * limit, cpuset or device rule of another manager is escaped.  When moving members, what
+ * procd or the family's client placed is no evidence: pid in a cgroup under one of own (the
+ * family's current cgroup, procd's family base), or its parent already in moved_to (the
+ * move's target: moved there by procd, maybe in this very operation), does not count.
+ *
+ * pd_famcg_placed: the hierarchies where pid (parent ppid; 0: read it) is placed: their
+ * paths in *placed (others NULL; clear it), labelled in where ("memory:/slurm/job_10
+ * cgroup2:/a", may be NULL).  own, moved_to may be NULL.  Returns how many, 0 when the
+ * parent cannot be read (no evidence), -ESRCH when pid is gone. */
+int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char *const *own, tr_cgroup *moved_to,
+                    tr_pid_cgroups *placed, char *where, size_t size);
+
+/* A root placed in some hierarchy gets no family cgroup at all (a family cgroup in the other
+ * hierarchies would split its members and usage across two managers' trees).  It is tracked
+ * through the cgroups it was placed in, its own (most specific) cgroup in each placed
+ * hierarchy, never a hierarchy root, a cgroup holding procd nor one under procd's family
+ * base (a family's cgroup, shared with its other processes): a handle without
+ * TR_CG_MAY_ACT (members and usage read there; signal, kill and freeze answered by the /proc
+ * tracker: another manager's freezer state is its own).  *text_out (malloc'd): those cgroups
+ * as /proc/PID/cgroup lines ("4:memory:/slurm/task_0\n"), kept as the family's cgroup_path
+ * and in the state file; pd_famcg_open_placed opens it again.  -EBUSY when no placed
+ * hierarchy may be read through. */
+int pd_famcg_track_placed(pd_famcg *fc, pid_t pid, pid_t ppid, char **text_out, tr_cgroup **cg_out, tr_error *err);
+int pd_famcg_open_placed(const tr_hierarchies *hs, const char *text, tr_cgroup **out, tr_error *err);
+/* Whether every cgroup of such a text (a state file's) passes pd_famcg_track_placed's
+ * refusals (fc may be NULL: no base); 0, or -errno with the reason in why. */
+int pd_famcg_placed_acceptable(const tr_hierarchies *hs, const pd_famcg *fc, const char *text, char *why, size_t size);
+/* That text for people: "memory:/slurm/task_0 cgroup2:/a" (in buf). */
+const char *pd_famcg_placed_label(const tr_hierarchies *hs, const char *text, char *buf, size_t size);
+
+/* Move pid into `to` in each hierarchy of the handle where it is not placed (above) and not
+ * in `to` or below it already (family: `to` is a family cgroup, pd_famcg_attach_in; else
+ * tr_cgroup_attach_in).  *left: the hierarchies where it stays placed elsewhere (where:
+ * their labels).  Placed in the handle's primary hierarchy (the one membership is read in):
+ * -EBUSY and nothing moved (it would not become a member). */
+int pd_famcg_attach_unplaced(tr_cgroup *to, pid_t pid, const char *const *own, bool family, uint32_t *left,
+                             char *where, size_t size, tr_error *err);
 
 /* Remove a cgroup procd made (a family's, with its leaf, when has_leaf; else one
  * TrackFamilyViaCgroup made in every hierarchy), now when empty, else later by the timer. */
@@ -108,9 +167,12 @@ int pd_famcg_pid_cgroup(const tr_hierarchies *hs, pid_t pid, char **out);
 
 typedef tr_proc_ident pd_ident; /* pid + start time (trackers/proc-read.h) */
 
-/* Move every pid of pids into cg (every hierarchy of the handle), skipping those already
- * in cg's cgroup or below it (in the matching hierarchy) and those that are gone.  Pids
- * that could not be moved are appended to failed (pd_ident, pid + start time) when failed
- * is not NULL.  *moved counts the moves.  0 when every live pid is in cg now, else the
- * negative errno of the first failure (message in err). */
-int pd_famcg_move(tr_cgroup *cg, const tr_pidset *pids, GArray *failed, size_t *moved, tr_error *err);
+/* Move every pid of pids into cg (every hierarchy of the handle where it is not placed by
+ * another manager: pd_famcg_attach_unplaced with own), skipping those already in cg's
+ * cgroup or below it (in the matching hierarchy) and those that are gone.  Pids that could
+ * not be moved (placed elsewhere in the matching hierarchy included: -EBUSY) are appended
+ * to failed (pd_ident, pid + start time) when failed is not NULL.  *moved counts the moves.
+ * 0 when every live pid is in cg now, else the negative errno of the first failure (message
+ * in err). */
+int pd_famcg_move(tr_cgroup *cg, const tr_pidset *pids, const char *const *own, GArray *failed, size_t *moved,
+                  tr_error *err);

@@ -8,6 +8,31 @@
 #include "trackers/cgroup.h"
 #include "trackers/hierarchy.h"
 
+/* rss and image of a family whose members were charged before procd moved them in: their
+ * own RSS and virtual sizes (see the header). */
+static void count_moved_in(pd_family *f, tr_usage *out)
+{
+        _cleanup_pidset_ tr_pidset m = TR_PIDSET_INIT;
+        if (tr_family_members(f->tf, &m, NULL) < 0)
+                return;
+        uint64_t rss = 0, image = 0;
+        for (size_t i = 0; i < m.n; i++) {
+                tr_proc p;
+                if (tr_proc_stat_read(m.pids[i], &p) < 0 || p.state == 'Z')
+                        continue; /* gone: nothing resident */
+                rss += p.rss_bytes;
+                image += p.vsize_bytes;
+        }
+        tr_u64_set(out, &out->rss_bytes, rss, TR_SRC_PROC);
+        tr_u64_set(out, &out->image_size_bytes, image, TR_SRC_PROC);
+        if (!out->fallback) {
+                out->fallback = true;
+                snprintf(out->fallback_reason, sizeof out->fallback_reason,
+                         "members moved into the cgroup after they allocated (their charge stayed behind): rss and "
+                         "image from /proc");
+        }
+}
+
 int pd_family_own_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *out, tr_error *err)
 {
         tr_usage_init(out);
@@ -20,6 +45,15 @@ int pd_family_own_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *o
         k = tr_family_usage_want(f->tf, want, out, err);
         if (k < 0)
                 return k;
+        if ((f->flags & PD_FAMILY_MOVED_IN) && !f->proc_tracked && (want & TR_WANT_MEMORY_STAT))
+                count_moved_in(f, out);
+        if (f->cgroup_origin == PD_CG_PLACED && f->cgroup_path && out->fallback) {
+                /* say which cgroups answered: those another manager placed the root in */
+                char label[200];
+                pd_famcg_placed_label(pd_registry_hierarchies(r), f->cgroup_path, label, sizeof label);
+                snprintf(out->fallback_reason, sizeof out->fallback_reason, "placed: %s; other fields from /proc",
+                         label);
+        }
         if (f->proc_tracked && f->no_cgroup_reason && !out->fallback) {
                 /* the /proc tracker answers because the family could not get a cgroup */
                 out->fallback = true;

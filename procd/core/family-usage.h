@@ -15,6 +15,15 @@
  * a /proc subfamily, its root process sits in that cgroup (read from /proc/ROOT/cgroup;
  * only a subfamily whose root could not be moved into a nested cgroup is in that case).
  * Sums follow tr_usage_add: a field stays known only where every part knows it.
+ *
+ * Memory charged before a move (issue 19): a cgroup holds the charge of what was allocated
+ * inside it; a process procd moved in (REGISTER's root, TrackFamilyViaCgroup's members,
+ * AdoptProcess: PD_FAMILY_MOVED_IN) leaves the charge of its pages behind (v2 never moves a
+ * charge; v1 only with memory.move_charge_at_immigrate, which procd never sets and 6.x
+ * deprecates).  The cgroup's rss is then too small, 0 for a process that allocated
+ * everything before, so for such a family rss_bytes is the sum of its members' own RSS and
+ * image_size_bytes the sum of their virtual sizes (/proc/PID/stat, condor_procd's figures),
+ * each field's source says proc, and fallback_reason says why.
  */
 #pragma once
 

@@ -87,7 +87,13 @@ int pd_reg_build_tracker(pd_registry *r, pd_family *f, tr_cgroup *made, tr_error
         if (f->root_pid <= 1)
                 return 0; /* a root family rooted at init: nothing to track */
         tr_procfam_spec spec = pd_reg_family_spec(f);
-        if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED) {
+        if (f->cgroup_path && f->cgroup_origin == PD_CG_PLACED) {
+                /* another manager placed the root there: read through, never acted on */
+                int k = cg ? 0 : pd_famcg_open_placed(r->hs, f->cgroup_path, &cg, err);
+                if (k < 0)
+                        return k;
+                spec.max_age_usec = (uint64_t) f->interval_sec * 1000000u;
+        } else if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED) {
                 /* procd made it: the family is that directory (its root sits in the leaf,
                  * subfamilies in child cgroups: all counted) */
                 int k = cg ? 0 : tr_cgroup_open(r->hs, f->cgroup_path, TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
@@ -248,7 +254,11 @@ int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, t
                 size_t moved = 0;
                 g_array_set_size(failed, 0);
                 tr_error merr2 = { 0 };
-                if (pd_famcg_move(cg, &m, failed, &moved, &merr2) < 0)
+                /* placements of other managers stay (family-cgroup.h); the family's own
+                 * cgroup and procd's base are no such placement */
+                const char *own[] = { f->cgroup_origin == PD_CG_PLACED ? NULL : f->cgroup_path,
+                                      pd_famcg_base(r->fc), NULL };
+                if (pd_famcg_move(cg, &m, own[0] ? own : own + 1, failed, &moved, &merr2) < 0)
                         pd_reg_log(r, "family %d: %u member(s) could not be moved into %s: %s", (int) f->root_pid,
                                    failed->len, cgroup, merr2.msg);
                 total += moved;
@@ -273,13 +283,15 @@ int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, t
         }
         g_array_free(f->strays, TRUE);
         f->strays = failed;
-        if (old && old_origin != PD_CG_HANDED)
+        if (old && pd_cgroup_made_by_procd(old_origin))
                 pd_famcg_release(r->fc, old, old_origin == PD_CG_FAMILY);
         free(old);
         free(f->no_cgroup_reason);
         f->no_cgroup_reason = NULL;
-        if (total)
+        if (total) {
                 g_info("family %d: %zu member(s) moved into %s", (int) f->root_pid, total, cgroup);
+                f->flags |= PD_FAMILY_MOVED_IN;
+        }
         pd_reg_update_timer(r);
         pd_reg_changed(r);
         pd_reg_family_changed(r, f, PD_FAMILY_RETRACKED);

@@ -113,20 +113,28 @@ static tr_cgroup *give_cgroup(pd_registry *r, pd_family *f, pd_family *parent, c
         tr_error err = { 0 };
         char *path = NULL;
         tr_cgroup *cg = NULL;
-        if (pd_famcg_create(r->fc, rt, parent_cg, parent_path, &path, &cg, &err) < 0) {
+        pd_cgroup_origin origin = PD_CG_FAMILY;
+        int k = pd_famcg_create(r->fc, rt, parent_cg, parent_path, &path, &cg, &err);
+        tr_error perr = { 0 };
+        if (k == -EBUSY && pd_famcg_track_placed(r->fc, rt->pid, rt->ppid, &path, &cg, &perr) == 0) {
+                origin = PD_CG_PLACED; /* tracked through the cgroups its root was placed in */
+                g_info("family %d: %s; tracked through them", (int) f->root_pid, err.msg);
+        } else if (k < 0) {
                 f->no_cgroup_reason = strdup(err.msg);
                 g_info("family %d: no cgroup of its own: %s", (int) f->root_pid, err.msg);
                 return NULL;
         }
         f->cgroup_path = path;
-        f->cgroup_origin = PD_CG_FAMILY;
+        f->cgroup_origin = origin;
+        if (origin == PD_CG_FAMILY)
+                f->flags |= PD_FAMILY_MOVED_IN; /* the root moved in with what it had charged */
         return cg;
 }
 
 /* Remove the cgroup procd made for f (now, or once empty). */
 static void release_cgroup(pd_registry *r, pd_family *f)
 {
-        if (f->cgroup_path && f->cgroup_origin != PD_CG_HANDED)
+        if (f->cgroup_path && pd_cgroup_made_by_procd(f->cgroup_origin))
                 pd_famcg_release(r->fc, f->cgroup_path, f->cgroup_origin == PD_CG_FAMILY);
 }
 
@@ -173,8 +181,7 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
         tr_pid_cgroups pc = { { 0 } };
         bool have_pc = tr_pid_cgroups_read(r->hs, root_pid, &pc, NULL) >= 0;
         pd_family *parent = find_parent(r, root_pid, p.start_ticks, p.ppid, have_pc ? &pc : NULL);
-        int idx = pd_famcg_primary(r->hs);
-        pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid, have_pc && idx >= 0 ? pc.paths[idx] : NULL };
+        pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid };
         tr_cgroup *made = give_cgroup(r, f, parent, &rt);
         tr_pid_cgroups_clear(&pc);
         k = pd_reg_build_tracker(r, f, made, err);

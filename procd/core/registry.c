@@ -214,7 +214,11 @@ const char *pd_family_tracking(const pd_family *f, char *buf, size_t size)
                 if (n_ > 0)                                                                     \
                         off += (size_t) n_;                                                     \
         } while (0)
-        if (f->cgroup_path)
+        char placed[400];
+        if (f->cgroup_path && f->cgroup_origin == PD_CG_PLACED)
+                APPEND("placed:%s", pd_famcg_placed_label(f->tf ? tr_cgroup_hierarchies(tr_family_cgroup(f->tf)) : NULL,
+                                                          f->cgroup_path, placed, sizeof placed));
+        else if (f->cgroup_path)
                 APPEND("cgroup:%s", f->cgroup_path);
         if (f->env_marker)
                 APPEND("environment:%s", f->env_marker);

@@ -57,7 +57,12 @@ typedef enum pd_cgroup_origin {
         PD_CG_HANDED = 0, /* named by TrackFamilyViaCgroup, existed: never removed by procd */
         PD_CG_CREATED,    /* named by TrackFamilyViaCgroup, made by procd: removed when empty */
         PD_CG_FAMILY,     /* made at RegisterSubfamily (with its leaf): removed when empty */
+        PD_CG_PLACED,     /* the cgroups another manager placed the root in (issue 16):
+                             cgroup_path holds them as /proc/PID/cgroup lines
+                             (pd_famcg_track_placed); read, never acted on nor removed */
 } pd_cgroup_origin;
+/* procd made the cgroup (and removes it once empty). */
+static inline bool pd_cgroup_made_by_procd(pd_cgroup_origin o) { return o == PD_CG_CREATED || o == PD_CG_FAMILY; }
 typedef struct pd_registry pd_registry;
 
 /* Read-only for everything but the registry's files (registry*.c). */
@@ -113,6 +118,11 @@ enum {
         PD_FAMILY_KILLED = 1u << 4,               /* a KillFamily was asked (Dump: "killed" once
                                                      done; kept across a restart since state
                                                      format version 2) */
+        PD_FAMILY_MOVED_IN = 1u << 5,             /* procd moved processes into its cgroup
+                                                     (REGISTER's root, TrackFamilyViaCgroup,
+                                                     AdoptProcess) after they had allocated
+                                                     elsewhere: their memory charge stayed
+                                                     behind (family-usage.h) */
 };
 
 typedef void (*pd_registry_log_fn)(void *userdata, const char *message);

@@ -42,6 +42,7 @@ static void family_view(pd_registry *r, const pd_family *f, GArray *members, pd_
                 .killing = f->flags & PD_FAMILY_KILLING,
                 .suspending = f->flags & PD_FAMILY_SUSPENDING,
                 .killed = f->flags & PD_FAMILY_KILLED,
+                .moved_in = f->flags & PD_FAMILY_MOVED_IN,
                 /* the registry's own array, borrowed: the same layout */
                 .kept = (pd_state_member *) (void *) f->kept->data,
                 .n_kept = f->kept->len,
@@ -152,9 +153,18 @@ static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state
         _cleanup_cgroup_ tr_cgroup *cg = NULL;
         tr_pid_cgroups pc = { { 0 } };
         bool handed = sf->cgroup_origin == PD_CG_HANDED;
+        bool placed = sf->cgroup_origin == PD_CG_PLACED;
         bool inside = false, compared = false;
         int k = 0;
-        if (!handed) {
+        if (placed) {
+                /* the cgroups another manager placed the root in: read only, and the root
+                 * must still be there (procd never moves it back) */
+                char label[400];
+                k = pd_famcg_open_placed(hs, sf->cgroup, &cg, err);
+                if (k < 0)
+                        return tr_error_set(err, -k, "placed cgroups %s are gone",
+                                            pd_famcg_placed_label(hs, sf->cgroup, label, sizeof label));
+        } else if (!handed) {
                 /* one procd made: opened as named */
                 k = tr_cgroup_open_for_cgroups(hs, o, sf->cgroup, NULL, NULL, TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
                 if (k < 0)
@@ -180,7 +190,7 @@ static int open_cgroup(const tr_hierarchies *hs, tr_cg_opener *o, const pd_state
                 if (!tr_cgroup_path(cg, i) || !pc.paths[i] || (!alive && !hs->h[i].is_v2))
                         continue;
                 compared = true;
-                inside = tr_cgroup_path_under(pc.paths[i], sf->cgroup);
+                inside = tr_cgroup_path_under(pc.paths[i], placed ? tr_cgroup_path(cg, i) : sf->cgroup);
         }
         tr_pid_cgroups_clear(&pc);
         if (k < 0)
@@ -270,8 +280,18 @@ static int restore_one(pd_registry *r, GHashTable *watchers, const pd_state_fami
 static int refused_cgroup(pd_commands *cm, const pd_state_family *sf, checked *c)
 {
         procd_error perr = { 0 };
-        if (pd_cmd_cgroup_acceptable(cm, sf->cgroup, NULL, &perr) == PROCD_OK)
+        if (sf->cgroup_origin == PD_CG_PLACED) {
+                /* the cgroups another manager placed the root in: registration's refusals
+                 * for those (pd_famcg_track_placed), and never a second family on them */
+                pd_family *other = pd_registry_cgroup_owner(cm->reg, sf->cgroup, NULL);
+                if (pd_famcg_placed_acceptable(pd_registry_hierarchies(cm->reg), pd_registry_family_cgroups(cm->reg),
+                                               sf->cgroup, perr.msg, sizeof perr.msg) == 0 && !other)
+                        return 0;
+                if (other)
+                        snprintf(perr.msg, sizeof perr.msg, "its placed cgroups are family %d's", (int) other->root_pid);
+        } else if (pd_cmd_cgroup_acceptable(cm, sf->cgroup, NULL, &perr) == PROCD_OK) {
                 return 0;
+        }
         tr_cgroup_free(TR_TAKE_PTR(c->cg));
         g_free(c->msg);
         c->msg = g_strdup_printf("refused as at registration: %s", perr.msg);

@@ -169,6 +169,8 @@ void pd_state_format_family(const pd_state_family *f, GString *out)
                 w = W_U64(w, "suspending", 1);
         if (f->killed)
                 w = W_U64(w, "killed", 1);
+        if (f->moved_in)
+                w = W_U64(w, "moved_in", 1);
         if (f->n_members)
                 w = w_idents(W_KEY(w, "members"), f->members, f->n_members);
         if (f->n_kept)
@@ -253,7 +255,7 @@ static int parse_field(unsigned version, const char *key, const char *raw, pd_st
         static const char *const numeric_keys[] = { "root", "start", "parent", "uid", "watcher", "watcher_start",
                                                     "interval", "login_uid", "gid", "gid_allocated",
                                                     "cgroup_origin", "kill_on_watcher_exit", "frozen", "killing",
-                                                    "suspending", "killed" };
+                                                    "suspending", "killed", "moved_in" };
         static const char *const string_keys[] = { "cgroup", "env", "login", "no_cgroup", "members", "kept" };
         bool numeric = false, known = false;
         for (size_t i = 0; i < G_N_ELEMENTS(numeric_keys) && !known; i++)
@@ -306,7 +308,7 @@ static int parse_field(unsigned version, const char *key, const char *raw, pd_st
         } else if (strcmp(key, "gid_allocated") == 0) {
                 f->gid_allocated = v != 0;
         } else if (strcmp(key, "cgroup_origin") == 0) {
-                if (v > 2)
+                if (v > 3)
                         return -EINVAL;
                 f->cgroup_origin = (unsigned) v;
         } else if (strcmp(key, "kill_on_watcher_exit") == 0) {
@@ -319,6 +321,8 @@ static int parse_field(unsigned version, const char *key, const char *raw, pd_st
                 f->suspending = v != 0;
         } else if (strcmp(key, "killed") == 0) {
                 f->killed = v != 0;
+        } else if (strcmp(key, "moved_in") == 0) {
+                f->moved_in = v != 0;
         } else if (strcmp(key, "members") == 0) {
                 return parse_idents(raw, &f->members, &f->n_members);
         } else if (strcmp(key, "kept") == 0) {
@@ -335,7 +339,7 @@ static int parse_field(unsigned version, const char *key, const char *raw, pd_st
                 g_free(s);
                 if (!*dst)
                         return -ENOMEM;
-                if (!**dst || (dst == &f->cgroup && (*dst)[0] != '/'))
+                if (!**dst)
                         return -EINVAL;
         }
 #undef PID_OK
@@ -356,6 +360,9 @@ static int parse_family(unsigned version, char *line, pd_state_family *f)
                         return r;
         }
         if (seen != 3 || f->interval_sec == 0 || (f->watcher_pid > 0 && f->watcher_start_ticks == 0))
+                return -EINVAL;
+        /* a cgroup path, or (origin 3) the placed cgroups as /proc/PID/cgroup lines */
+        if (f->cgroup && (f->cgroup_origin == 3 ? !strstr(f->cgroup, ":/") : f->cgroup[0] != '/'))
                 return -EINVAL;
         return 0;
 }

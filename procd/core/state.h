@@ -12,10 +12,12 @@
  * newline or non-ASCII byte appears raw).  Keys of a family line: root, start (required),
  * parent (0: the root family), uid, watcher, watcher_start, interval, cgroup,
  * cgroup_origin (0: handed by the client, 1: created by procd for TrackFamilyViaCgroup,
- * 2: the family's own cgroup; procd removes 1 and 2), no_cgroup (why the family got no
+ * 2: the family's own cgroup; procd removes 1 and 2; 3: the cgroups another manager placed
+ * the root in, as /proc/PID/cgroup lines, read only), no_cgroup (why the family got no
  * cgroup of its own), env, login, login_uid, gid,
  * gid_allocated, kill_on_watcher_exit, frozen, killing, suspending, members (pid:start,pid:start... of a /proc
- * family's last snapshot); since version 2: killed (1: a KillFamily was asked; Dump says
+ * family's last snapshot); moved_in (1: procd moved processes into the family's cgroup
+ * after they had allocated elsewhere); since version 2: killed (1: a KillFamily was asked; Dump says
  * "killed"), kept (pid:start,... the root's children at registration, which stay in the
  * parent family).  Unknown keys are ignored (added within a version); a missing
  * "end" line, or one whose count differs, means a truncated file.  A file that does not
@@ -67,6 +69,8 @@ typedef struct pd_state_family {
         bool killing;               /* a KillFamily was in progress: finished after a restart */
         bool suspending;            /* a SuspendFamily was in progress: re-applied */
         bool killed;                /* a KillFamily was asked (version 2) */
+        bool moved_in;              /* procd moved processes into its cgroup after they had
+                                       allocated elsewhere (rss and image from /proc) */
         pd_state_member *members;
         size_t n_members;
         pd_state_member *kept;      /* the root's children at registration (version 2) */

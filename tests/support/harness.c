@@ -96,6 +96,16 @@ void ph_crash(ph_daemon *d)
         d->pid = 0;
 }
 
+int ph_suite_stop(ph_daemon *d, procd_client **c)
+{
+        if (!*c)
+                return 0;
+        procd_disconnect(*c);
+        *c = NULL;
+        int st = ph_stop(d, 10000);
+        return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
+
 int ph_stop(ph_daemon *d, int timeout_ms)
 {
         if (d->pid <= 1)

@@ -37,6 +37,20 @@ void ph_remove_dir(const ph_daemon *d);
 /* Quit through the client (or SIGTERM when that fails) and wait; returns the exit status
  * (waitpid form) or -ETIMEDOUT; removes the temporary directory. */
 int ph_stop(ph_daemon *d, int timeout_ms);
+/* Disconnect *c (when set) and stop d; 0 when procd exited 0 (a suite's clean function). */
+int ph_suite_stop(ph_daemon *d, procd_client **c);
+
+/* A client call that must answer `status` (e_: its procd_error, named in the call); the
+ * message is printed when it does not. */
+#define PH_EXPECT(call, status)                                                                                   \
+        do {                                                                                                      \
+                procd_error e_ = { 0 };                                                                           \
+                procd_status s_ = (call);                                                                         \
+                if (s_ != (status))                                                                               \
+                        fprintf(stderr, "%s:%d: got %d (%s), want %d\n", __FILE__, __LINE__, s_, e_.msg, status); \
+                CU_ASSERT_EQUAL(s_, status);                                                                      \
+        } while (0)
+
 /* Connect a client (CU_FAIL when that fails). */
 procd_client *ph_connect(const ph_daemon *d);
 

@@ -480,6 +480,31 @@ bool cc_daemon_is_condor(void)
         return strcmp(b ? b + 1 : e, "condor_procd") == 0;
 }
 
+bool cc_in_root_cgroup(void)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        int idx = hs->v2;
+        for (int i = 0; i < hs->n && idx < 0; i++)
+                if (strcmp(hs->h[i].key, "name=systemd") == 0)
+                        idx = i;
+        if (idx < 0)
+                idx = hs->n > 0 ? 0 : -1;
+        tr_pid_cgroups pc;
+        if (idx < 0 || tr_pid_cgroups_read(hs, 0, &pc, NULL) < 0)
+                return false;
+        bool root = pc.paths[idx] && tr_cgroup_is_root(&hs->h[idx], pc.paths[idx]);
+        tr_pid_cgroups_clear(&pc);
+        return root;
+}
+
+bool cc_keeps_no_family_cgroups(const char *const *extra, bool placed)
+{
+        for (int i = 0; extra && extra[i]; i++)
+                if (strstr(extra[i], "family-cgroup"))
+                        return false; /* the test chose */
+        return !placed && cc_in_root_cgroup();
+}
+
 void cc_daemon_cleanup_dir(cc_daemon *d)
 {
         if (!d->dir[0])
@@ -521,6 +546,8 @@ int cc_daemon_start_with(cc_daemon *d, const char *const *extra, void (*pre_exec
         snprintf(log, sizeof log, "%s/procd.log", d->dir);
         for (int i = 0; extra && extra[i] && n < 46; i++)
                 argv[n++] = strcmp(extra[i], "@LOG") == 0 ? log : extra[i];
+        if (!cc_daemon_is_condor() && cc_keeps_no_family_cgroups(extra, pre_exec != NULL))
+                argv[n++] = "--no-family-cgroups";
         argv[n] = NULL;
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)

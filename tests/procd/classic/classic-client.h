@@ -143,6 +143,14 @@ const char *cc_daemon_exe(void);
 /* True when the daemon binary is HTCondor's condor_procd (basename), for the cases where
  * procd is meant to behave better than it. */
 bool cc_daemon_is_condor(void);
+/* Whether this test process sits in the root cgroup of the hierarchy procd matches families
+ * in (v2, else name=systemd, else the first). */
+bool cc_in_root_cgroup(void);
+/* Whether a procd started with extra (placed: a pre_exec hook puts it in a cgroup) gets
+ * --no-family-cgroups: it would sit in the root cgroup, where procd as HTCondor's procd
+ * takes a base of its own (/procd-families/..., outside the run's test base), and the test
+ * named no family-cgroup option.  Tests keep their cgroups under the run's base. */
+bool cc_keeps_no_family_cgroups(const char *const *extra, bool placed);
 /* Start `exe -A dir/procd_pipe extra...` (an extra "@LOG" becomes dir/procd.log) and wait (bounded) for readiness.  0 when ready;
  * -EPROTO with errtext filled when it wrote to stderr or exited; -errno else. */
 int cc_daemon_start(cc_daemon *d, const char *const *extra);

@@ -65,6 +65,8 @@ static int start_wrapped(cl_daemon *d, const char *const *wrapper, const char *c
                 argv[n++] = mine[i];
         for (int i = 0; extra && extra[i] && n < 46; i++)
                 argv[n++] = extra[i];
+        if (cc_keeps_no_family_cgroups(extra, false))
+                argv[n++] = "--no-family-cgroups"; /* cgroups only under the run's test base */
         argv[n] = NULL;
         const char *path = wrapper && wrapper[0] ? wrapper[0] : exe;
         int p[2];

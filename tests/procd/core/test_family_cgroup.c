@@ -26,14 +26,7 @@ static ph_daemon D;
 static procd_client *C;
 static char BASE[256]; /* <test base>/fams: the daemon's --family-cgroup-base */
 
-#define EXPECT(call, status)                                                                               \
-        do {                                                                                               \
-                procd_error e_ = { 0 };                                                                    \
-                procd_status s_ = (call);                                                                  \
-                if (s_ != (status))                                                                        \
-                        fprintf(stderr, "%s:%d: got %d (%s), want %d\n", __FILE__, __LINE__, s_, e_.msg, status); \
-                CU_ASSERT_EQUAL(s_, status);                                                               \
-        } while (0)
+#define EXPECT PH_EXPECT
 
 static int suite_init(void)
 {
@@ -46,15 +39,7 @@ static int suite_init(void)
         return procd_connect(D.socket, &C, NULL) == PROCD_OK ? 0 : 1;
 }
 
-static int suite_clean(void)
-{
-        if (!C)
-                return 0;
-        procd_disconnect(C);
-        C = NULL;
-        int st = ph_stop(&D, 10000);
-        return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
-}
+static int suite_clean(void) { return ph_suite_stop(&D, &C); }
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -258,7 +243,7 @@ static void test_base_rules(void)
         tr_error err = { 0 };
         char *path = NULL;
         tr_cgroup *fcg = NULL;
-        CU_ASSERT(pd_famcg_create(fc, &(pd_famcg_root){ getpid(), 1, 0, NULL }, NULL, NULL, &path, &fcg, &err) < 0);
+        CU_ASSERT(pd_famcg_create(fc, &(pd_famcg_root){ getpid(), 1, 0 }, NULL, NULL, &path, &fcg, &err) < 0);
         pd_famcg_free(fc);
 
         /* default: <own cgroup>/families, refused when procd sits in a root cgroup */
@@ -282,8 +267,8 @@ static void test_base_rules(void)
         pid_t s = ts_sleeper();
         uint64_t start = 0;
         tr_pid_start_ticks(s, &start);
-        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start + 1, 0, NULL }, NULL, NULL, &path, &fcg, &err), -ESRCH); /* not that process */
-        CU_ASSERT_EQUAL_FATAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start, 0, NULL }, NULL, NULL, &path, &fcg, &err), 0);
+        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start + 1, 0 }, NULL, NULL, &path, &fcg, &err), -ESRCH); /* not that process */
+        CU_ASSERT_EQUAL_FATAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start, 0 }, NULL, NULL, &path, &fcg, &err), 0);
         char want[512], leaf[600], got[512];
         CU_ASSERT_STRING_EQUAL(path, fam_path(base, s, want, sizeof want));
         CU_ASSERT_STRING_EQUAL(cg_of(s, got, sizeof got), own_path(path, leaf, sizeof leaf));
@@ -310,7 +295,7 @@ static void test_base_rules(void)
         pid_t p = ph_sleeper_in_cgroup("placed", elsewhere, sizeof elsewhere, &cg);
         CU_ASSERT_FATAL(p > 1);
         tr_pid_start_ticks(p, &start);
-        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ p, start, 0, NULL }, NULL, NULL, &path, &fcg, &err), -EBUSY);
+        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ p, start, 0 }, NULL, NULL, &path, &fcg, &err), -EBUSY);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "left there"));
         CU_ASSERT_STRING_EQUAL(cg_of(p, got, sizeof got), elsewhere);
         CU_ASSERT_FALSE(cg_exists(fam_path(base, p, want, sizeof want)));
@@ -742,6 +727,55 @@ static void test_register_cost(void)
                 ts_kill_reap(s[i]);
 }
 
+/* A process that allocated and touched 64 MiB before it was registered: REGISTER moves it
+ * into the family's cgroup, but its charge stays behind (v2 never moves it, v1 only with
+ * move_charge_at_immigrate): rss and image come from its own /proc figures, and usage says
+ * so (issue 19). */
+static int precharged_main(void *arg)
+{
+        int fd = *(int *) arg;
+        size_t n = 64u << 20;
+        char *p = malloc(n);
+        if (!p)
+                return 2;
+        for (size_t i = 0; i < n; i += 4096)
+                p[i] = 1;
+        if (write(fd, "r", 1) != 1)
+                return 3;
+        for (;;)
+                pause();
+}
+
+static void test_precharged_usage(void)
+{
+        NEED("family cgroups");
+        int ready[2];
+        CU_ASSERT_EQUAL_FATAL(pipe2(ready, O_CLOEXEC), 0);
+        pid_t p = ts_fork(precharged_main, &ready[1]);
+        close(ready[1]);
+        CU_ASSERT_FATAL(p > 1);
+        char c;
+        CU_ASSERT_EQUAL_FATAL(read(ready[0], &c, 1), 1);
+        close(ready[0]);
+        EXPECT(procd_register_subfamily(C, p, 0, 1, &e_), PROCD_OK);
+        procd_family_info fi;
+        CU_ASSERT_FATAL(ph_dump_one(C, p, &fi));
+        CU_ASSERT_STRING_EQUAL(fi.source, "cgroup");
+        procd_usage u;
+        EXPECT(procd_get_usage(C, p, &u, &e_), PROCD_OK);
+        char src[64];
+        printf("\n  rss %llu kB, image %llu kB, cgroup memory %llu kB; source %s; %s\n",
+               (unsigned long long) u.rss_bytes.value / 1024, (unsigned long long) u.image_size_bytes.value / 1024,
+               (unsigned long long) u.memory_current_bytes.value / 1024, procd_usage_source_name(&u, src, sizeof src),
+               u.fallback_reason);
+        CU_ASSERT(u.rss_bytes.available && u.rss_bytes.value >= (64u << 20));
+        CU_ASSERT(u.image_size_bytes.available && u.image_size_bytes.value >= u.rss_bytes.value);
+        CU_ASSERT(u.sources & PROCD_SRC_PROC);
+        CU_ASSERT(u.fallback && strstr(u.fallback_reason, "rss and image from /proc"));
+        EXPECT(procd_unregister_family(C, p, &e_), PROCD_OK);
+        ts_kill_reap(p);
+}
+
 int main(void)
 {
         CU_TestInfo unit[] = {
@@ -759,6 +793,7 @@ int main(void)
                 { "register takes the root alone: cgroup family", test_rule_cgroup_family },
                 { "register takes the root alone: /proc family", test_rule_proc_family },
                 { "base not writable: /proc with a reason", test_base_not_writable },
+                { "pre-charged family: rss and image from /proc", test_precharged_usage },
                 { "register cost (printed)", test_register_cost },
                 CU_TEST_INFO_NULL,
         };

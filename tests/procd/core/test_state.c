@@ -263,6 +263,8 @@ static void reference_format(const pd_state *s, GString *out)
                         ref_put_u64(out, "suspending", 1);
                 if (f->killed)
                         ref_put_u64(out, "killed", 1);
+                if (f->moved_in)
+                        ref_put_u64(out, "moved_in", 1);
                 ref_put_idents(out, "members", f->members, f->n_members);
                 ref_put_idents(out, "kept", f->kept, f->n_kept);
                 g_string_append_c(out, '\n');
@@ -283,7 +285,7 @@ static bool family_same(const pd_state_family *a, const pd_state_family *b)
                     a->login_uid == b->login_uid && a->by_gid == b->by_gid && a->gid == b->gid &&
                     a->gid_allocated == b->gid_allocated && a->kill_on_watcher_exit == b->kill_on_watcher_exit &&
                     a->frozen == b->frozen && a->killing == b->killing && a->suspending == b->suspending &&
-                    a->killed == b->killed && a->n_members == b->n_members && a->n_kept == b->n_kept;
+                    a->killed == b->killed && a->moved_in == b->moved_in && a->n_members == b->n_members && a->n_kept == b->n_kept;
         for (size_t i = 0; same && i < a->n_members; i++)
                 same = a->members[i].pid == b->members[i].pid && a->members[i].start_ticks == b->members[i].start_ticks;
         for (size_t i = 0; same && i < a->n_kept; i++)
@@ -334,6 +336,9 @@ static void test_format_same_bytes(void)
         check_format("cgroup handed", FAM(.cgroup = "/jobs/job42", .cgroup_origin = 0));
         check_format("cgroup made", FAM(.cgroup = "/procd/fam.4242", .cgroup_origin = 1));
         check_format("cgroup own", FAM(.cgroup = "/procd/fam.4242/fam.4243", .cgroup_origin = 2));
+        check_format("cgroup placed", FAM(.cgroup = "4:memory:/slurm/uid_0/job_10/step_0/task_0\n0::/a\n",
+                                          .cgroup_origin = 3, .moved_in = false));
+        check_format("moved in", FAM(.cgroup = "/procd/fam.4242", .cgroup_origin = 2, .moved_in = true));
         check_format("cgroup with tab", FAM(.cgroup = "/jobs/job\t42", .cgroup_origin = 2));
         check_format("cgroup escapes", FAM(.cgroup = "/a\"b\\c\nd\re\bf\fg\vh\001i\177j", .cgroup_origin = 1));
         check_format("cgroup utf-8", FAM(.cgroup = "/jobs/caf\xc3\xa9/\xe2\x82\xac"));
