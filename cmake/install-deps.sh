@@ -3,7 +3,8 @@
 set -eu
 pkgs=(build-essential cmake pkg-config libglib2.0-dev libglib2.0-bin libdbus-1-dev dbus-bin
       libcunit1-dev libbpf-dev libpam0g-dev pamtester cgroup-tools valgrind systemd scdoc dpkg-dev debhelper
-      qemu-system-x86 busybox-static cpio xz-utils e2fsprogs)  # the last line: tests/vm/run
+      qemu-system-x86 busybox-static cpio xz-utils e2fsprogs  # this line: tests/vm/run
+      libslurm-dev slurmctld slurmd slurm-client munge jq bc)  # the SPANK plugin, tests/slurm
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
