@@ -182,7 +182,7 @@ static void step_finish(ps_step *s)
                 return;
         s->done = true;
         procd_error err = { 0 };
-        tr_usage before, after;
+        procd_usage before, after;
         char error[300] = "";
         bool have_before = procd_get_usage(s->client, s->root, &before, &err) == PROCD_OK;
         if (!have_before)

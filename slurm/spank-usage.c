@@ -26,7 +26,7 @@ static void close_file(FILE **f)
 
 void ps_usage_log_line(const ps_step_usage *s, char *buf, size_t size)
 {
-        const tr_usage *u = s->usage;
+        const procd_usage *u = s->usage;
         char cpu[96] = "cpu unknown", mem[48] = "", oom[48] = "", left[64] = "", src[64] = "none";
         if (u && u->cpu_usec.available)
                 snprintf(cpu, sizeof cpu, "cpu %.2f s", (double) u->cpu_usec.value / 1e6);
@@ -44,7 +44,7 @@ void ps_usage_log_line(const ps_step_usage *s, char *buf, size_t size)
                 snprintf(left, sizeof left, ", %llu process%s left%s", (unsigned long long) s->left,
                          s->left == 1 ? "" : "es", s->left && s->killed ? " and killed" : "");
         if (u)
-                tr_usage_source_name(u, src, sizeof src);
+                procd_usage_source_name(u, src, sizeof src);
         snprintf(buf, size, "step %s: %u task%s, %s%s%s%s, source %s%s%s", s->step, s->tasks, s->tasks == 1 ? "" : "s", cpu,
                  mem, oom, left, src, s->error && *s->error ? ": " : "", s->error ? s->error : "");
 }
@@ -58,9 +58,9 @@ int ps_usage_append_json(const ps_step_usage *s, const char *node, const char *p
                 if (!f)
                         return -errno;
                 fputs("{\"step\": ", f);
-                tr_json_write_string(f, s->step);
+                procd_json_write_string(f, s->step);
                 fprintf(f, ", \"job_id\": %u, \"uid\": %u, \"node\": ", s->job_id, (unsigned) s->uid);
-                tr_json_write_string(f, node);
+                procd_json_write_string(f, node);
                 fprintf(f, ", \"tasks\": %u, \"start_usec\": %llu, \"end_usec\": %llu", s->tasks,
                         (unsigned long long) s->start_usec, (unsigned long long) s->end_usec);
                 if (s->left_known)
@@ -68,11 +68,11 @@ int ps_usage_append_json(const ps_step_usage *s, const char *node, const char *p
                 fprintf(f, ", \"killed\": %s", s->killed ? "true" : "false");
                 if (s->usage) {
                         fputs(", ", f);
-                        tr_usage_write_json_members(s->usage, f, false);
+                        procd_usage_write_json_members(s->usage, f, false);
                 }
                 if (s->error && *s->error) {
                         fputs(", \"error\": ", f);
-                        tr_json_write_string(f, s->error);
+                        procd_json_write_string(f, s->error);
                 }
                 fputs("}\n", f);
                 if (fflush(f) != 0)

@@ -18,7 +18,7 @@ typedef struct ps_step_usage {
         bool left_known;
         uint64_t left;          /* processes still in the family when the last task exited */
         bool killed;            /* KillFamily succeeded */
-        const tr_usage *usage;  /* NULL: procd gave none */
+        const procd_usage *usage;  /* NULL: procd gave none */
         const char *error;      /* why usage or the kill failed ("" or NULL: no error) */
 } ps_step_usage;
 
