@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# test_slurm.sh PLUGIN PROCD PROCCTL LIST_JOBS [--measure] - procd_spank.so in a live Slurm node.
+# test_slurm.sh PLUGIN PROCD PROCCTL LIST_JOBS PAM_MODULE - procd_spank.so in a live Slurm node.
 #
 # Starts, as root, a munged with its own key and socket, Debian's slurmctld and slurmd on
 # private ports, state and spool folders (one node, SlurmUser=root), and the build's procd on
 # a private socket, then runs srun/sbatch cases against the plugin; stops everything it
 # started (by pid) and removes its folders and cgroups, even on failure.  77 = skipped: no
 # root, or Slurm/munge not installed or not starting (the reason is printed).
-# --measure: also the figures for NOTES (srun with an escaper with and without the plugin,
+# PROCD_SLURM_MEASURE=1: also the figures for NOTES (srun with an escaper with and without the plugin,
 # a step's CPU from procd vs the burner's own count); it takes over a minute more.
 set -u
-plugin=$(realpath "$1") procd_bin=$(realpath "$2") procctl_bin=$(realpath "$3") list_jobs=$(realpath "$4") measure=${5:-}
+plugin=$(realpath "$1") procd_bin=$(realpath "$2") procctl_bin=$(realpath "$3") list_jobs=$(realpath "$4") pam_module=$(realpath "$5")
+measure=${PROCD_SLURM_MEASURE:-0}
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (slurmd runs jobs as root here)"
 for b in munged slurmctld slurmd srun sbatch scancel squeue sinfo scontrol; do
@@ -31,6 +32,7 @@ conf=$dir/slurm.conf
 acct=$dir/usage.jsonl
 sock=$dir/procd.sock
 munged_pid= ctld_pid= slurmd_pid= procd_pid=
+pam_service=/etc/pam.d/procd-pam-test.$$  # tests/support/sweep.sh removes it if this run crashes
 slurm_cg_before=$(ls -d /sys/fs/cgroup/*/slurm /sys/fs/cgroup/*/slurm_"$node" 2>/dev/null)
 
 # Slurm commands see this run's configuration only (its jobs inherit the variable: that is
@@ -87,6 +89,7 @@ cleanup() {
     grep -qxF "$d" <<<"$slurm_cg_before" && continue
     remove_cgroup_tree "$d"
   done
+  rm -f "$pam_service"
   [ -n "${KEEP_SLURM_DIR:-}" ] && { echo "kept $dir"; return; }
   rm -rf "$dir"
 }
@@ -150,6 +153,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 ReturnToService=2
 MpiDefault=none
+PrologFlags=Contain
 KillWait=5
 NodeName=$node NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=1000 State=UNKNOWN
 PartitionName=procdtest Nodes=$node Default=YES MaxTime=INFINITE State=UP
@@ -244,6 +248,19 @@ job=$(sl sbatch --parsable -o "$W/batch.out" --wrap "echo \$\$ >$W/batch.pid; (s
 wait_file "$W/batch-esc.pid"
 bpid=$(cat "$W/batch.pid" 2>/dev/null || echo 0) bepid=$(cat "$W/batch-esc.pid" 2>/dev/null || echo 0)
 check "sbatch: procd names the family $job.batch, uid 0, rooted at the script" grep -qx "$job.batch $bpid 0" <("$list_jobs" "$sock" 2>&1)
+check "sbatch: the extern step (PrologFlags=Contain) is the family $job.extern" grep -q "^$job.extern [0-9]* 0$" <("$list_jobs" "$sock" 2>&1)
+# pam_procd_adopt (the build's) puts a login of the job's user into the newest step here
+if command -v pamtester >/dev/null; then
+  echo "account required $pam_module service=$sock ignore_root=0 action_unknown=newest" >"$pam_service"
+  pamtester "${pam_service##*/}" root acct_mgmt >"$W/pam.out" 2>&1 &
+  pam_pid=$!
+  wait "$pam_pid"
+  check "pamtester: the login is allowed" test $? -eq 0
+  check "pamtester: adopted into the batch step's family" grep -q "adopted pid $pam_pid into family $bpid " "$dir/procd.log"
+  rm -f "$pam_service"
+else
+  note "pamtester missing: the adoption case is not run (apt-get install pamtester)"
+fi
 sl scancel "$job"
 for _ in $(seq 1 150); do [ -z "$(sl squeue -h -j "$job" 2>/dev/null)" ] && break; sleep 0.2; done
 check "sbatch: scancel ends the job" test -z "$(sl squeue -h -j "$job" 2>/dev/null)"
@@ -251,6 +268,8 @@ check "sbatch: the batch script is gone" wait_gone "$bpid"
 check "sbatch: its escaper is gone" wait_gone "$bepid"
 check "sbatch: nothing of the job is left" nothing_left
 check "sbatch: usage line in the accounting file" test -n "$(job_lines "$job.batch")"
+for _ in $(seq 1 100); do [ -n "$(job_lines "$job.extern")" ] && break; sleep 0.1; done
+check "sbatch: the extern step's usage line too" test -n "$(job_lines "$job.extern")"
 
 # ---- 3. a two-task step: one family, both tasks ----------------------------------------
 sl srun -N1 -n2 bash -c "echo \$SLURM_JOB_ID >$W/two.job; echo \$\$ >$W/two.\$SLURM_PROCID; sleep 60" >"$W/two.out" 2>&1 &
@@ -288,8 +307,8 @@ check "procd down, unreachable=allow: slurmd's log warns" grep -q "runs untracke
 start_procd || { echo "FAIL procd did not restart"; exit 1; }
 plugstack $default_args
 
-# ---- measurements (--measure) ----------------------------------------------------------
-if [ "$measure" = --measure ]; then
+# ---- measurements (PROCD_SLURM_MEASURE=1) ----------------------------------------------------------
+if [ "$measure" = 1 ]; then
   echo "measure: load before: $(cat /proc/loadavg)"
   # a burner that counts its own CPU (getrusage of bash and its children: `times`)
   sl srun -N1 -n1 bash -c "echo \$SLURM_JOB_ID >$W/burn.job; timeout 5 bash -c 'while :; do :; done'; times" >"$W/burn.out" 2>&1
