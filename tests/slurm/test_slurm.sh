@@ -346,6 +346,13 @@ if start_slurm cgroup; then
   check "--mem, cgroup/v1: OOM-killed with procd, as without" test "$rc" -ne 0
   check "--mem, cgroup/v1: Slurm reports the OOM with procd" grep -qi "oom" "$W/mem.out"
   check "--mem, cgroup/v1: procd names the OOM (oom_kills >= 1)" test "$(json_field "$job.0" oom_kills)" -ge 1 2>/dev/null
+  sl srun -N1 -n1 bash -c "echo \$SLURM_JOB_ID >$W/cg-esc.job; (setsid sleep 303 & echo \$! >$W/cg-esc.pid); sleep 1" >"$W/cg-esc.out" 2>&1
+  rc=$?
+  job=$(cat "$W/cg-esc.job" 2>/dev/null)
+  check "escaper, cgroup/v1: srun exits 0" test "$rc" -eq 0
+  check "escaper, cgroup/v1: the escaper is gone" wait_gone "$(cat "$W/cg-esc.pid" 2>/dev/null || echo 0)"
+  check "escaper, cgroup/v1: nothing of the job is left" nothing_left
+  check "escaper, cgroup/v1: usage line in the accounting file" test -n "$(job_lines "$job.0")"
 else
   show_logs
   check "Slurm starts with proctrack/cgroup, task/cgroup and cgroup/v1" false
