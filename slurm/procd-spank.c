@@ -118,14 +118,18 @@ int slurm_spank_init(spank_t sp, int ac, char *av[])
  * The task's stderr is the user's by now. */
 int slurm_spank_task_init(spank_t sp, int ac, char *av[])
 {
-        (void) sp;
-        (void) ac;
-        (void) av;
         const ps_step *s = &step_state;
         if (spank_context() != S_CTX_REMOTE || !s->refused)
                 return 0;
         fprintf(stderr, "procd: procd is not reachable on this node: step %s refused (unreachable=refuse)\n", s->name);
         return -1;
+}
+
+/* The step's state in slurmstepd while procd is connected; NULL elsewhere (srun, sbatch,
+ * slurmd) and for a step that runs untracked. */
+static ps_step *tracked_step(void)
+{
+        return spank_context() == S_CTX_REMOTE && step_state.client ? &step_state : NULL;
 }
 
 /* The task (or the extern step's container) could not be tracked: with unreachable=refuse
@@ -144,10 +148,8 @@ static int task_untracked(ps_step *s, pid_t pid, const char *what, const procd_e
 
 int slurm_spank_task_post_fork(spank_t sp, int ac, char *av[])
 {
-        (void) ac;
-        (void) av;
-        ps_step *s = &step_state;
-        if (spank_context() != S_CTX_REMOTE || !s->client)
+        ps_step *s = tracked_step();
+        if (!s)
                 return 0;
         pid_t pid = 0;
         if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS) {
@@ -221,11 +223,8 @@ static void step_finish(ps_step *s)
 
 int slurm_spank_task_exit(spank_t sp, int ac, char *av[])
 {
-        (void) sp;
-        (void) ac;
-        (void) av;
-        ps_step *s = &step_state;
-        if (spank_context() != S_CTX_REMOTE || !s->client)
+        ps_step *s = tracked_step();
+        if (!s)
                 return 0;
         s->exited++;
         if (s->local_tasks && s->exited >= s->local_tasks)
@@ -235,11 +234,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char *av[])
 
 int slurm_spank_exit(spank_t sp, int ac, char *av[])
 {
-        (void) sp;
-        (void) ac;
-        (void) av;
-        ps_step *s = &step_state;
-        if (spank_context() != S_CTX_REMOTE || !s->client)
+        ps_step *s = tracked_step();
+        if (!s)
                 return 0;
         step_finish(s); /* the extern step; a step whose task count was not known */
         procd_disconnect(s->client);
