@@ -37,8 +37,13 @@ slurm_cg_before=$(ls -d /sys/fs/cgroup/*/slurm /sys/fs/cgroup/*/slurm_"$node" 2>
 
 # Slurm commands see this run's configuration only (its jobs inherit the variable: that is
 # how cleanup finds what they left).
-# A timeout: a command whose controller is gone retries for minutes.
-sl() { SLURM_CONF=$conf timeout 120 "$@"; }
+# A timeout: a command whose controller is gone retries for minutes.  In a sanitizer build
+# the plugin needs the ASan runtime loaded first into whatever loads it (slurmd, slurmstepd,
+# srun, sbatch): PROCD_SLURM_PRELOAD names it.
+preload=${PROCD_SLURM_PRELOAD:-}
+asan=()
+[ -n "$preload" ] && asan=(env "LD_PRELOAD=$preload" ASAN_OPTIONS=detect_leaks=0)
+sl() { SLURM_CONF=$conf "${asan[@]}" timeout 120 "$@"; }
 
 stop_pid() { # stop_pid PID: TERM, then KILL after 10 s; only a pid this script started
   local p=$1
@@ -170,7 +175,7 @@ start_slurm() { # start_slurm linuxproc|cgroup: slurmctld and slurmd, until the 
   write_conf "$1"
   slurmctld -D -i -f "$conf" >>"$dir/slurmctld.out" 2>&1 &
   ctld_pid=$!
-  slurmd -D -f "$conf" -N "$node" >>"$dir/slurmd.out" 2>&1 &
+  "${asan[@]}" slurmd -D -f "$conf" -N "$node" >>"$dir/slurmd.out" 2>&1 &
   slurmd_pid=$!
   for _ in $(seq 1 300); do
     [ "$(sl sinfo -h -n "$node" -o %t 2>/dev/null)" = idle ] && return 0
