@@ -257,7 +257,7 @@ check "sbatch: the extern step (PrologFlags=Contain) is the family $job.extern" 
 # pam_procd_adopt (the build's) puts a login of the job's user into the newest step here
 if command -v pamtester >/dev/null; then
   echo "account required $pam_module service=$sock ignore_root=0 action_unknown=newest" >"$pam_service"
-  pamtester "${pam_service##*/}" root acct_mgmt >"$W/pam.out" 2>&1 &
+  "${asan[@]}" pamtester "${pam_service##*/}" root acct_mgmt >"$W/pam.out" 2>&1 &
   pam_pid=$!
   wait "$pam_pid"
   check "pamtester: the login is allowed" test $? -eq 0
