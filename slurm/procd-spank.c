@@ -106,9 +106,13 @@ int slurm_spank_init(spank_t sp, int ac, char *av[])
                 return 0;
         }
         s->client = NULL;
-        s->refused = !s->opts.allow_unreachable;
-        slurm_error("procd: procd is not reachable at %s (%s): step %s %s", s->opts.socket, err.msg, s->name,
-                    s->refused ? "refused (unreachable=refuse)" : "runs untracked (unreachable=allow)");
+        /* the extern step has no task to fail: it runs untracked; the job's other steps are
+         * refused */
+        s->refused = !s->opts.allow_unreachable && s->step_id != PS_STEP_EXTERN;
+        slurm_error("procd: %s: step %s %s", err.msg, s->name,
+                    s->refused                      ? "refused (unreachable=refuse)"
+                    : !s->opts.allow_unreachable ? "runs untracked (an extern step has no task to refuse)"
+                                                 : "runs untracked (unreachable=allow)");
         return 0;
 }
 
@@ -198,7 +202,7 @@ static void step_finish(ps_step *s)
                 .step = s->name,
                 .job_id = s->job_id,
                 .uid = s->uid,
-                .tasks = s->exited ? s->exited : s->local_tasks,
+                .tasks = s->exited,
                 .start_usec = s->start_usec,
                 .end_usec = now_usec(),
                 .left_known = have_before && before.num_procs.available,

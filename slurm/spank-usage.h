@@ -12,7 +12,7 @@ typedef struct ps_step_usage {
         const char *step;       /* "JOBID.STEPID" ("12.0", "12.batch") */
         uint32_t job_id;
         uid_t uid;
-        uint32_t tasks;         /* tasks of this node */
+        uint32_t tasks;         /* tasks of this node that exited (0: the extern step) */
         uint64_t start_usec;    /* first task registered (CLOCK_REALTIME) */
         uint64_t end_usec;      /* last task exited */
         bool left_known;
