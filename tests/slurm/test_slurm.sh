@@ -254,14 +254,16 @@ wait_file "$W/batch-esc.pid"
 bpid=$(cat "$W/batch.pid" 2>/dev/null || echo 0) bepid=$(cat "$W/batch-esc.pid" 2>/dev/null || echo 0)
 check "sbatch: procd names the family $job.batch, uid 0, rooted at the script" grep -qx "$job.batch $bpid 0" <("$list_jobs" "$sock" 2>&1)
 check "sbatch: the extern step (PrologFlags=Contain) is the family $job.extern" grep -q "^$job.extern [0-9]* 0$" <("$list_jobs" "$sock" 2>&1)
-# pam_procd_adopt (the build's) puts a login of the job's user into the newest step here
+# pam_procd_adopt (the build's) puts a login of the job's user into the job's extern step;
+# the job's steps count as one job (action_unknown=deny would refuse several)
+ext_root=$("$list_jobs" "$sock" 2>/dev/null | awk -v s="$job.extern" '$1 == s { print $2 }')
 if command -v pamtester >/dev/null; then
-  echo "account required $pam_module service=$sock ignore_root=0 action_unknown=newest" >"$pam_service"
+  echo "account required $pam_module service=$sock ignore_root=0 action_unknown=deny" >"$pam_service"
   "${asan[@]}" pamtester "${pam_service##*/}" root acct_mgmt >"$W/pam.out" 2>&1 &
   pam_pid=$!
   wait "$pam_pid"
   check "pamtester: the login is allowed" test $? -eq 0
-  check "pamtester: adopted into the batch step's family" grep -q "adopted pid $pam_pid into family $bpid " "$dir/procd.log"
+  check "pamtester: adopted into the extern step's family" grep -q "adopted pid $pam_pid into family ${ext_root:-none} " "$dir/procd.log"
   rm -f "$pam_service"
 else
   note "pamtester missing: the adoption case is not run (apt-get install pamtester)"
