@@ -33,7 +33,6 @@ acct=$dir/usage.jsonl
 sock=$dir/procd.sock
 munged_pid= ctld_pid= slurmd_pid= procd_pid=
 pam_service=/etc/pam.d/procd-pam-test.$$  # tests/support/sweep.sh removes it if this run crashes
-slurm_cg_before=$(ls -d /sys/fs/cgroup/*/slurm /sys/fs/cgroup/*/slurm_"$node" 2>/dev/null)
 
 # Slurm commands see this run's configuration only (its jobs inherit the variable: that is
 # how cleanup finds what they left).
@@ -89,9 +88,9 @@ cleanup() {
   for p in $(run_pids); do kill -KILL "$p" 2>/dev/null; done
   stop_pid "$procd_pid"
   stop_pid "$munged_pid"
-  for d in /sys/fs/cgroup/*/"${cgbase#/}" /sys/fs/cgroup/*/slurm_"$node" /sys/fs/cgroup/*/slurm; do
-    [ -d "$d" ] || continue
-    grep -qxF "$d" <<<"$slurm_cg_before" && continue
+  # Debian's Slurm is built for several slurmd per host: its cgroups are slurm_<node>,
+  # this run's own
+  for d in /sys/fs/cgroup/*/"${cgbase#/}" /sys/fs/cgroup/*/slurm_"$node"; do
     remove_cgroup_tree "$d"
   done
   rm -f "$pam_service"
