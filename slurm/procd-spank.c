@@ -47,7 +47,7 @@ typedef struct ps_step {
         uint32_t local_tasks;
         uint32_t exited;
         uint64_t start_usec;
-        bool refused;          /* procd unreachable and unreachable=refuse */
+        const char *refused;   /* why the step's tasks must not run (NULL: they may) */
         bool done;
 } ps_step;
 
@@ -92,13 +92,16 @@ int slurm_spank_init(spank_t sp, int ac, char *av[])
         ps_step *s = &step_state;
         memset(s, 0, sizeof *s);
         char why[320];
-        if (ps_options_parse(&s->opts, ac, av, why, sizeof why) < 0) {
-                slurm_error("procd: plugstack.conf: %s", why);
-                return -1;
-        }
+        /* errors fail the tasks (slurm_spank_task_init), not this hook: see there */
         if (step_ids(sp, s) < 0) {
-                slurm_error("procd: cannot read the job and step ids");
-                return -1;
+                slurm_error("procd: cannot read the job and step ids: step refused");
+                s->refused = "the job and step ids could not be read";
+                return 0;
+        }
+        if (ps_options_parse(&s->opts, ac, av, why, sizeof why) < 0) {
+                slurm_error("procd: plugstack.conf: %s: step %s refused", why, s->name);
+                s->refused = "bad procd_spank.so options in plugstack.conf (slurmd's log names them)";
+                return 0;
         }
         procd_error err = { 0 };
         if (procd_connect(s->opts.socket, &s->client, &err) == PROCD_OK) {
@@ -108,7 +111,8 @@ int slurm_spank_init(spank_t sp, int ac, char *av[])
         s->client = NULL;
         /* the extern step has no task to fail: it runs untracked; the job's other steps are
          * refused */
-        s->refused = !s->opts.allow_unreachable && s->step_id != PS_STEP_EXTERN;
+        if (!s->opts.allow_unreachable && s->step_id != PS_STEP_EXTERN)
+                s->refused = "procd is not reachable on this node (unreachable=refuse)";
         slurm_error("procd: %s: step %s %s", err.msg, s->name,
                     s->refused                      ? "refused (unreachable=refuse)"
                     : !s->opts.allow_unreachable ? "runs untracked (an extern step has no task to refuse)"
@@ -125,7 +129,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char *av[])
         const ps_step *s = &step_state;
         if (spank_context() != S_CTX_REMOTE || !s->refused)
                 return 0;
-        fprintf(stderr, "procd: procd is not reachable on this node: step %s refused (unreachable=refuse)\n", s->name);
+        fprintf(stderr, "procd: step %s refused: %s\n", s->name, s->refused);
         return -1;
 }
 

@@ -301,7 +301,7 @@ sl srun -N1 -n1 bash -c "touch $W/refuse.ran" >"$W/refuse.out" 2>&1
 rc=$?
 check "procd down, unreachable=refuse: srun fails" test "$rc" -ne 0
 check "procd down, unreachable=refuse: the task did not run" test ! -e "$W/refuse.ran"
-check "procd down, unreachable=refuse: srun shows why" grep -q "step [0-9]*.0 refused (unreachable=refuse)" "$W/refuse.out"
+check "procd down, unreachable=refuse: srun shows why" grep -q "step [0-9]*.0 refused: procd is not reachable on this node (unreachable=refuse)" "$W/refuse.out"
 check "procd down, unreachable=refuse: slurmd's log says refused" grep -q "refused (unreachable=refuse)" "$dir/slurmd.log"
 job=$(sl sbatch --parsable -o "$W/refuse-batch.out" --wrap "touch $W/refuse-batch.ran")
 for _ in $(seq 1 100); do [ -z "$(sl squeue -h -j "$job" 2>/dev/null)" ] && break; sleep 0.2; done
@@ -314,6 +314,12 @@ rc=$?
 check "procd down, unreachable=allow: srun runs the step" test "$rc" -eq 0 -a "$(cat "$W/allow.out")" = ran
 check "procd down, unreachable=allow: slurmd's log warns" grep -q "runs untracked (unreachable=allow)" "$dir/slurmd.log"
 start_procd || { echo "FAIL procd did not restart"; exit 1; }
+plugstack $default_args unreachable=sometimes
+sl srun -N1 -n1 bash -c "touch $W/badopt.ran" >"$W/badopt.out" 2>&1
+rc=$?
+check "a bad plugin option: the step fails and does not run" test "$rc" -ne 0 -a ! -e "$W/badopt.ran"
+check "a bad plugin option: srun says so, slurmd's log names it" \
+  bash -c "grep -q 'bad procd_spank.so options' '$W/badopt.out' && grep -q 'unreachable=sometimes: refuse or allow' '$dir/slurmd.log'"
 plugstack $default_args
 
 # ---- measurements (PROCD_SLURM_MEASURE=1) ----------------------------------------------------------
