@@ -6,8 +6,9 @@
 # a private socket, then runs srun/sbatch cases against the plugin; stops everything it
 # started (by pid) and removes its folders and cgroups, even on failure.  77 = skipped: no
 # root, or Slurm/munge not installed or not starting (the reason is printed).
-# PROCD_SLURM_MEASURE=1: also the figures for NOTES (srun with an escaper with and without the plugin,
-# a step's CPU from procd vs the burner's own count); it takes over a minute more.
+# PROCD_SLURM_MEASURE=1: also the figures for NOTES (srun with an escaper with and without
+# the plugin, a step's CPU from procd vs the burner's own count); a minute more.
+# KEEP_SLURM_DIR=1: keep the run's folder (logs, configuration, accounting file).
 set -u
 plugin=$(realpath "$1") procd_bin=$(realpath "$2") procctl_bin=$(realpath "$3") list_jobs=$(realpath "$4") pam_module=$(realpath "$5")
 measure=${PROCD_SLURM_MEASURE:-0}
@@ -15,6 +16,9 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (slurmd runs jobs as root here)"
 for b in munged slurmctld slurmd srun sbatch scancel squeue sinfo scontrol; do
   command -v "$b" >/dev/null || skip "$b missing (apt-get install slurmctld slurmd slurm-client munge)"
+done
+for b in jq bc ss; do
+  command -v "$b" >/dev/null || { echo "FAIL $b missing (make deps installs it)"; exit 1; }
 done
 
 fails=0
