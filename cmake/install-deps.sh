@@ -4,6 +4,7 @@ set -eu
 pkgs=(build-essential cmake pkg-config libglib2.0-dev libglib2.0-bin libdbus-1-dev dbus-bin
       libcunit1-dev libbpf-dev libpam0g-dev pamtester cgroup-tools valgrind systemd scdoc dpkg-dev debhelper
       prometheus prometheus-node-exporter curl python3  # test_metrics: promtool, a real exporter
+      libslurm-dev slurmctld slurmd slurm-client munge jq bc  # the SPANK plugin, tests/slurm
       qemu-system-x86 busybox-static cpio xz-utils e2fsprogs)  # the last line: tests/vm/run
 missing=()
 for p in "${pkgs[@]}"; do

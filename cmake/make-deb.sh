@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make-deb.sh OUTDIR - build procd's Debian packages (procd, libprocd-client1,
-# libprocd-client-dev) with debhelper from a copy of this source tree in OUTDIR/src, so
+# libprocd-client-dev, procd-slurm) with debhelper from a copy of this source tree in OUTDIR/src, so
 # that neither the tree nor its parent directory gets build products.  The .debs land in
-# OUTDIR.  Needs dpkg-dev and debhelper (make deps installs them).
+# OUTDIR.  Needs dpkg-dev, debhelper and libslurm-dev (make deps installs them).
 set -eu
 out=$(realpath -m "${1:?usage: make-deb.sh OUTDIR}")
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -9,9 +9,10 @@
  *            [action_generic_failure=ignore|allow|deny] [ignore_root=1|0]
  *            [service=PROCD_SOCKET] [log_level=quiet|error|info|debug]
  *
- * Which job: the families procd knows as jobs of the user (SetFamilyJob by procd-starter).
- * One -> that one; several -> action_unknown (newest: the one named last; allow: let the
- * session in without adopting it; deny); none -> action_no_jobs.  Messages go to syslog
+ * Which job: the families procd knows as jobs of the user (SetFamilyJob by procd-starter,
+ * procd_spank.so).  One -> that one; several -> action_unknown (newest: the one named last;
+ * allow: let the session in without adopting it; deny); none -> action_no_jobs.  The steps
+ * of one Slurm job count as one job, whose extern step is joined (job-pick.h).  Messages go to syslog
  * (LOG_AUTHPRIV) and, on a denial, to the user.
  */
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include <security/pam_ext.h>
 #include <security/pam_modules.h>
 
+#include "job-pick.h"
 #include "procd/client.h"
 
 enum { LOG_Q = 0, LOG_E, LOG_I, LOG_D };
@@ -158,7 +160,8 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
                 goto out;
         }
         logm(pamh, &o, LOG_D, "pam_procd_adopt: %s (uid %u) has %zu job(s)", user, (unsigned) uid, n);
-        const procd_job_info *pick = NULL;
+        size_t distinct = 0;
+        const procd_job_info *pick = n ? pam_job_pick(jobs, n, &distinct) : NULL;
         if (n == 0) {
                 logm(pamh, &o, LOG_I, "pam_procd_adopt: %s has no job on this node (action_no_jobs: %s)", user,
                      o.no_jobs == ACT_DENY ? "deny" : "ignore");
@@ -167,14 +170,12 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
                 rc = verdict(o.no_jobs);
                 goto out;
         }
-        if (n == 1 || o.unknown == ACT_NEWEST) {
-                pick = &jobs[n - 1]; /* oldest first: the last one is the newest */
-        } else {
-                logm(pamh, &o, LOG_I, "pam_procd_adopt: %s has %zu jobs here (action_unknown: %s)", user, n,
+        if (distinct > 1 && o.unknown != ACT_NEWEST) {
+                logm(pamh, &o, LOG_I, "pam_procd_adopt: %s has %zu jobs here (action_unknown: %s)", user, distinct,
                      o.unknown == ACT_ALLOW ? "allow, not adopted" : "deny");
                 if (o.unknown == ACT_DENY)
                         pam_error(pamh, "Access denied by pam_procd_adopt: you have %zu jobs on this node and "
-                                        "the one to join cannot be chosen.", n);
+                                        "the one to join cannot be chosen.", distinct);
                 rc = verdict(o.unknown);
                 goto out;
         }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_deb.sh PATHS - `make deb` (cmake/make-deb.sh, debhelper) builds procd,
-# libprocd-client1 and libprocd-client-dev; dpkg-deb -c shows each package's files at
+# libprocd-client1, libprocd-client-dev, procd-condor-compat and procd-slurm; dpkg-deb -c shows each package's files at
 # Debian's paths (/usr/sbin, /lib/systemd/system, multiarch libdir), the unit's
 # maintainer scripts come from dh_installsystemd, the configuration is a conffile.  The
 # packages are NOT installed on the host (the machine is shared): see NOTES for the manual
@@ -65,6 +65,9 @@ expect libprocd-client-dev \
   "/usr/include/procd-client-$soversion/procd/wire.h" \
   /usr/share/man/man3/libprocd-client.3.gz \
   /usr/share/doc/libprocd-client-dev/changelog.gz /usr/share/doc/libprocd-client-dev/copyright
+expect procd-slurm \
+  "/usr/lib/$ma/slurm-wlm/procd_spank.so" /etc/slurm/plugstack.conf.d/procd.conf \
+  /usr/share/doc/procd-slurm/changelog.gz /usr/share/doc/procd-slurm/copyright
 
 deb="$out/procd_${version}_$arch.deb"
 if [ -f "$deb" ]; then
@@ -136,5 +139,12 @@ if [ -f "$deb" ] && [ -f "$compat" ]; then
   [ "$fails" -eq 0 ] || tail -30 "$out/dpkg.log"
 fi
 
+slurm="$out/procd-slurm_${version}_$arch.deb"
+if [ -f "$slurm" ]; then
+  check "procd-slurm depends on procd and libprocd-client1" \
+    bash -c "dpkg-deb -f '$slurm' Depends | grep -q 'procd (= $version)' && dpkg-deb -f '$slurm' Depends | grep -q libprocd-client1"
+  check "its plugstack.conf line is a conffile" \
+    bash -c "dpkg-deb -e '$slurm' '$out/sctl' && grep -qx /etc/slurm/plugstack.conf.d/procd.conf '$out/sctl/conffiles'"
+fi
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all .deb checks passed"

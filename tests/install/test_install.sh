@@ -56,6 +56,9 @@ expected=(
   "$includedir/procd-client-$soversion/procd/usage.h"
   "$includedir/procd-client-$soversion/procd/wire.h"
 )
+if [ "$spank" = 1 ]; then
+  expected+=("$spankdir/procd_spank.so" "$sysconfdir/slurm/plugstack.conf.d/procd.conf")
+fi
 printf '%s\n' "${expected[@]}" | sort >"$root/expected"
 (cd "$d" && find . -type f -o -type l) | sed 's|^\.||' | sort >"$root/got"
 check "installed file list is the expected one" diff -u "$root/expected" "$root/got"
