@@ -193,24 +193,61 @@ static pid_t wait_hold(const char *gate, pid_t pamtester)
 }
 
 /* every cgroup line of pid names the job's leaf <base>/<name>/job */
-static bool in_job_cgroup(pid_t pid, const char *name)
+/* The hierarchy line of /proc/PID/cgroup ("4:memory:/path") whose first two fields are
+ * `key` ("4:memory:"), its path copied into out; false when there is none. */
+static bool cgroup_line(const char *text, const char *key, char *out, size_t size)
 {
-        char p[64], text[4096] = "", want[PATH_MAX];
+        size_t n = strlen(key);
+        for (const char *l = text; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+                if (strncmp(l, key, n) == 0) {
+                        size_t len = strcspn(l + n, "\n");
+                        snprintf(out, size, "%.*s", (int) len, l + n);
+                        return true;
+                }
+        return false;
+}
+
+/* In how many of the hierarchies the job's cgroup was made in (the job root's lines that
+ * name <base>/<name>/job; procd-starter makes it only in the hierarchies the job needs) pid
+ * sits in it; *lines: how many there are.  -1 when a file cannot be read. */
+static int job_cgroup_hits(pid_t pid, const job *j, int *lines_out)
+{
+        char p[64], mine[4096] = "", theirs[4096] = "", want[PATH_MAX];
         snprintf(p, sizeof p, "/proc/%d/cgroup", (int) pid);
-        if (tr_read_file_at(AT_FDCWD, p, text, sizeof text, NULL) <= 0)
-                return false;
-        snprintf(want, sizeof want, "%s/%s/job", ts_cgroup_base(), name);
+        if (tr_read_file_at(AT_FDCWD, p, mine, sizeof mine, NULL) <= 0)
+                return -1;
+        snprintf(p, sizeof p, "/proc/%d/cgroup", (int) j->root);
+        if (tr_read_file_at(AT_FDCWD, p, theirs, sizeof theirs, NULL) <= 0)
+                return -1;
+        snprintf(want, sizeof want, "%s/%s/job", ts_cgroup_base(), j->name);
         int lines = 0, hits = 0;
-        for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        for (char *save = NULL, *l = strtok_r(theirs, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
                 char *path = strchr(strchr(l, ':') + 1, ':') + 1;
-                if (strstr(l, ":name=") && !strstr(l, "name=systemd"))
-                        continue; /* a named hierarchy the job cgroup is not made in */
+                if (strcmp(path, want) != 0)
+                        continue; /* a hierarchy the job cgroup is not made in */
+                char key[256], got[PATH_MAX];
+                snprintf(key, sizeof key, "%.*s", (int) (path - l), l);
                 lines++;
-                hits += strcmp(path, want) == 0;
+                hits += cgroup_line(mine, key, got, sizeof got) && strcmp(got, want) == 0;
         }
-        if (hits != lines)
-                printf("\npid %d: %d of %d cgroup lines in %s\n", (int) pid, hits, lines, want);
+        *lines_out = lines;
+        return hits;
+}
+
+/* adopted: in the job's cgroup wherever the job's cgroup is */
+static bool in_job_cgroup(pid_t pid, const job *j)
+{
+        int lines = 0, hits = job_cgroup_hits(pid, j, &lines);
+        if (hits != lines || lines == 0)
+                printf("\npid %d: in job %s's cgroup in %d of its %d hierarchies\n", (int) pid, j->name, hits, lines);
         return lines > 0 && hits == lines;
+}
+
+/* not adopted: in the job's cgroup nowhere */
+static bool outside_job_cgroup(pid_t pid, const job *j)
+{
+        int lines = 0;
+        return job_cgroup_hits(pid, j, &lines) == 0 && lines > 0;
 }
 
 /* ---- cases ---- */
@@ -236,9 +273,9 @@ static void test_one_job(void)
         CU_ASSERT_FATAL(p > 1);
         pid_t held = wait_hold(gate, p);
         CU_ASSERT_TRUE(held > 1);
-        CU_ASSERT_TRUE(in_job_cgroup(p, "pamA"));
+        CU_ASSERT_TRUE(in_job_cgroup(p, &a));
         if (held > 1)
-                CU_ASSERT_TRUE(in_job_cgroup(held, "pamA"));
+                CU_ASSERT_TRUE(in_job_cgroup(held, &a));
         /* the session counts in the job: KillFamily ends it */
         job_kill(&a);
         int st = ts_wait(p, 30000);
@@ -264,7 +301,7 @@ static void test_two_jobs(void)
         CU_ASSERT_FATAL(p > 1);
         pid_t held = wait_hold(gate, p);
         CU_ASSERT_TRUE(held > 1);
-        CU_ASSERT_TRUE(in_job_cgroup(p, "pamC"));
+        CU_ASSERT_TRUE(in_job_cgroup(p, &c));
         job_kill(&c);
         int st = ts_wait(p, 30000);
         CU_ASSERT_TRUE(st >= 0 && WIFSIGNALED(st));
@@ -287,8 +324,8 @@ static void test_two_jobs(void)
         CU_ASSERT_FATAL(p > 1);
         held = wait_hold(gate, p);
         CU_ASSERT_TRUE(held > 1);
-        CU_ASSERT_FALSE(in_job_cgroup(p, "pamB"));
-        CU_ASSERT_FALSE(in_job_cgroup(p, "pamE"));
+        CU_ASSERT_TRUE(outside_job_cgroup(p, &b));
+        CU_ASSERT_TRUE(outside_job_cgroup(p, &e));
         ts_kill_reap(p);
         if (held > 1)
                 ts_kill_reap(held); /* our orphan now (subreaper) */
