@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procd/usage.h"
 #include "trackers/error.h"
 #include "trackers/util.h"
 
@@ -146,13 +147,13 @@ static void devices_json(FILE *f, const st_result *r)
         if (!r->devices || !r->devices->n)
                 return;
         fputs(", \"devices\": {\"method\": ", f);
-        tr_json_write_string(f, r->device_method ? r->device_method : "");
+        procd_json_write_string(f, r->device_method ? r->device_method : "");
         fprintf(f, ", \"bpf_prog_id\": %u, \"rules\": [", r->device_prog_id);
         for (size_t i = 0; i < r->devices->n; i++) {
                 char rule[64];
                 tr_dev_rule_format(&r->devices->r[i], rule, sizeof rule);
                 fputs(i ? ", " : "", f);
-                tr_json_write_string(f, rule);
+                procd_json_write_string(f, rule);
         }
         fputs("]}", f);
 }
@@ -166,22 +167,22 @@ static void limits_json(FILE *f, const st_result *r)
         for (size_t i = 0; r->limits && i < r->limits->n; i++) {
                 const st_limit_applied *a = &r->limits->a[i];
                 fputs(i ? ", {\"option\": " : "{\"option\": ", f);
-                tr_json_write_string(f, a->option);
+                procd_json_write_string(f, a->option);
                 fputs(", \"value\": ", f);
-                tr_json_write_string(f, a->value);
+                procd_json_write_string(f, a->value);
                 fprintf(f, ", \"applied\": %s", a->applied ? "true" : "false");
                 if (!a->applied) {
                         fputs(", ", f);
-                        tr_json_write_member(f, "reason", a->why);
+                        procd_json_write_member(f, "reason", a->why);
                         fputs("}", f);
                         continue;
                 }
                 fprintf(f, ", \"cgroup\": \"%s\", \"files\": [", a->v2 ? "v2" : "v1");
                 for (int w = 0; w < a->n_writes; w++) {
                         fputs(w ? ", {" : "{", f);
-                        tr_json_write_member(f, "path", a->w[w].path);
+                        procd_json_write_member(f, "path", a->w[w].path);
                         fputs(", \"value\": ", f);
-                        tr_json_write_string(f, a->w[w].value);
+                        procd_json_write_string(f, a->w[w].value);
                         fputs("}", f);
                 }
                 fputs("]}", f);
@@ -246,11 +247,31 @@ int st_report_write_failure_json(const char *path, int exit_code, const char *st
         if (r < 0)
                 return r;
         fprintf(f, "{\"exit_code\": %d, \"stage\": ", exit_code);
-        tr_json_write_string(f, stage);
+        procd_json_write_string(f, stage);
         fputs(", ", f);
-        tr_json_write_member(f, "error", error);
+        procd_json_write_member(f, "error", error);
         fprintf(f, ", \"job_cgroups_removed\": %s}\n", cgroups_removed ? "true" : "false");
         return commit_report(f, tmp, path, err);
+}
+
+/* The embedded tracker's record as the public one, whose JSON writer the report uses: the
+ * two field lists are one list, name for name and in order (test_usage_record checks it),
+ * and the source bits have the same values. */
+_Static_assert((unsigned) TR_SRC_CGROUP_V2 == (unsigned) PROCD_SRC_CGROUP_V2 &&
+                       (unsigned) TR_SRC_CGROUP_V1 == (unsigned) PROCD_SRC_CGROUP_V1 &&
+                       (unsigned) TR_SRC_PROC == (unsigned) PROCD_SRC_PROC,
+               "tr_source and procd_source bits differ");
+static void public_usage(const tr_usage *u, procd_usage *out)
+{
+        procd_usage_init(out);
+        for (size_t i = 0; i < tr_usage_field_count() && i < procd_usage_field_count(); i++) {
+                const tr_u64 *from = tr_usage_field(u, i);
+                procd_u64 *to = procd_usage_field_mut(out, i);
+                *to = (procd_u64) { .value = from->value, .available = from->available, .source = from->source };
+        }
+        out->sources = u->sources;
+        out->fallback = u->fallback;
+        snprintf(out->fallback_reason, sizeof out->fallback_reason, "%s", u->fallback_reason);
 }
 
 int st_report_write_json(const char *path, const st_result *r, const tr_usage *u, tr_error *err)
@@ -261,7 +282,9 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
         if (rc < 0)
                 return rc;
         fputs("{", f);
-        tr_usage_write_json_members(u, f, false);
+        procd_usage pu;
+        public_usage(u, &pu);
+        procd_usage_write_json_members(&pu, f, false);
         /* a job killed by a signal has no exit status */
         if (r->exit_signal)
                 fputs(", \"exit_status\": null", f);
@@ -274,7 +297,7 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
                 r->clean ? "true" : "false");
         if (r->cgroup_base) {
                 fputs(", ", f);
-                tr_json_write_member(f, "cgroup_base", r->cgroup_base);
+                procd_json_write_member(f, "cgroup_base", r->cgroup_base);
                 fputs(", \"cgroup_base_kept\": true", f);
         }
         char t[48];
@@ -292,14 +315,14 @@ int st_report_write_json(const char *path, const st_result *r, const tr_usage *u
                 if (!vals[i])
                         continue;
                 fputs(", ", f);
-                tr_json_write_member(f, keys[i], vals[i]);
+                procd_json_write_member(f, keys[i], vals[i]);
         }
         fputs(", ", f);
-        tr_json_write_member(f, "cgroup", r->cgroup);
+        procd_json_write_member(f, "cgroup", r->cgroup);
         fputs(", \"mode\": ", f);
-        tr_json_write_string(f, r->mode);
+        procd_json_write_string(f, r->mode);
         fputs(", \"tracker\": ", f);
-        tr_json_write_string(f, r->tracker);
+        procd_json_write_string(f, r->tracker);
         devices_json(f, r);
         limits_json(f, r);
         fputs("}\n", f);

@@ -60,6 +60,6 @@ void st_report_print(FILE *f, const st_result *r, const tr_usage *u);
 int st_report_write_failure_json(const char *path, int exit_code, const char *stage, const char *error,
                                  bool cgroups_removed, tr_error *err);
 
-/* JSON object: tr_usage_write_json_members keys plus exit_status, exit_signal, oom_killed,
+/* JSON object: procd_usage_write_json_members keys plus exit_status, exit_signal, oom_killed,
  * wall_usec and a few starter keys.  Written to path.tmp then renamed. */
 int st_report_write_json(const char *path, const st_result *r, const tr_usage *u, tr_error *err);

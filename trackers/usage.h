@@ -6,7 +6,8 @@
  * and why.
  *
  * The field list is one X-macro so that the struct, JSON output and tests cannot drift.
- * X(name, json): json = 1 for the keys of `procctl usage --json` / starter reports.
+ * X(name, json): json = 1 for the keys of `procctl usage --json` / starter reports (written
+ * through libprocd-client's procd_usage, whose field list matches this one: test_usage_record).
  */
 #pragma once
 
@@ -100,19 +101,6 @@ void tr_usage_zero(tr_usage *u);
 
 /* "cgroup", "cgroup-v1", "cgroup+cgroup-v1", "proc", "cgroup+proc", ... from u->sources */
 const char *tr_usage_source_name(const tr_usage *u, char *buf, size_t size);
-
-/* Write `"source": "...", "key": value, ...` for the json=1 fields that are available
- * (all fields when all_fields), without braces, to f.  Returns the number of keys. */
-int tr_usage_write_json_members(const tr_usage *u, FILE *f, bool all_fields);
-
-/* Write s as a JSON string literal: quotes, backslashes and control characters escaped, and
- * every byte that is not part of valid UTF-8 written as \ufffd (U+FFFD), so the output is
- * always valid UTF-8 JSON whatever s holds. */
-void tr_json_write_string(FILE *f, const char *s);
-/* Write "key": "s" the same way; when s is not valid UTF-8, also "key_hex": its raw bytes
- * in hex (lower case, two digits a byte), from which a reader recovers them exactly
- * (`xxd -r -p`, bytes.fromhex). */
-void tr_json_write_member(FILE *f, const char *key, const char *s);
 
 /* Name of each field in X-macro order, and a pointer to it; for iteration in tests/output. */
 size_t tr_usage_field_count(void);
