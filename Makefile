@@ -12,13 +12,20 @@
 #               small) and the demo in the same three guests, sharing PROCD_VM_BUDGET s (3000)
 #   make test-deb-live  make deb, then install, start, use and purge the packages on a fresh
 #               Debian 12 with systemd as PID 1 (a qemu guest: tests/install/deb-live.sh)
+#   make model-test CONDOR_SRC=/path/to/htcondor [MODEL_INPUTS=20] [CONDOR_PROCD=/path]
+#               HTCondor's own model-based procd test inputs (its procd_test_input and
+#               MODEL_INPUTS inputs from its generator) against procd with family cgroups
+#               off and on, and against CONDOR_PROCD when given (tests/procd/classic/model-test.sh)
 BUILD_DIR ?= build
 SAN_DIR   ?= build-asan
 JOBS      ?= $(shell nproc)
 CTEST_ARGS ?=
 VM_MODES  ?= v2 v1 hybrid
+CONDOR_SRC ?=
+CONDOR_PROCD ?=
+MODEL_INPUTS ?= 20
 
-.PHONY: all deps build test test-vm test-vm-ci test-deb-live demo sanitize bench install deb clean
+.PHONY: all deps build test test-vm test-vm-ci test-deb-live model-test demo sanitize bench install deb clean
 
 all: build
 
@@ -39,6 +46,9 @@ test-vm: build
 
 test-vm-ci: build
 	tests/vm/lanes --ci $(BUILD_DIR) $(VM_MODES)
+
+model-test: build
+	tests/procd/classic/model-test.sh $(BUILD_DIR) "$(CONDOR_SRC)" $(MODEL_INPUTS) "$(CONDOR_PROCD)"
 
 demo: build
 	tests/demo/demo.sh $(BUILD_DIR)

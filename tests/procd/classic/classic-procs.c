@@ -252,3 +252,26 @@ void cp_enter_cgroup(void *cg)
         if (cg && tr_cgroup_attach(cg, getpid(), &err) < 0)
                 dprintf(2, "attach to the service cgroup: %s\n", err.msg);
 }
+
+int cp_tree_daemon_start(cp_tree_daemon *t, bool family_cgroups, const char *cg_name, const char *const *args)
+{
+        t->cg = NULL;
+        if (family_cgroups) {
+                unsetenv("PROCD_FAMILY_CGROUPS");
+                t->cg = cp_service_cgroup(cg_name);
+        } else {
+                setenv("PROCD_FAMILY_CGROUPS", "off", 1); /* inherited by the daemon */
+        }
+        if (cc_daemon_start_with(&t->d, args, t->cg ? cp_enter_cgroup : NULL, t->cg) < 0)
+                return 1;
+        return cc_open(&t->c, t->d.addr, 0, 0) < 0;
+}
+
+int cp_tree_daemon_stop(cp_tree_daemon *t)
+{
+        cc_close(&t->c);
+        int st = cc_daemon_stop(&t->d);
+        tr_cgroup_free(t->cg);
+        t->cg = NULL;
+        return !(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}

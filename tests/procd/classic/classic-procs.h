@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "classic-client.h"
+
 typedef struct cp_forker {
         pid_t pid;
         int cmd_fd, resp_fd;
@@ -37,3 +39,18 @@ bool cp_v2_cgroup(pid_t pid, char *out, size_t size);
 struct tr_cgroup *cp_service_cgroup(const char *name);
 /* pre_exec hook for cc_daemon_start_with: move the calling process into the tr_cgroup. */
 void cp_enter_cgroup(void *cg);
+
+/* A daemon for the family-tree tests (the model and the HTCondor-format inputs), with a
+ * client open on it: family cgroups off (PROCD_FAMILY_CGROUPS=off, inherited) or on (the
+ * daemon in the service cgroup `cg_name`, as a service manager would place it; cg stays
+ * NULL when none can be made here). */
+typedef struct cp_tree_daemon {
+        cc_daemon d;
+        cc_client c;
+        struct tr_cgroup *cg;
+} cp_tree_daemon;
+
+/* 0, or 1 when it did not start (a CUnit suite init's answer). */
+int cp_tree_daemon_start(cp_tree_daemon *t, bool family_cgroups, const char *cg_name, const char *const *args);
+/* Quit it; 0 when it exited 0, else 1.  Frees the cgroup. */
+int cp_tree_daemon_stop(cp_tree_daemon *t);
