@@ -374,7 +374,7 @@ int pd_famcg_attach(tr_cgroup *fam, pid_t pid, tr_error *err) { return pd_famcg_
 /* ---- placement (issue 16) ------------------------------------------------------------ */
 
 int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char *const *own, tr_cgroup *moved_to,
-                    tr_pid_cgroups *placed, char *where, size_t size)
+                    const char *procd_base, pid_t came_from, tr_pid_cgroups *placed, char *where, size_t size)
 {
         memset(placed, 0, sizeof *placed);
         if (where && size)
@@ -385,9 +385,11 @@ int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char 
                         return -ESRCH;
                 ppid = p.ppid;
         }
-        tr_pid_cgroups pc = { { 0 } }, ppc = { { 0 } };
+        tr_pid_cgroups pc = { { 0 } }, ppc = { { 0 } }, fam = { { 0 } };
         if (tr_pid_cgroups_read(hs, pid, &pc, NULL) < 0)
                 return -ESRCH;
+        if (procd_base && came_from > 0 && tr_pid_cgroups_read(hs, came_from, &fam, NULL) < 0)
+                memset(&fam, 0, sizeof fam); /* gone: no such excuse */
         int n = 0;
         size_t off = 0;
         /* a parent that cannot be read (gone, pid 0: a process of another namespace) gives
@@ -396,7 +398,9 @@ int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char 
                 for (int i = 0; i < hs->n; i++) {
                         const char *to = moved_to ? tr_cgroup_path(moved_to, i) : NULL;
                         if (!pc.paths[i] || !ppc.paths[i] || strcmp(pc.paths[i], ppc.paths[i]) == 0 ||
-                            under_any(pc.paths[i], own) || (to && tr_cgroup_path_under(ppc.paths[i], to)))
+                            under_any(pc.paths[i], own) || (to && tr_cgroup_path_under(ppc.paths[i], to)) ||
+                            (procd_base && tr_cgroup_path_under(ppc.paths[i], procd_base) && fam.paths[i] &&
+                             strcmp(pc.paths[i], fam.paths[i]) == 0))
                                 continue;
                         placed->paths[i] = TR_TAKE_PTR(pc.paths[i]);
                         n++;
@@ -406,6 +410,7 @@ int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char 
         }
         tr_pid_cgroups_clear(&pc);
         tr_pid_cgroups_clear(&ppc);
+        tr_pid_cgroups_clear(&fam);
         return n;
 }
 
@@ -460,12 +465,13 @@ int pd_famcg_open_placed(const tr_hierarchies *hs, const char *text, tr_cgroup *
         return k;
 }
 
-int pd_famcg_track_placed(pd_famcg *fc, pid_t pid, pid_t ppid, char **text_out, tr_cgroup **cg_out, tr_error *err)
+int pd_famcg_track_placed(pd_famcg *fc, const pd_famcg_root *rt, char **text_out, tr_cgroup **cg_out, tr_error *err)
 {
         const tr_hierarchies *hs = fc->hs;
+        pid_t pid = rt->pid;
         tr_pid_cgroups placed;
         char where[512];
-        int k = pd_famcg_placed(hs, pid, ppid, NULL, NULL, &placed, where, sizeof where);
+        int k = pd_famcg_placed(hs, pid, rt->ppid, NULL, NULL, fc->base, rt->came_from, &placed, where, sizeof where);
         if (k <= 0) {
                 tr_pid_cgroups_clear(&placed);
                 return k < 0 ? tr_error_set(err, -k, "root pid %d is gone", (int) pid)
@@ -525,7 +531,7 @@ int pd_famcg_attach_unplaced(tr_cgroup *to, pid_t pid, const char *const *own, b
         int primary = tr_cgroup_primary_index(to);
         const tr_hierarchies *hs = tr_cgroup_hierarchies(to);
         tr_pid_cgroups placed, now;
-        int k = pd_famcg_placed(hs, pid, 0, own, to, &placed, where, size);
+        int k = pd_famcg_placed(hs, pid, 0, own, to, NULL, 0, &placed, where, size);
         if (k < 0 || tr_pid_cgroups_read(hs, pid, &now, NULL) < 0) {
                 tr_pid_cgroups_clear(&placed);
                 return tr_error_set(err, ESRCH, "pid %d is gone", (int) pid);
@@ -551,6 +557,32 @@ int pd_famcg_attach_unplaced(tr_cgroup *to, pid_t pid, const char *const *own, b
         return family ? pd_famcg_attach_in(to, pid, mask, err) : tr_cgroup_attach_in(to, pid, mask, err);
 }
 
+/* A name no cgroup has yet in parent: fam.ROOT.START, else with a suffix (.2, .3, ...).
+ * The name is taken when an earlier family of the same root (registered, unregistered,
+ * registered again) left its cgroup behind because it was not empty: what it still holds
+ * folded into that family's parent (condor_procd's rule) and must not be counted in the
+ * new family, whose root alone moves in.  0, or -EEXIST after FRESH_NAME_TRIES names. */
+#define FRESH_NAME_TRIES 64
+static int fresh_name(pd_famcg *fc, tr_cgroup *parent, pid_t root, uint64_t start, char *name, size_t size,
+                      tr_error *err)
+{
+        for (unsigned t = 1; t <= FRESH_NAME_TRIES; t++) {
+                if (t == 1)
+                        snprintf(name, size, "fam.%d.%llu", (int) root, (unsigned long long) start);
+                else
+                        snprintf(name, size, "fam.%d.%llu.%u", (int) root, (unsigned long long) start, t);
+                bool taken = false;
+                for (int i = 0; i < fc->hs->n && !taken; i++) {
+                        int dfd = (fc->mask & (1u << i)) ? tr_cgroup_dirfd(parent, i) : -1;
+                        taken = dfd >= 0 && faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+                }
+                if (!taken)
+                        return 0;
+        }
+        return tr_error_set(err, EEXIST, "family cgroups fam.%d.%llu.* all taken", (int) root,
+                            (unsigned long long) start);
+}
+
 int pd_famcg_create(pd_famcg *fc, const pd_famcg_root *rt, tr_cgroup *parent_cg, const char *parent_path,
                     char **path_out, tr_cgroup **cg_out, tr_error *err)
 {
@@ -570,18 +602,13 @@ int pd_famcg_create(pd_famcg *fc, const pd_famcg_root *rt, tr_cgroup *parent_cg,
          * hybrid host) counts as much as one in the v2 tree */
         tr_pid_cgroups placed = { { 0 } };
         char where[512];
-        int k = pd_famcg_placed(fc->hs, root, ppid, NULL, NULL, &placed, where, sizeof where);
+        int k = pd_famcg_placed(fc->hs, root, ppid, NULL, NULL, fc->base, rt->came_from, &placed, where, sizeof where);
         tr_pid_cgroups_clear(&placed);
         if (k < 0)
                 return tr_error_set(err, -k, "root pid %d is gone", (int) root);
         if (k > 0)
                 return tr_error_set(err, EBUSY, "root was placed in %s (its parent is elsewhere): left there", where);
         const char *under = parent_path ? parent_path : fc->base;
-        char name[64], path[PATH_MAX];
-        snprintf(name, sizeof name, "fam.%d.%llu", (int) root, (unsigned long long) root_start);
-        int n = snprintf(path, sizeof path, "%s/%s", under, name);
-        if (n < 0 || (size_t) n + sizeof "/" PD_FAMCG_LEAF > sizeof path)
-                return tr_error_set(err, ENAMETOOLONG, "family cgroup path too long under %s", under);
         /* made relative to the parent's open directories: the base, or the parent family's
          * cgroup; a cgroup the parent was handed is opened (made where missing) by path */
         _cleanup_cgroup_ tr_cgroup *handed = NULL, *cg = NULL, *leaf = NULL;
@@ -593,8 +620,15 @@ int pd_famcg_create(pd_famcg *fc, const pd_famcg_root *rt, tr_cgroup *parent_cg,
         bool under_base = !parent;
         if (under_base)
                 parent = fc->base_cg;
+        char name[64], path[PATH_MAX];
         if (k >= 0)
-                k = tr_cgroup_create_child(parent, name, fc->mask, !(under_base && fc->base_enabled), &cg, err);
+                k = fresh_name(fc, parent, root, root_start, name, sizeof name, err);
+        if (k < 0)
+                return k;
+        int n = snprintf(path, sizeof path, "%s/%s", under, name);
+        if (n < 0 || (size_t) n + sizeof "/" PD_FAMCG_LEAF > sizeof path)
+                return tr_error_set(err, ENAMETOOLONG, "family cgroup path too long under %s", under);
+        k = tr_cgroup_create_child(parent, name, fc->mask, !(under_base && fc->base_enabled), &cg, err);
         if (k >= 0 && under_base)
                 fc->base_enabled = true;
         /* the leaf, in the v2 tree only (v1 has no no-internal-processes rule: there the

@@ -101,6 +101,8 @@ typedef struct pd_famcg_root {
         pid_t pid;
         uint64_t start_ticks;
         pid_t ppid;          /* 0: read here */
+        pid_t came_from;     /* the root of the family procd counts the root in (its parent
+                              * family), 0: none; see pd_famcg_placed */
 } pd_famcg_root;
 int pd_famcg_create(pd_famcg *fc, const pd_famcg_root *root, tr_cgroup *parent_cg, const char *parent_path,
                     char **path_out, tr_cgroup **cg_out, tr_error *err);
@@ -119,12 +121,19 @@ int pd_famcg_attach_in(tr_cgroup *fam, pid_t pid, uint32_t hier_mask, tr_error *
  * family's current cgroup, procd's family base), or its parent already in moved_to (the
  * move's target: moved there by procd, maybe in this very operation), does not count.
  *
+ * Nor is a difference in a hierarchy where the parent sits under procd_base (procd's
+ * family base: procd moved the parent, or an ancestor, into a family cgroup) and pid sits
+ * exactly where came_from (the root of the family procd counts pid in) sits: pid was forked
+ * before that move and stayed where its family is (its parent registered, maybe unregistered
+ * since, its cgroup kept).  A pid anywhere else (HTCondor's v1 job cgroup of a job whose
+ * starter sits in a family cgroup) was placed there by someone and stays.
+ *
  * pd_famcg_placed: the hierarchies where pid (parent ppid; 0: read it) is placed: their
  * paths in *placed (others NULL; clear it), labelled in where ("memory:/slurm/job_10
- * cgroup2:/a", may be NULL).  own, moved_to may be NULL.  Returns how many, 0 when the
- * parent cannot be read (no evidence), -ESRCH when pid is gone. */
+ * cgroup2:/a", may be NULL).  own, moved_to, procd_base may be NULL, came_from 0.  Returns
+ * how many, 0 when the parent cannot be read (no evidence), -ESRCH when pid is gone. */
 int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char *const *own, tr_cgroup *moved_to,
-                    tr_pid_cgroups *placed, char *where, size_t size);
+                    const char *procd_base, pid_t came_from, tr_pid_cgroups *placed, char *where, size_t size);
 
 /* A root placed in some hierarchy gets no family cgroup at all (a family cgroup in the other
  * hierarchies would split its members and usage across two managers' trees).  It is tracked
@@ -135,8 +144,8 @@ int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char 
  * tracker: another manager's freezer state is its own).  *text_out (malloc'd): those cgroups
  * as /proc/PID/cgroup lines ("4:memory:/slurm/task_0\n"), kept as the family's cgroup_path
  * and in the state file; pd_famcg_open_placed opens it again.  -EBUSY when no placed
- * hierarchy may be read through. */
-int pd_famcg_track_placed(pd_famcg *fc, pid_t pid, pid_t ppid, char **text_out, tr_cgroup **cg_out, tr_error *err);
+ * hierarchy may be read through.  rt: as pd_famcg_create had it. */
+int pd_famcg_track_placed(pd_famcg *fc, const pd_famcg_root *rt, char **text_out, tr_cgroup **cg_out, tr_error *err);
 int pd_famcg_open_placed(const tr_hierarchies *hs, const char *text, tr_cgroup **out, tr_error *err);
 /* Whether every cgroup of such a text (a state file's) passes pd_famcg_track_placed's
  * refusals (fc may be NULL: no base); 0, or -errno with the reason in why. */

@@ -116,7 +116,7 @@ static tr_cgroup *give_cgroup(pd_registry *r, pd_family *f, pd_family *parent, c
         pd_cgroup_origin origin = PD_CG_FAMILY;
         int k = pd_famcg_create(r->fc, rt, parent_cg, parent_path, &path, &cg, &err);
         tr_error perr = { 0 };
-        if (k == -EBUSY && pd_famcg_track_placed(r->fc, rt->pid, rt->ppid, &path, &cg, &perr) == 0) {
+        if (k == -EBUSY && pd_famcg_track_placed(r->fc, rt, &path, &cg, &perr) == 0) {
                 origin = PD_CG_PLACED; /* tracked through the cgroups its root was placed in */
                 g_info("family %d: %s; tracked through them", (int) f->root_pid, err.msg);
         } else if (k < 0) {
@@ -181,7 +181,7 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
         tr_pid_cgroups pc = { { 0 } };
         bool have_pc = tr_pid_cgroups_read(r->hs, root_pid, &pc, NULL) >= 0;
         pd_family *parent = find_parent(r, root_pid, p.start_ticks, p.ppid, have_pc ? &pc : NULL);
-        pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid };
+        pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid, parent->root_pid };
         tr_cgroup *made = give_cgroup(r, f, parent, &rt);
         tr_pid_cgroups_clear(&pc);
         k = pd_reg_build_tracker(r, f, made, err);

@@ -243,7 +243,7 @@ static void test_base_rules(void)
         tr_error err = { 0 };
         char *path = NULL;
         tr_cgroup *fcg = NULL;
-        CU_ASSERT(pd_famcg_create(fc, &(pd_famcg_root){ getpid(), 1, 0 }, NULL, NULL, &path, &fcg, &err) < 0);
+        CU_ASSERT(pd_famcg_create(fc, &(pd_famcg_root){ getpid(), 1, 0, 0 }, NULL, NULL, &path, &fcg, &err) < 0);
         pd_famcg_free(fc);
 
         /* default: <own cgroup>/families, refused when procd sits in a root cgroup */
@@ -267,19 +267,35 @@ static void test_base_rules(void)
         pid_t s = ts_sleeper();
         uint64_t start = 0;
         tr_pid_start_ticks(s, &start);
-        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start + 1, 0 }, NULL, NULL, &path, &fcg, &err), -ESRCH); /* not that process */
-        CU_ASSERT_EQUAL_FATAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start, 0 }, NULL, NULL, &path, &fcg, &err), 0);
+        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start + 1, 0, 0 }, NULL, NULL, &path, &fcg, &err), -ESRCH); /* not that process */
+        CU_ASSERT_EQUAL_FATAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start, 0, 0 }, NULL, NULL, &path, &fcg, &err), 0);
         char want[512], leaf[600], got[512];
         CU_ASSERT_STRING_EQUAL(path, fam_path(base, s, want, sizeof want));
         CU_ASSERT_STRING_EQUAL(cg_of(s, got, sizeof got), own_path(path, leaf, sizeof leaf));
         check_hierarchies(fc, fcg, path, s);
+        /* another process in it (as one adopted into the family would be) */
+        pid_t s2 = ts_sleeper();
+        CU_ASSERT_EQUAL(pd_famcg_attach(fcg, s2, &err), 0);
         tr_cgroup_free(fcg);
         fcg = NULL;
         /* its cgroup holds a process: removal waits until it is empty (the 2 s sweep) */
         pd_famcg_release(fc, path, true);
         CU_ASSERT_EQUAL(pd_famcg_pending(fc), 1);
         CU_ASSERT(cg_exists(path));
+        /* the same root registered again meanwhile (given s2 as its parent: no placement,
+         * both sit in the old cgroup): a cgroup of a new name, the old one holds what folded
+         * into the parent family, never the new family's */
+        char *again = NULL;
+        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ s, start, s2, 0 }, NULL, NULL, &again, &fcg, &err), 0);
+        CU_ASSERT(again && strcmp(again, path) != 0 && strncmp(again, path, strlen(path)) == 0);
+        CU_ASSERT_STRING_EQUAL(cg_of(s, got, sizeof got), own_path(again ? again : "", leaf, sizeof leaf));
+        tr_cgroup_free(fcg);
+        fcg = NULL;
+        pd_famcg_release(fc, again, true);
+        free(again);
+        CU_ASSERT_EQUAL(pd_famcg_pending(fc), 2);
         ts_kill_reap(s);
+        ts_kill_reap(s2);
         for (int i = 0; i < 3000 && pd_famcg_pending(fc); i++) { /* a 60 s bound */
                 g_main_context_iteration(NULL, FALSE);
                 usleep(20000);
@@ -295,7 +311,7 @@ static void test_base_rules(void)
         pid_t p = ph_sleeper_in_cgroup("placed", elsewhere, sizeof elsewhere, &cg);
         CU_ASSERT_FATAL(p > 1);
         tr_pid_start_ticks(p, &start);
-        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ p, start, 0 }, NULL, NULL, &path, &fcg, &err), -EBUSY);
+        CU_ASSERT_EQUAL(pd_famcg_create(fc, &(pd_famcg_root){ p, start, 0, 0 }, NULL, NULL, &path, &fcg, &err), -EBUSY);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "left there"));
         CU_ASSERT_STRING_EQUAL(cg_of(p, got, sizeof got), elsewhere);
         CU_ASSERT_FALSE(cg_exists(fam_path(base, p, want, sizeof want)));

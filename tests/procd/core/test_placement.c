@@ -303,6 +303,83 @@ static void test_partial_placement(void)
         tr_cgroup_free(cg);
 }
 
+/* A parent that forks a child, reports its pid on the pipe and waits. */
+static int parent_main(void *arg)
+{
+        int w = *(int *) arg;
+        pid_t c = fork();
+        if (c == 0)
+                for (;;)
+                        pause();
+        if (c < 0 || write(w, &c, sizeof c) != sizeof c)
+                return 1;
+        for (;;)
+                pause();
+}
+
+/* A registered parent (procd moved it into its family cgroup) and its child forked before
+ * that move, registered next.  Left where it was (where the test, its family's root, is),
+ * the difference from its parent is procd's own: it gets a family cgroup of its own, never
+ * tracked through the cgroup the test shares with the root family.  Placed by another
+ * manager (a memory cgroup, as HTCondor places a job whose starter sits in a family
+ * cgroup), it stays there and is tracked through it. */
+static void check_child_of_moved_parent(int mi, bool placed_by_other)
+{
+        int p[2];
+        CU_ASSERT_EQUAL_FATAL(pipe2(p, O_CLOEXEC), 0);
+        pid_t par = ts_fork(parent_main, &p[1]);
+        close(p[1]);
+        pid_t c = 0;
+        bool got = par > 1 && read(p[0], &c, sizeof c) == sizeof c && c > 1;
+        close(p[0]);
+        CU_ASSERT_FATAL(got);
+        EXPECT(procd_register_subfamily(C, par, 0, 1, &e_), PROCD_OK);
+        char path[256] = "", before[2048], now[2048];
+        tr_cgroup *cg = NULL;
+        tr_error err = { 0 };
+        if (placed_by_other) {
+                cg = limited_cgroup(mi, "child-placed", path, sizeof path);
+                CU_ASSERT(cg && tr_cgroup_attach(cg, c, &err) == 0);
+        }
+        cgroups_of(c, before, sizeof before);
+        EXPECT(procd_register_subfamily(C, c, 0, 1, &e_), PROCD_OK);
+        procd_family_info fi;
+        if (ph_dump_one(C, c, &fi)) {
+                printf("\n  child %s: tracking %s", placed_by_other ? "placed by another manager" : "left behind",
+                       fi.tracking);
+                if (placed_by_other) {
+                        CU_ASSERT_STRING_EQUAL(cgroups_of(c, now, sizeof now), before);
+                        CU_ASSERT(strncmp(fi.tracking, "placed:", 7) == 0 && strstr(fi.tracking, path));
+                        CU_ASSERT_FALSE(fam_cgroup_exists(c));
+                } else {
+                        CU_ASSERT(strncmp(fi.tracking, "cgroup:", 7) == 0);
+                        CU_ASSERT(fam_cgroup_exists(c));
+                }
+        } else {
+                CU_FAIL("the child's family is missing from the dump");
+        }
+        EXPECT(procd_unregister_family(C, c, &e_), PROCD_OK);
+        EXPECT(procd_unregister_family(C, par, &e_), PROCD_OK);
+        kill(c, SIGKILL); /* c > 1: the test's grandchild */
+        ts_kill_reap(par);
+        ts_reap_orphans(100);
+        printf("\n");
+        if (cg) {
+                tr_cgroup_destroy(cg, 5000000, NULL);
+                tr_cgroup_free(cg);
+        }
+}
+
+static void test_child_of_moved_parent(void)
+{
+        NEED();
+        int mi = memory_hierarchy();
+        if (mi < 0)
+                return;
+        check_child_of_moved_parent(mi, false);
+        check_child_of_moved_parent(mi, true);
+}
+
 /* Placed in the hierarchy membership is read in (v2 on v2 and hybrid): AdoptProcess refuses
  * and moves nothing. */
 static void test_adopt_refuses_placed(void)
@@ -411,6 +488,7 @@ int main(void)
                 { "overgrowing without procd: OOM-killed", test_oom_without_procd },
                 { "overgrowing registered: OOM-killed, never moved, OOM reported", test_oom_registered },
                 { "placed in v1 memory only: no family cgroup, usage names it", test_partial_placement },
+                { "a child forked before its parent's move: procd's doing, not a placement", test_child_of_moved_parent },
                 { "AdoptProcess leaves a placed process", test_adopt_refuses_placed },
                 { "restore keeps the placement", test_restore_keeps_placement },
                 { "restore refuses a placed record naming a root", test_restore_refuses_root },
