@@ -165,8 +165,15 @@ static void test_cpu_accuracy(void)
                cg_sec, proc_sec, truth_sec);
         CU_ASSERT(truth_sec >= 2.0);
         /* the same scheduler clock on both sides; only the root's few instructions before it
-         * entered the cgroup are outside it, and rusage rounds each process down to 1 us */
-        CU_ASSERT(cg_sec >= truth_sec * 0.99 - 0.01 && cg_sec <= truth_sec + 0.001);
+         * entered the cgroup are outside it, and rusage rounds each process down to 1 us.
+         * Above: a process's exit path runs on after it signalled its parent (exit_notify,
+         * then the last schedule-out in do_task_dead): the cgroup is charged for it, the
+         * reaper's rusage never sees it.  Allow 100 us of that per process (41 here: the root,
+         * 20 burners and their 20 forking parents), which under emulation added 3 ms (the
+         * hybrid guest lane: cgroup 2.262 s, truth 2.259 s); another process's burner (100 ms)
+         * counted by mistake is still far above it. */
+        double exit_slack_sec = 0.001 + 41 * 0.0001;
+        CU_ASSERT(cg_sec >= truth_sec * 0.99 - 0.01 && cg_sec <= truth_sec + exit_slack_sec);
 
         tr_kill_result kr = { 0 };
         tr_family_kill(cgfam, 5 * SEC, &kr, NULL);
