@@ -872,11 +872,6 @@ static void family_async_impl(pd_commands *cm, const pd_caller *who, pd_job_kind
         job_round(j); /* the first round now: most calls are done after it */
 }
 
-void pd_cmd_kill_family_async(pd_commands *cm, const pd_caller *who, pid_t pid, pd_job_done_fn done, void *userdata)
-{
-        pd_cmd_family_async(cm, who, PD_JOB_KILL, pid, done, userdata);
-}
-
 void pd_cmd_cancel_pending(pd_commands *cm)
 {
         while (cm->pending_jobs) {

@@ -415,10 +415,3 @@ void pd_dbus_server_free(pd_dbus_server *s)
 
 size_t pd_dbus_server_connections(const pd_dbus_server *s) { return s->conns->len; }
 
-size_t pd_dbus_server_subscribers(const pd_dbus_server *s)
-{
-        size_t n = 0;
-        for (guint i = 0; i < s->conns->len; i++)
-                n += ((const pd_conn *) s->conns->pdata[i])->subscribed;
-        return n;
-}

@@ -50,5 +50,3 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_ui
 /* Flush pending replies, close every connection, stop listening, unlink the socket. */
 void pd_dbus_server_free(pd_dbus_server *s);
 size_t pd_dbus_server_connections(const pd_dbus_server *s);
-/* Connections subscribed to events now. */
-size_t pd_dbus_server_subscribers(const pd_dbus_server *s);
