@@ -206,8 +206,8 @@ static procd_status register_flags_impl(pd_commands *cm, const pd_caller *who, p
          * this pid is stale.  When nothing of it is left it gives way (folded into its
          * parent); with members left it stays, so that its owner can still kill or
          * unregister it. */
-        /* the root's stat, read once here for every check below (the registry reads it
-         * again when it takes the family, and once more after moving it) */
+        /* the root's stat, read once here for every check below and handed to the registry
+         * (which reads it once more after moving the root) */
         tr_proc rp;
         if (tr_proc_stat_read(root_pid, &rp) < 0)
                 return who->confined ? procd_error_set(err, PROCD_E_NOT_IN_FAMILY,
@@ -239,7 +239,7 @@ static procd_status register_flags_impl(pd_commands *cm, const pd_caller *who, p
         tr_error terr = { 0 };
         bool bad_watcher = false;
         pd_family *f = NULL;
-        int k = pd_registry_register(cm->reg, root_pid, watcher_pid, interval, &f, &bad_watcher, &terr);
+        int k = pd_registry_register(cm->reg, root_pid, &rp, watcher_pid, interval, &f, &bad_watcher, &terr);
         if (k == -EMFILE || k == -ENFILE) {
                 /* procd's own limit, not the caller's fault: never BAD_WATCHER_PID for it */
                 struct rlimit rl = { 0 };

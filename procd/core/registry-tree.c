@@ -149,8 +149,8 @@ static int read_kept(pid_t pid, GArray *kept)
         return k;
 }
 
-int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint32_t interval_sec,
-                         pd_family **out, bool *bad_watcher, tr_error *err)
+int pd_registry_register(pd_registry *r, pid_t root_pid, const tr_proc *root_stat, pid_t watcher_pid,
+                         uint32_t interval_sec, pd_family **out, bool *bad_watcher, tr_error *err)
 {
         *bad_watcher = false;
         pd_family *f = pd_reg_family_alloc();
@@ -158,10 +158,15 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint
                 return tr_error_set(err, ENOMEM, "out of memory");
         f->root_pid = root_pid;
         f->interval_sec = interval_sec;
-        /* what the root is, read once: start time and parent (stat), uid (status, checked
-         * by start time), cgroups (for the parent's lookup and its own cgroup) */
+        /* what the root is, read once: start time and parent (stat, the caller's when it read
+         * it), uid (status, checked by start time), cgroups (for the parent's lookup and its
+         * own cgroup) */
         tr_proc p;
-        int k = tr_proc_stat_read(root_pid, &p);
+        int k = 0;
+        if (root_stat)
+                p = *root_stat;
+        else
+                k = tr_proc_stat_read(root_pid, &p);
         if (k < 0) {
                 pd_reg_family_free(f);
                 return tr_error_setx(err, -k, "root pid %d", (int) root_pid);

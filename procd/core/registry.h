@@ -143,10 +143,11 @@ pd_family *pd_registry_find(pd_registry *r, pid_t root_pid);
 size_t pd_registry_count(const pd_registry *r); /* registered subfamilies */
 
 /* Register a subfamily (checks done by the caller: pid > 1, not registered, not procd or
- * its ancestor).  watcher_pid 0: no watcher.  -ESRCH when root or watcher is gone
- * (*bad_watcher says which). */
-int pd_registry_register(pd_registry *r, pid_t root_pid, pid_t watcher_pid, uint32_t interval_sec,
-                         pd_family **out, bool *bad_watcher, tr_error *err);
+ * its ancestor).  root_stat: the root's /proc/PID/stat as the caller read it for those
+ * checks (NULL: read it here).  watcher_pid 0: no watcher.  -ESRCH when root or watcher is
+ * gone (*bad_watcher says which). */
+int pd_registry_register(pd_registry *r, pid_t root_pid, const tr_proc *root_stat, pid_t watcher_pid,
+                         uint32_t interval_sec, pd_family **out, bool *bad_watcher, tr_error *err);
 /* Fold f's members and subfamilies into its parent and free it.  -EINVAL for the root. */
 int pd_registry_unregister(pd_registry *r, pd_family *f);
 

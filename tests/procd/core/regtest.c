@@ -24,7 +24,7 @@ pd_family *rt_register(pd_registry *r, pid_t pid)
         pd_family *f = NULL;
         bool bad_watcher = false;
         tr_error err = { 0 };
-        int k = pd_registry_register(r, pid, 0, 60, &f, &bad_watcher, &err);
+        int k = pd_registry_register(r, pid, NULL, 0, 60, &f, &bad_watcher, &err);
         if (k < 0)
                 fprintf(stderr, "register %d: %s\n", (int) pid, err.msg);
         CU_ASSERT_EQUAL(k, 0);

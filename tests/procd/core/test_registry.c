@@ -75,13 +75,13 @@ static void test_register_gone(void)
         ts_kill_reap(gone);
         pd_family *f = NULL;
         bool bad_watcher = true;
-        CU_ASSERT_EQUAL(pd_registry_register(r, gone, 0, 60, &f, &bad_watcher, NULL), -ESRCH);
+        CU_ASSERT_EQUAL(pd_registry_register(r, gone, NULL, 0, 60, &f, &bad_watcher, NULL), -ESRCH);
         CU_ASSERT_FALSE(bad_watcher);
 
         /* a live root with a watcher that is gone: -ESRCH, and it says the watcher */
         pid_t a = ts_sleeper();
         CU_ASSERT_FATAL(a > 1);
-        CU_ASSERT_EQUAL(pd_registry_register(r, a, gone, 60, &f, &bad_watcher, NULL), -ESRCH);
+        CU_ASSERT_EQUAL(pd_registry_register(r, a, NULL, gone, 60, &f, &bad_watcher, NULL), -ESRCH);
         CU_ASSERT_TRUE(bad_watcher);
         CU_ASSERT_EQUAL(pd_registry_count(r), 0);
         CU_ASSERT_PTR_NULL(pd_registry_find(r, a));
@@ -158,7 +158,7 @@ static void test_watcher_exit_unregisters(void)
         CU_ASSERT_FATAL(a > 1 && w > 1);
         pd_family *f = NULL;
         bool bad_watcher = false;
-        CU_ASSERT_EQUAL_FATAL(pd_registry_register(r, a, w, 60, &f, &bad_watcher, NULL), 0);
+        CU_ASSERT_EQUAL_FATAL(pd_registry_register(r, a, NULL, w, 60, &f, &bad_watcher, NULL), 0);
         CU_ASSERT_EQUAL(f->watcher.pid, w);
         ts_kill_reap(w);
         for (int i = 0; i < 500 && pd_registry_find(r, a); i++) /* up to 5 s: a bound, not a claim */
