@@ -149,7 +149,10 @@ int main(int argc, char **argv)
         snprintf(base, sizeof base, "/procd-bench-classic.%d", (int) getpid());
         snprintf(svc, sizeof svc, "%s/procd", base);
         tr_cgroup *svc_cg = NULL;
-        if (!condor && tr_cgroup_create(&hs, svc, &svc_cg, &err) < 0) {
+        /* every daemon runs in a cgroup of its own at the same depth: the scheduler's cost of
+         * a wakeup grows with the depth of the sleeper's cgroup, so the floor and condor_procd
+         * pay what procd pays there */
+        if (tr_cgroup_create(&hs, svc, &svc_cg, &err) < 0) {
                 fprintf(stderr, "bench-classic: cgroup %s: %s\n", svc, err.msg);
                 drop_state_tmpfs(state_dir);
                 return 1;
