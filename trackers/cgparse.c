@@ -15,25 +15,39 @@ static const char *next_line(const char *p)
         return *p ? p + 1 : p;
 }
 
+int tr_keyed_u64s(const char *text, const char *const *keys, size_t n, uint64_t *vals, uint32_t *found)
+{
+        *found = 0;
+        if (!text || n > 32)
+                return -EINVAL;
+        uint32_t all = n == 32 ? UINT32_MAX : (1u << n) - 1;
+        /* one pass: each line's key is compared with the keys still missing (memory.stat
+         * has ~40 lines; a pass per key cost ~8k instructions per GET_USAGE) */
+        for (const char *p = text; *p && *found != all; p = next_line(p)) {
+                size_t klen = strcspn(p, " \t\n");
+                if (p[klen] != ' ' && p[klen] != '\t')
+                        continue;
+                for (size_t i = 0; i < n; i++) {
+                        if ((*found & (1u << i)) || strncmp(p, keys[i], klen) != 0 || keys[i][klen] != '\0')
+                                continue;
+                        const char *v = p + klen;
+                        v += strspn(v, " \t");
+                        if (tr_take_u64(&v, &vals[i]) < 0 || (*v != '\n' && *v != '\0' && *v != ' '))
+                                return -EINVAL;
+                        *found |= 1u << i;
+                        break;
+                }
+        }
+        return 0;
+}
+
 int tr_keyed_u64(const char *text, const char *key, uint64_t *out)
 {
         if (!text || !key)
                 return -EINVAL;
-        size_t klen = strlen(key);
-        for (const char *p = text; *p; p = next_line(p)) {
-                if (strncmp(p, key, klen) != 0 || (p[klen] != ' ' && p[klen] != '\t'))
-                        continue;
-                const char *v = p + klen;
-                v += strspn(v, " \t");
-                uint64_t x;
-                if (tr_take_u64(&v, &x) < 0)
-                        return -EINVAL;
-                if (*v != '\n' && *v != '\0' && *v != ' ')
-                        return -EINVAL;
-                *out = x;
-                return 0;
-        }
-        return -ENOENT;
+        uint32_t found;
+        int r = tr_keyed_u64s(text, &key, 1, out, &found);
+        return r < 0 ? r : found ? 0 : -ENOENT;
 }
 
 /* Set field from key when present; -EINVAL only when present and malformed. */
@@ -53,11 +67,16 @@ int tr_parse_cpu_stat(const char *text, tr_usage *u)
 {
         if (!text)
                 return -EINVAL;
-        int r = 0;
-        r |= set_keyed(u, &u->cpu_usec, text, "usage_usec", TR_SRC_CGROUP_V2);
-        r |= set_keyed(u, &u->cpu_user_usec, text, "user_usec", TR_SRC_CGROUP_V2);
-        r |= set_keyed(u, &u->cpu_system_usec, text, "system_usec", TR_SRC_CGROUP_V2);
-        return r ? -EINVAL : 0;
+        static const char *const keys[] = { "usage_usec", "user_usec", "system_usec" };
+        tr_u64 *const fields[] = { &u->cpu_usec, &u->cpu_user_usec, &u->cpu_system_usec };
+        uint64_t v[3];
+        uint32_t found;
+        if (tr_keyed_u64s(text, keys, 3, v, &found) < 0)
+                return -EINVAL;
+        for (size_t i = 0; i < 3; i++)
+                if (found & (1u << i))
+                        tr_u64_set(u, fields[i], v[i], TR_SRC_CGROUP_V2);
+        return 0;
 }
 
 int tr_parse_cpuacct_stat(const char *text, long user_hz, tr_usage *u)
@@ -102,24 +121,17 @@ static void set_memory(tr_usage *u, tr_source src, bool has_anon, uint64_t anon,
                 tr_u64_set(u, &u->rss_bytes, anon + (has_shmem ? shmem : 0), src);
 }
 
-/* -EINVAL when present and malformed; *has says whether it was there. */
-static int opt_keyed(const char *text, const char *key, uint64_t *v, bool *has)
-{
-        int r = tr_keyed_u64(text, key, v);
-        *has = r == 0;
-        return r == -ENOENT ? 0 : r;
-}
 
 int tr_parse_memory_stat_v2(const char *text, tr_usage *u)
 {
         if (!text)
                 return -EINVAL;
-        uint64_t anon = 0, file = 0, shmem = 0;
-        bool ha, hf, hs;
-        if (opt_keyed(text, "anon", &anon, &ha) < 0 || opt_keyed(text, "file", &file, &hf) < 0 ||
-            opt_keyed(text, "shmem", &shmem, &hs) < 0)
+        static const char *const keys[] = { "anon", "file", "shmem" };
+        uint64_t v[3] = { 0 };
+        uint32_t f;
+        if (tr_keyed_u64s(text, keys, 3, v, &f) < 0)
                 return -EINVAL;
-        set_memory(u, TR_SRC_CGROUP_V2, ha, anon, hf, file, hs, shmem);
+        set_memory(u, TR_SRC_CGROUP_V2, f & 1, v[0], f & 2, v[1], f & 4, v[2]);
         return 0;
 }
 
@@ -127,19 +139,16 @@ int tr_parse_memory_stat_v1(const char *text, tr_usage *u)
 {
         if (!text)
                 return -EINVAL;
-        uint64_t rss = 0, cache = 0, shmem = 0;
-        bool hr, hc, hs;
         /* total_* are hierarchical (this cgroup and its descendants); the plain keys count
          * only this cgroup's own pages.  Take the plain ones only if total_* are missing. */
-        if (opt_keyed(text, "total_rss", &rss, &hr) < 0 || opt_keyed(text, "total_cache", &cache, &hc) < 0 ||
-            opt_keyed(text, "total_shmem", &shmem, &hs) < 0)
+        static const char *const keys[] = { "total_rss", "total_cache", "total_shmem", "rss", "cache", "shmem" };
+        uint64_t v[6] = { 0 };
+        uint32_t f;
+        if (tr_keyed_u64s(text, keys, 6, v, &f) < 0)
                 return -EINVAL;
-        if (!hr && !hc && !hs &&
-            (opt_keyed(text, "rss", &rss, &hr) < 0 || opt_keyed(text, "cache", &cache, &hc) < 0 ||
-             opt_keyed(text, "shmem", &shmem, &hs) < 0))
-                return -EINVAL;
+        unsigned o = (f & 7) ? 0 : 3; /* the totals, else the plain keys */
         /* v1 "rss" is anonymous memory (rss_huge is already included in it). */
-        set_memory(u, TR_SRC_CGROUP_V1, hr, rss, hc, cache, hs, shmem);
+        set_memory(u, TR_SRC_CGROUP_V1, f & (1u << o), v[o], f & (2u << o), v[o + 1], f & (4u << o), v[o + 2]);
         return 0;
 }
 

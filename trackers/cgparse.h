@@ -10,6 +10,10 @@
 /* Generic "key value\n" lines (cpu.stat, memory.stat, memory.events, pids.events...):
  * 0 and *out set when key is present, -ENOENT when absent, -EINVAL when malformed. */
 int tr_keyed_u64(const char *text, const char *key, uint64_t *out);
+/* The same for n keys (n <= 32) in one pass over the text: bit i of *found says keys[i]
+ * was present (its first line counts) and vals[i] holds its value.  0, or -EINVAL when a
+ * key asked for is malformed. */
+int tr_keyed_u64s(const char *text, const char *const *keys, size_t n, uint64_t *vals, uint32_t *found);
 
 /* v2 cpu.stat: usage_usec, user_usec, system_usec. */
 int tr_parse_cpu_stat(const char *text, tr_usage *u);

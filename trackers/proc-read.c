@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -231,6 +232,20 @@ bool tr_pid_alive_as(pid_t pid, uint64_t start_ticks)
 {
         tr_proc p;
         return tr_proc_stat_read(pid, &p) == 0 && p.start_ticks == start_ticks && p.state != 'Z' && p.state != 'X';
+}
+
+int tr_proc_exe_id(pid_t pid, tr_exe_id *out)
+{
+        if (pid <= 0)
+                return -EINVAL;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/exe", (int) pid);
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        out->dev = (uint64_t) st.st_dev;
+        out->ino = (uint64_t) st.st_ino;
+        return 0;
 }
 
 int tr_proc_ppid(pid_t pid, pid_t *ppid)

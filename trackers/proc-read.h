@@ -63,6 +63,16 @@ bool tr_pid_alive(pid_t pid);
 /* Whether pid still names the process started at start_ticks and it is not a zombie. */
 bool tr_pid_alive_as(pid_t pid, uint64_t start_ticks);
 
+/* The file a process runs: /proc/PID/exe followed to its device and inode. */
+typedef struct tr_exe_id {
+        uint64_t dev, ino;
+} tr_exe_id;
+/* The file pid runs now; 0, -ESRCH when gone (a zombie has none), or -errno.  A change
+ * means the process exec'd since (or swapped its exe by prctl PR_SET_MM_EXE_FILE, which
+ * needs CAP_SYS_RESOURCE); an exec of the same file leaves it as it was. */
+int tr_proc_exe_id(pid_t pid, tr_exe_id *out);
+static inline bool tr_exe_id_equal(tr_exe_id a, tr_exe_id b) { return a.dev == b.dev && a.ino == b.ino; }
+
 /* Parent pid of pid (stat); -ESRCH when gone. */
 int tr_proc_ppid(pid_t pid, pid_t *ppid);
 /* Real uid of pid (status); -ESRCH when gone. */

@@ -86,6 +86,8 @@ int pd_registry_restore(pd_registry *r, const pd_state_family *sf, tr_cgroup *cg
         f->flags = (sf->kill_on_watcher_exit ? PD_FAMILY_KILL_ON_WATCHER_EXIT : 0) | (sf->frozen ? PD_FAMILY_FROZEN : 0) |
                    (sf->killing ? PD_FAMILY_KILLING : 0) | (sf->suspending ? PD_FAMILY_SUSPENDING : 0) |
                    (sf->killed ? PD_FAMILY_KILLED : 0) | (sf->moved_in ? PD_FAMILY_MOVED_IN : 0);
+        f->moved_exe_known = sf->moved_in && sf->moved_exe_known;
+        f->moved_exe = (tr_exe_id) { sf->moved_exe_dev, sf->moved_exe_ino };
         f->cgroup_origin = sf->cgroup && sf->cgroup_origin <= PD_CG_PLACED ? (pd_cgroup_origin) sf->cgroup_origin
                                                                              : PD_CG_HANDED;
         if (dup_opt(&f->cgroup_path, sf->cgroup) < 0 || dup_opt(&f->env_marker, sf->env_marker) < 0 ||

@@ -126,8 +126,11 @@ static tr_cgroup *give_cgroup(pd_registry *r, pd_family *f, pd_family *parent, c
         }
         f->cgroup_path = path;
         f->cgroup_origin = origin;
-        if (origin == PD_CG_FAMILY)
+        if (origin == PD_CG_FAMILY) {
                 f->flags |= PD_FAMILY_MOVED_IN; /* the root moved in with what it had charged */
+                /* read after the move: an exec in between keeps the flag (the safe side) */
+                f->moved_exe_known = tr_proc_exe_id(f->root_pid, &f->moved_exe) == 0;
+        }
         return cg;
 }
 

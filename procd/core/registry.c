@@ -43,6 +43,19 @@ void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, voi
         r->watcher_exit_data = userdata;
 }
 
+bool pd_registry_moved_in(pd_registry *r, pd_family *f)
+{
+        if (!(f->flags & PD_FAMILY_MOVED_IN))
+                return false;
+        tr_exe_id now;
+        if (!f->moved_exe_known || tr_proc_exe_id(f->root_pid, &now) < 0 || tr_exe_id_equal(now, f->moved_exe) ||
+            !tr_pid_alive_as(f->root_pid, f->root_start_ticks))
+                return true; /* no exec seen (or the root is gone, or its pid reused): kept */
+        f->moved_exe_known = false;
+        pd_registry_set_flag(r, f, PD_FAMILY_MOVED_IN, false);
+        return false;
+}
+
 void pd_registry_set_flag(pd_registry *r, pd_family *f, unsigned flag, bool on)
 {
         unsigned v = on ? f->flags | flag : f->flags & ~flag;

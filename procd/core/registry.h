@@ -108,6 +108,9 @@ struct pd_family {
 
         /* kept across restarts (procd/core/state.h) */
         unsigned flags;            /* PD_FAMILY_* */
+        tr_exe_id moved_exe;       /* PD_FAMILY_MOVED_IN at REGISTER: the file the root ran
+                                      when procd moved it (moved_exe_known) */
+        bool moved_exe_known;
 };
 
 enum {
@@ -212,6 +215,9 @@ typedef enum pd_family_change {
 } pd_family_change;
 typedef void (*pd_registry_family_fn)(void *userdata, pd_family *f, pd_family_change what);
 void pd_registry_set_family_hook(pd_registry *r, pd_registry_family_fn fn, void *userdata);
+/* PD_FAMILY_MOVED_IN of a family whose root procd moved at REGISTER goes once the root has
+ * exec'd (family-usage.h); true while it stays. */
+bool pd_registry_moved_in(pd_registry *r, pd_family *f);
 /* Set or clear PD_FAMILY_* flags (they survive a restart); a change calls the changed hook. */
 void pd_registry_set_flag(pd_registry *r, pd_family *f, unsigned flag, bool on);
 

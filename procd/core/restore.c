@@ -43,6 +43,9 @@ static void family_view(pd_registry *r, const pd_family *f, GArray *members, pd_
                 .suspending = f->flags & PD_FAMILY_SUSPENDING,
                 .killed = f->flags & PD_FAMILY_KILLED,
                 .moved_in = f->flags & PD_FAMILY_MOVED_IN,
+                .moved_exe_known = f->moved_exe_known,
+                .moved_exe_dev = f->moved_exe.dev,
+                .moved_exe_ino = f->moved_exe.ino,
                 /* the registry's own array, borrowed: the same layout */
                 .kept = (pd_state_member *) (void *) f->kept->data,
                 .n_kept = f->kept->len,

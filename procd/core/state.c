@@ -171,6 +171,10 @@ void pd_state_format_family(const pd_state_family *f, GString *out)
                 w = W_U64(w, "killed", 1);
         if (f->moved_in)
                 w = W_U64(w, "moved_in", 1);
+        if (f->moved_in && f->moved_exe_known) {
+                w = W_U64(w, "moved_exe_dev", f->moved_exe_dev);
+                w = W_U64(w, "moved_exe_ino", f->moved_exe_ino);
+        }
         if (f->n_members)
                 w = w_idents(W_KEY(w, "members"), f->members, f->n_members);
         if (f->n_kept)
@@ -255,7 +259,8 @@ static int parse_field(unsigned version, const char *key, const char *raw, pd_st
         static const char *const numeric_keys[] = { "root", "start", "parent", "uid", "watcher", "watcher_start",
                                                     "interval", "login_uid", "gid", "gid_allocated",
                                                     "cgroup_origin", "kill_on_watcher_exit", "frozen", "killing",
-                                                    "suspending", "killed", "moved_in" };
+                                                    "suspending", "killed", "moved_in", "moved_exe_dev",
+                                                    "moved_exe_ino" };
         static const char *const string_keys[] = { "cgroup", "env", "login", "no_cgroup", "members", "kept" };
         bool numeric = false, known = false;
         for (size_t i = 0; i < G_N_ELEMENTS(numeric_keys) && !known; i++)
@@ -323,6 +328,12 @@ static int parse_field(unsigned version, const char *key, const char *raw, pd_st
                 f->killed = v != 0;
         } else if (strcmp(key, "moved_in") == 0) {
                 f->moved_in = v != 0;
+        } else if (strcmp(key, "moved_exe_dev") == 0) {
+                f->moved_exe_dev = v;
+                *seen |= 4;
+        } else if (strcmp(key, "moved_exe_ino") == 0) {
+                f->moved_exe_ino = v;
+                *seen |= 8;
         } else if (strcmp(key, "members") == 0) {
                 return parse_idents(raw, &f->members, &f->n_members);
         } else if (strcmp(key, "kept") == 0) {
@@ -359,7 +370,8 @@ static int parse_family(unsigned version, char *line, pd_state_family *f)
                 if (r < 0)
                         return r;
         }
-        if (seen != 3 || f->interval_sec == 0 || (f->watcher_pid > 0 && f->watcher_start_ticks == 0))
+        f->moved_exe_known = (seen & 12) == 12; /* both halves, or neither counts */
+        if ((seen & 3) != 3 || f->interval_sec == 0 || (f->watcher_pid > 0 && f->watcher_start_ticks == 0))
                 return -EINVAL;
         /* a cgroup path, or (origin 3) the placed cgroups as /proc/PID/cgroup lines */
         if (f->cgroup && (f->cgroup_origin == 3 ? !strstr(f->cgroup, ":/") : f->cgroup[0] != '/'))

@@ -71,6 +71,8 @@ typedef struct pd_state_family {
         bool killed;                /* a KillFamily was asked (version 2) */
         bool moved_in;              /* procd moved processes into its cgroup after they had
                                        allocated elsewhere (rss and image from /proc) */
+        bool moved_exe_known;       /* moved_exe_dev/_ino: the file the root ran when moved */
+        uint64_t moved_exe_dev, moved_exe_ino;
         pd_state_member *members;
         size_t n_members;
         pd_state_member *kept;      /* the root's children at registration (version 2) */

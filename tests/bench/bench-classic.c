@@ -81,6 +81,35 @@ static void kill_all(pid_t *pids, int n)
                 }
 }
 
+/* Whether pid runs /bin/sleep now (its comm). */
+static bool root_execd(pid_t pid)
+{
+        char path[64], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/%d/comm", (int) pid);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return true; /* gone: nothing to wait for */
+        bool sleeping = fgets(comm, sizeof comm, f) && strncmp(comm, "sleep", 5) == 0;
+        fclose(f);
+        return sleeping;
+}
+
+/* A family root as HTCondor's starter makes one: a child registered before it execs the
+ * job.  It waits for a byte on the gate pipe (sent once every family is registered), then
+ * execs sleep; its pre-exec image is what procd moved into the family cgroup. */
+static int gated_root(void *arg)
+{
+        const int *gate = arg;
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* kept across the exec */
+        close(gate[1]);
+        char c;
+        if (read(gate[0], &c, 1) != 1)
+                return 99;
+        close(gate[0]);
+        execl("/bin/sleep", "sleep", "1000000", (char *) NULL);
+        return 98;
+}
+
 /* The tmpfs --state-tmpfs mounted ("" when none): unmounted and removed. */
 static void drop_state_tmpfs(const char *dir)
 {
@@ -167,9 +196,16 @@ int main(int argc, char **argv)
         for (; n_bg < background; n_bg++)
                 if ((bg[n_bg] = ts_sleeper()) < 0)
                         break;
+        int gate[2] = { -1, -1 };
+        if (pipe2(gate, O_CLOEXEC) < 0) {
+                perror("bench-classic: pipe");
+                drop_state_tmpfs(state_dir);
+                return 1;
+        }
         for (; n_roots < families; n_roots++)
-                if ((roots[n_roots] = ts_sleeper()) < 0)
+                if ((roots[n_roots] = ts_fork(gated_root, gate)) < 0)
                         break;
+        close(gate[0]);
         pid_t *roots_copy = calloc((size_t) families, sizeof *roots_copy); /* kill_all clears roots */
         if (roots_copy)
                 memcpy(roots_copy, roots, (size_t) n_roots * sizeof *roots);
@@ -217,6 +253,14 @@ int main(int argc, char **argv)
                 b = mark(d.pid);
                 report("RegisterSubfamily", "dbus", n_roots - half, a, b);
         }
+
+        /* the roots exec their job, as after HTCondor's REGISTER; then wait until they did */
+        for (int i = 0; i < n_roots; i++)
+                if (write(gate[1], "g", 1) != 1)
+                        failed++;
+        for (int i = 0; i < n_roots; i++)
+                for (int tries = 0; tries < 2000 && !root_execd(roots[i]); tries++)
+                        usleep(1000);
 
         /* GET_USAGE of one family */
         cc_usage cu;
@@ -277,6 +321,7 @@ stop:
         cc_close(&cc);
         cc_daemon_stop(&d);
 out:
+        close(gate[1]); /* roots still at the gate end */
         kill_all(roots, n_roots);
         kill_all(bg, n_bg);
         unlink(sock);

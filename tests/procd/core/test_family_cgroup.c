@@ -746,10 +746,13 @@ static void test_register_cost(void)
 /* A process that allocated and touched 64 MiB before it was registered: REGISTER moves it
  * into the family's cgroup, but its charge stays behind (v2 never moves it, v1 only with
  * move_charge_at_immigrate): rss and image come from its own /proc figures, and usage says
- * so (issue 19). */
+ * so (issue 19).  Once it execs (as HTCondor's job does after its REGISTER), its old pages
+ * are gone and the cgroup's counters are the family's again: usage comes from the cgroup
+ * (issue 20). */
 static int precharged_main(void *arg)
 {
-        int fd = *(int *) arg;
+        const int *fds = arg; /* [0]: "go" read end (exec), [1]: "ready" write end */
+        int fd = fds[1];
         size_t n = 64u << 20;
         char *p = malloc(n);
         if (!p)
@@ -758,17 +761,37 @@ static int precharged_main(void *arg)
                 p[i] = 1;
         if (write(fd, "r", 1) != 1)
                 return 3;
-        for (;;)
-                pause();
+        char c;
+        if (read(fds[0], &c, 1) != 1)
+                return 4;
+        execl("/bin/sleep", "sleep", "1000", (char *) NULL);
+        return 5;
+}
+
+/* /proc/PID/comm with its newline, "" when gone. */
+static void read_comm(pid_t pid, char *buf, size_t size)
+{
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/comm", (int) pid);
+        buf[0] = '\0';
+        FILE *f = fopen(path, "re");
+        if (f) {
+                if (!fgets(buf, (int) size, f))
+                        buf[0] = '\0';
+                fclose(f);
+        }
 }
 
 static void test_precharged_usage(void)
 {
         NEED("family cgroups");
-        int ready[2];
+        int ready[2], go[2];
         CU_ASSERT_EQUAL_FATAL(pipe2(ready, O_CLOEXEC), 0);
-        pid_t p = ts_fork(precharged_main, &ready[1]);
+        CU_ASSERT_EQUAL_FATAL(pipe2(go, O_CLOEXEC), 0);
+        int child_fds[2] = { go[0], ready[1] };
+        pid_t p = ts_fork(precharged_main, child_fds);
         close(ready[1]);
+        close(go[0]);
         CU_ASSERT_FATAL(p > 1);
         char c;
         CU_ASSERT_EQUAL_FATAL(read(ready[0], &c, 1), 1);
@@ -788,6 +811,21 @@ static void test_precharged_usage(void)
         CU_ASSERT(u.image_size_bytes.available && u.image_size_bytes.value >= u.rss_bytes.value);
         CU_ASSERT(u.sources & PROCD_SRC_PROC);
         CU_ASSERT(u.fallback && strstr(u.fallback_reason, "rss and image from /proc"));
+        /* the root execs: its pre-move pages go with its old image */
+        CU_ASSERT_EQUAL(write(go[1], "e", 1), 1);
+        close(go[1]);
+        char comm[32] = "";
+        for (int i = 0; i < 500 && strncmp(comm, "sleep", 5) != 0; i++) {
+                ts_msleep(10);
+                read_comm(p, comm, sizeof comm);
+        }
+        CU_ASSERT_STRING_EQUAL(comm, "sleep\n");
+        EXPECT(procd_get_usage(C, p, &u, &e_), PROCD_OK);
+        printf("  after exec: rss %llu kB; source %s; fallback %s\n", (unsigned long long) u.rss_bytes.value / 1024,
+               procd_usage_source_name(&u, src, sizeof src), u.fallback ? u.fallback_reason : "none");
+        CU_ASSERT(u.rss_bytes.available && u.rss_bytes.value < (64u << 20));
+        CU_ASSERT_FALSE(u.sources & PROCD_SRC_PROC);
+        CU_ASSERT_FALSE(u.fallback);
         EXPECT(procd_unregister_family(C, p, &e_), PROCD_OK);
         ts_kill_reap(p);
 }
