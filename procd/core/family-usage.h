@@ -24,6 +24,11 @@
  * everything before, so for such a family rss_bytes is the sum of its members' own RSS and
  * image_size_bytes the sum of their virtual sizes (/proc/PID/stat, condor_procd's figures),
  * each field's source says proc, and fallback_reason says why.
+ * Until the root execs (issue 20): REGISTER's root is HTCondor's job child, registered
+ * before its exec; the exec drops the old image with every page charged elsewhere, so once
+ * the file /proc/ROOT/exe names differs from the one recorded at the move (the root still
+ * the same process), the flag goes and the cgroup answers alone (pd_registry_moved_in).
+ * TrackFamilyViaCgroup and AdoptProcess record no exe: their families keep the flag.
  */
 #pragma once
 
