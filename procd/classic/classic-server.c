@@ -36,14 +36,6 @@ struct pd_classic_server {
         bool read_full;           /* the last read filled rbuf: the pipe may hold the rest */
         GPtrArray *reqs;          /* creq *: requests in progress */
         pd_admission *adm;
-        /* the last reply FIFO found live while reading one chunk: start_request's owner
-         * check uses it instead of a second lstat (the fd opened is checked again) */
-        struct {
-                bool set;
-                int32_t pid;
-                uint32_t serial;
-                struct stat st;
-        } live;
         uint8_t rbuf[READ_CHUNK];
 };
 
@@ -54,6 +46,7 @@ typedef struct creq {
         int fd;
         uid_t owner;              /* of the reply FIFO */
         pd_slot *slot;
+        bool admitted;            /* owner, who and slot are set */
         pd_caller who;
         gint64 deadline_usec;     /* opening the reply FIFO, then each wait to write */
         guint timer, out_src;
@@ -95,13 +88,7 @@ static bool reply_fifo_exists(int32_t client_pid, uint32_t serial, void *data)
                 return false;
         g_autofree char *p = reply_path(s, client_pid, serial);
         struct stat st;
-        if (lstat(p, &st) < 0 || !S_ISFIFO(st.st_mode))
-                return false;
-        s->live.set = true;
-        s->live.pid = client_pid;
-        s->live.serial = serial;
-        s->live.st = st;
-        return true;
+        return lstat(p, &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
 /* ---- writing the reply ---- */
@@ -506,29 +493,71 @@ static void run(creq *q)
 
 static gboolean open_retry(gpointer data);
 
+/* The caller is the reply FIFO's owner: root and the principal may do what root may. */
+static void admit(creq *q, uid_t owner)
+{
+        pd_classic_server *s = q->s;
+        q->admitted = true;
+        q->owner = owner;
+        q->who.uid = owner == 0 || owner == s->o.principal ? 0 : owner;
+        q->who.pid = q->r.client_pid;
+        q->who.confined = true; /* condor_procd's authority, whoever asks (command.h) */
+        q->who.via = "classic";
+        q->who.fifo_uid = owner;
+        /* the principal counts as root here too: HTCondor's daemons are its clients */
+        q->slot = pd_admission_take(s->adm, true, q->who.uid, q); /* NULL: answered with an error */
+}
+
+/* The reply FIFO is opened without a look first (condor_procd's order: open, then the
+ * command): O_NOFOLLOW refuses a symlink, O_NONBLOCK an open that would wait, O_NOCTTY a
+ * terminal, and the fstat below anything but a FIFO (a regular file opened for writing
+ * without O_TRUNC is left as it was; only root can make device nodes).  A lstat before it
+ * cost one path walk per request (issue 20). */
 static void try_open(creq *q)
 {
-        int fd = open(q->path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        int fd = open(q->path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
         if (fd < 0 && errno == ENXIO && g_get_monotonic_time() < q->deadline_usec) {
-                /* the client has not opened its end (yet): never block the loop on it */
+                /* the client has not opened its end (yet): never block the loop on it.
+                 * Waiting holds an admission slot of the FIFO owner's, as serving does. */
+                struct stat st;
+                if (!q->admitted && lstat(q->path, &st) == 0 && S_ISFIFO(st.st_mode))
+                        admit(q, st.st_uid);
+                if (!q->slot) {
+                        g_message("classic: %s from pid %d: reply FIFO %s not opened and no admission slot: dropped",
+                                  pd_cl_command_name(q->r.command), (int) q->r.client_pid, q->path);
+                        creq_done(q);
+                        return;
+                }
                 q->timer = g_timeout_add(OPEN_RETRY_MS, open_retry, q);
                 return;
         }
         if (fd < 0) {
-                g_message("classic: %s from pid %d: reply FIFO %s: %s: dropped (client gone?)",
-                          pd_cl_command_name(q->r.command), (int) q->r.client_pid, q->path,
-                          errno == ENXIO ? "never opened" : strerror(errno));
+                if (errno == ENOENT)
+                        g_message("classic: %s from pid %d: no reply FIFO %s: dropped",
+                                  pd_cl_command_name(q->r.command), (int) q->r.client_pid, q->path);
+                else
+                        g_message("classic: %s from pid %d: reply FIFO %s: %s: dropped (client gone?)",
+                                  pd_cl_command_name(q->r.command), (int) q->r.client_pid, q->path,
+                                  errno == ENXIO ? "never opened" : strerror(errno));
                 creq_done(q);
                 return;
         }
         struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) || st.st_uid != q->owner) {
+        if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+                g_warning("classic: %s is not a FIFO: request of pid %d dropped", q->path, (int) q->r.client_pid);
+                close(fd);
+                creq_done(q);
+                return;
+        }
+        if (q->admitted && st.st_uid != q->owner) {
                 g_warning("classic: %s was replaced: request of pid %d dropped", q->path, (int) q->r.client_pid);
                 close(fd);
                 creq_done(q);
                 return;
         }
         q->fd = fd;
+        if (!q->admitted)
+                admit(q, st.st_uid);
         if (!q->slot) {
                 reply_error(q, pd_cl_error_from_status(q->r.command, PROCD_E_INTERNAL));
                 return;
@@ -553,26 +582,6 @@ static void start_request(pd_classic_server *s, const pd_cl_request *r)
         pd_cl_reply_init(&q->reply);
         q->path = reply_path(s, r->client_pid, r->serial);
         g_ptr_array_add(s->reqs, q);
-        struct stat st;
-        bool seen = s->live.set && s->live.pid == r->client_pid && s->live.serial == r->serial;
-        if (seen)
-                st = s->live.st;
-        s->live.set = false;
-        if ((!seen && lstat(q->path, &st) < 0) || !S_ISFIFO(st.st_mode)) {
-                g_message("classic: %s from pid %d: no reply FIFO %s: dropped", pd_cl_command_name(r->command),
-                          (int) r->client_pid, q->path);
-                creq_done(q);
-                return;
-        }
-        /* the FIFO's owner is the client: root and the principal may do what root may */
-        q->owner = st.st_uid;
-        q->who.uid = st.st_uid == 0 || st.st_uid == s->o.principal ? 0 : st.st_uid;
-        q->who.pid = r->client_pid;
-        q->who.confined = true; /* condor_procd's authority, whoever asks (command.h) */
-        q->who.via = "classic";
-        q->who.fifo_uid = st.st_uid;
-        /* the principal counts as root here too: HTCondor's daemons are its clients */
-        q->slot = pd_admission_take(s->adm, true, q->who.uid, q); /* NULL: answered with an error */
         q->deadline_usec = g_get_monotonic_time() + PD_ADMISSION_AUTH_TIMEOUT_SEC * G_USEC_PER_SEC;
         try_open(q);
 }
@@ -618,16 +627,12 @@ static void process_input(pd_classic_server *s)
                 pd_cl_decode_result res = pd_cl_decode(p, n, r);
                 if (res == PD_CL_INCOMPLETE)
                         break; /* wait for the rest, bounded */
-                bool live = reply_fifo_exists(r->client_pid, r->serial, s);
                 if (res == PD_CL_DECODED) {
-                        if (live)
-                                start_request(s, r);
-                        else
-                                g_message("classic: %s from pid %d: no reply FIFO: dropped", pd_cl_command_name(r->command),
-                                          (int) r->client_pid);
+                        start_request(s, r); /* a missing reply FIFO: dropped there */
                         off += r->size;
                         continue;
                 }
+                bool live = reply_fifo_exists(r->client_pid, r->serial, s);
                 /* an unknown command: its size is unknown, so the rest is skipped up to the
                  * next header of a live client */
                 g_message("classic: unknown command %d from pid %d", (int) r->command, (int) r->client_pid);
@@ -663,7 +668,6 @@ static gboolean on_input(gint fd, GIOCondition cond, gpointer data)
                         s->read_full = false; /* EAGAIN: drained (never EOF: procd holds a writer) */
                         break;
                 }
-                s->live.set = false; /* a FIFO seen live counts for this chunk only */
                 /* the last read drained the pipe: this one begins with a new write, and a
                  * request is one write, so the pending one will never get its rest */
                 if (s->in->len && !s->read_full)
