@@ -2,8 +2,10 @@
  * (run by hand as root; not a test).
  *
  *   bench-classic [--short] [--families N] [--background N] [--calls N] [--daemon PATH]
- *                 [--no-state] [--state-tmpfs]      (--short: 100 families, 1,000 background,
- *                                                     1,000 calls)
+ *                 [--no-state] [--state-tmpfs] [--fifo-usage-only]
+ *                                     (--short: 100 families, 1,000 background, 1,000 calls;
+ *                                      --fifo-usage-only: no D-Bus GetUsage loop, so that a
+ *                                      profiler attached to procd sees the classic path alone)
  *
  * Starts build/procd/procd (or --daemon, FIFO only: HTCondor's condor_procd, or
  * build/tests/bench/classic-floor, the protocol alone with no work behind it) with
@@ -122,7 +124,7 @@ static void drop_state_tmpfs(const char *dir)
 int main(int argc, char **argv)
 {
         int families = 1000, background = 5000, calls = 5000;
-        bool no_state = false, state_tmpfs = false;
+        bool no_state = false, state_tmpfs = false, fifo_usage_only = false;
         for (int i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "--families") && i + 1 < argc)
                         families = atoi(argv[++i]);
@@ -140,9 +142,11 @@ int main(int argc, char **argv)
                         no_state = true;
                 else if (!strcmp(argv[i], "--state-tmpfs"))
                         state_tmpfs = true;
+                else if (!strcmp(argv[i], "--fifo-usage-only")) /* to profile the classic path alone */
+                        fifo_usage_only = true;
                 else {
                         fprintf(stderr, "usage: bench-classic [--short] [--families N] [--background N] [--calls N] "
-                                        "[--daemon PATH] [--no-state] [--state-tmpfs]\n");
+                                        "[--daemon PATH] [--no-state] [--state-tmpfs] [--fifo-usage-only]\n");
                         return 2;
                 }
         }
@@ -269,7 +273,7 @@ int main(int argc, char **argv)
                 failed += cc_get_usage(&cc, roots[1], &cu) != 0;
         b = mark(d.pid);
         report("GET_USAGE", "fifo", calls, a, b);
-        if (dc) {
+        if (dc && !fifo_usage_only) {
                 procd_usage tu;
                 a = mark(d.pid);
                 for (int i = 0; i < calls; i++)
