@@ -265,6 +265,10 @@ static void reference_format(const pd_state *s, GString *out)
                         ref_put_u64(out, "killed", 1);
                 if (f->moved_in)
                         ref_put_u64(out, "moved_in", 1);
+                if (f->moved_in && f->moved_exe_known) {
+                        ref_put_u64(out, "moved_exe_dev", f->moved_exe_dev);
+                        ref_put_u64(out, "moved_exe_ino", f->moved_exe_ino);
+                }
                 ref_put_idents(out, "members", f->members, f->n_members);
                 ref_put_idents(out, "kept", f->kept, f->n_kept);
                 g_string_append_c(out, '\n');
@@ -285,7 +289,8 @@ static bool family_same(const pd_state_family *a, const pd_state_family *b)
                     a->login_uid == b->login_uid && a->by_gid == b->by_gid && a->gid == b->gid &&
                     a->gid_allocated == b->gid_allocated && a->kill_on_watcher_exit == b->kill_on_watcher_exit &&
                     a->frozen == b->frozen && a->killing == b->killing && a->suspending == b->suspending &&
-                    a->killed == b->killed && a->moved_in == b->moved_in && a->n_members == b->n_members && a->n_kept == b->n_kept;
+                    a->killed == b->killed && a->moved_in == b->moved_in && a->moved_exe_known == b->moved_exe_known &&
+                    a->moved_exe_dev == b->moved_exe_dev && a->moved_exe_ino == b->moved_exe_ino && a->n_members == b->n_members && a->n_kept == b->n_kept;
         for (size_t i = 0; same && i < a->n_members; i++)
                 same = a->members[i].pid == b->members[i].pid && a->members[i].start_ticks == b->members[i].start_ticks;
         for (size_t i = 0; same && i < a->n_kept; i++)
@@ -339,6 +344,9 @@ static void test_format_same_bytes(void)
         check_format("cgroup placed", FAM(.cgroup = "4:memory:/slurm/uid_0/job_10/step_0/task_0\n0::/a\n",
                                           .cgroup_origin = 3, .moved_in = false));
         check_format("moved in", FAM(.cgroup = "/procd/fam.4242", .cgroup_origin = 2, .moved_in = true));
+        check_format("moved in, the root's exe", FAM(.cgroup = "/procd/fam.4242", .cgroup_origin = 2, .moved_in = true,
+                                                     .moved_exe_known = true, .moved_exe_dev = 2049,
+                                                     .moved_exe_ino = UINT64_MAX));
         check_format("cgroup with tab", FAM(.cgroup = "/jobs/job\t42", .cgroup_origin = 2));
         check_format("cgroup escapes", FAM(.cgroup = "/a\"b\\c\nd\re\bf\fg\vh\001i\177j", .cgroup_origin = 1));
         check_format("cgroup utf-8", FAM(.cgroup = "/jobs/caf\xc3\xa9/\xe2\x82\xac"));
@@ -393,11 +401,39 @@ static void test_format_same_bytes(void)
 }
 #pragma GCC diagnostic pop
 
+/* One line per case: a family line's moved_exe keys and whether the root's exe counts as
+ * known (both halves needed: one alone would compare a made-up device or inode). */
+static void check_moved_exe(const char *keys, bool known, uint64_t dev, uint64_t ino)
+{
+        g_autofree char *text = g_strdup_printf("procd-state\t2\nfamily\troot=4242\tstart=1\tinterval=5\t"
+                                                "cgroup=/procd/fam.4242\tcgroup_origin=2\tmoved_in=1%s\nend\t1\n",
+                                                keys);
+        pd_state st;
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL_FATAL(pd_state_parse(text, strlen(text), &st, &err), 0);
+        CU_ASSERT_EQUAL(st.fams[0].moved_exe_known, known);
+        if (known) {
+                CU_ASSERT_EQUAL(st.fams[0].moved_exe_dev, dev);
+                CU_ASSERT_EQUAL(st.fams[0].moved_exe_ino, ino);
+        }
+        pd_state_clear(&st);
+}
+
+static void test_moved_exe(void)
+{
+        check_moved_exe("\tmoved_exe_dev=2049\tmoved_exe_ino=77", true, 2049, 77);
+        check_moved_exe("\tmoved_exe_ino=77\tmoved_exe_dev=2049", true, 2049, 77);
+        check_moved_exe("\tmoved_exe_ino=77", false, 0, 0);
+        check_moved_exe("\tmoved_exe_dev=2049", false, 0, 0);
+        check_moved_exe("", false, 0, 0);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
                 { "good file, round trip", test_good },
                 { "version-1 file read as before", test_v1 },
+                { "the moved root's exe: both halves or none", test_moved_exe },
                 { "untrusted files refused", test_untrusted },
                 { "every truncation refused", test_every_truncation },
                 { "atomic write, read, set aside", test_write_read_set_aside },
