@@ -1,11 +1,13 @@
 /* Unit tests of trackers/proc-read.c: the readers of one pid (start time, liveness, parent,
- * uid, thread group, own threads, children, age) on this process, its thread and children
+ * uid, thread group, own threads, children, age, the file it runs) on this process, its thread and children
  * it started, and on a pid that is gone.  The parsers are tested in test_procscan.c. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -134,6 +136,45 @@ static void test_gone(void)
         CU_ASSERT(!tr_pid_alive(0));
 }
 
+/* A child that execs /bin/sleep once it reads a byte from fd. */
+static int exec_on_byte(void *arg)
+{
+        int fd = *(int *) arg;
+        char c;
+        if (read(fd, &c, 1) != 1)
+                return 2;
+        execl("/bin/sleep", "sleep", "100", (char *) NULL);
+        return 3;
+}
+
+/* The file a process runs: this test's binary; a forked child runs it too until it execs
+ * /bin/sleep; a pid gone has none. */
+static void test_exe(void)
+{
+        struct stat self, sleep_bin;
+        CU_ASSERT_EQUAL_FATAL(stat("/proc/self/exe", &self), 0);
+        CU_ASSERT_EQUAL_FATAL(stat("/bin/sleep", &sleep_bin), 0);
+        tr_exe_id me, kid;
+        CU_ASSERT_EQUAL(tr_proc_exe_id(getpid(), &me), 0);
+        CU_ASSERT(me.dev == (uint64_t) self.st_dev && me.ino == (uint64_t) self.st_ino);
+        int go[2];
+        CU_ASSERT_EQUAL_FATAL(pipe2(go, O_CLOEXEC), 0);
+        pid_t p = ts_fork(exec_on_byte, &go[0]);
+        close(go[0]);
+        CU_ASSERT_FATAL(p > 1);
+        CU_ASSERT_EQUAL(tr_proc_exe_id(p, &kid), 0);
+        CU_ASSERT(tr_exe_id_equal(kid, me));
+        CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+        close(go[1]);
+        for (int i = 0; i < 500 && tr_proc_exe_id(p, &kid) == 0 && tr_exe_id_equal(kid, me); i++)
+                ts_msleep(10);
+        CU_ASSERT_EQUAL(tr_proc_exe_id(p, &kid), 0);
+        CU_ASSERT(kid.dev == (uint64_t) sleep_bin.st_dev && kid.ino == (uint64_t) sleep_bin.st_ino);
+        ts_kill_reap(p);
+        CU_ASSERT_EQUAL(tr_proc_exe_id(p, &kid), -ESRCH);
+        CU_ASSERT_EQUAL(tr_proc_exe_id(0, &kid), -EINVAL);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -141,6 +182,7 @@ int main(void)
                 { "a thread of this process", test_thread },
                 { "children with start times", test_children },
                 { "a pid that is gone", test_gone },
+                { "the file a process runs, before and after its exec", test_exe },
                 CU_TEST_INFO_NULL,
         };
         return ts_run_suite("proc-read", NULL, NULL, tests);
