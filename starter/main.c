@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dbus-dlopen.h"
 #include "jobcg.h"
 #include "procd/client.h"
 #include "guard.h"
@@ -279,6 +280,14 @@ int main(int argc, char **argv)
         /* see "orphans" above: before anything is forked */
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 fprintf(stderr, "procd-starter: warning: PR_SET_CHILD_SUBREAPER: %s\n", strerror(errno));
+
+        /* libdbus is opened here when procd may track the job (dbus-dlopen.c), before anything
+         * is made; a systemd scope opens it on its first call */
+        if (!o.no_procd && st_dbus_load(&err) < 0) {
+                r = failed(&o, "libdbus", &err, ST_EXIT_FAILURE, true);
+                st_options_free(&o);
+                return r;
+        }
 
         /* --require-procd: no job starts when procd does not answer (the registration after
          * the launch can still fail: the job is then killed at once) */
