@@ -136,7 +136,7 @@ static int starter_once(bench *b, const char *name, char **cmd, phases *ph, bool
         st_jobcg jc;
         st_guard guard = { .pid = -1, .pidfd = -1 };
         int rc = -1;
-        if (st_jobcg_create(&jc, &b->hs, &o, &err) < 0 || st_guard_start(&guard, &jc, &l.ns, &err) < 0) {
+        if (st_jobcg_create(&jc, &b->hs, &o, &err) < 0 || st_guard_start(&guard, &jc, &l.ns, -1, &err) < 0) {
                 fprintf(stderr, "cgroup/guard: %s\n", err.msg);
                 goto destroy;
         }
@@ -158,7 +158,7 @@ static int starter_once(bench *b, const char *name, char **cmd, phases *ph, bool
                 tr_procfam_spec spec = { .root_pid = pid, .root_start_ticks = ticks };
                 r = tr_family_new(&spec, NULL, &t.family, &err);
         } else {
-                r = st_track_open(&t, &o, &jc, pid, ticks, getuid(), &err);
+                r = st_track_open(&t, &o, &jc, pid, ticks, getuid(), NULL, &err);
         }
         /* tracked: the gate opens and the command runs (as main.c does) */
         if (r < 0 || st_launch_release(&l, pid, &pidfd, &err) < 0) {
