@@ -390,8 +390,10 @@ static void row(const char *what, uint64_t median, uint64_t plain, uint64_t targ
                 printf("| %s | failed | | %s | %s |\n", what, tgt, load);
                 return;
         }
-        printf("| %s | %llu us | %.1fx | %s | %s |\n", what, (unsigned long long) median,
-               plain ? (double) median / (double) plain : 0.0, tgt, load);
+        char ratio[16] = "";
+        if (plain)
+                snprintf(ratio, sizeof ratio, "%.1fx", (double) median / (double) plain);
+        printf("| %s | %llu us | %s | %s | %s |\n", what, (unsigned long long) median, ratio, tgt, load);
 }
 
 int main(int argc, char **argv)
@@ -512,7 +514,8 @@ int main(int argc, char **argv)
         row("  end (kill when populated + final usage)", bench_median(endv, RUNS), 0, 0, "");
         row("  cleanup (rmdir, guard stopped)", bench_median(cleanupv, RUNS), 0, 0, "");
         if (have_bin) {
-                row("plain fork+exec+wait of /bin/true (after the binaries)", m_plain_bin, m_plain_bin, 0, load_procd[0] ? load_procd : load_emb);
+                row("plain fork+exec+wait of /bin/true (after the binaries)", m_plain_bin, m_plain_bin, 0,
+                    load_procd[0] ? load_procd : load_emb);
                 row("procd-starter binary end to end, embedded (--no-procd)", m_emb, m_plain_bin, TARGET_EMBEDDED_USEC,
                     load_emb);
                 if (procd_up)
