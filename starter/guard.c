@@ -46,9 +46,11 @@ static void wait_for_starter(pid_t starter)
         close(pfd);
 }
 
-static __attribute__((noreturn)) void guard_run(pid_t starter, st_jobcg *jc, st_jobns *ns)
+static __attribute__((noreturn)) void guard_run(pid_t starter, st_jobcg *jc, st_jobns *ns, int drop_fd)
 {
         prctl(PR_SET_NAME, "procd-guard", 0, 0, 0);
+        if (drop_fd >= 0)
+                close(drop_fd);
         if (jc->ops)
                 jc->ops->drop_in_guard(jc);
         wait_for_starter(starter);
@@ -66,7 +68,7 @@ static __attribute__((noreturn)) void guard_run(pid_t starter, st_jobcg *jc, st_
         _exit(left ? 1 : 0);
 }
 
-int st_guard_start(st_guard *g, st_jobcg *jc, st_jobns *ns, tr_error *err)
+int st_guard_start(st_guard *g, st_jobcg *jc, st_jobns *ns, int drop_fd, tr_error *err)
 {
         g->pid = -1;
         g->pidfd = -1;
@@ -76,7 +78,7 @@ int st_guard_start(st_guard *g, st_jobcg *jc, st_jobns *ns, tr_error *err)
         if (pid < 0)
                 return tr_error_setx(err, errno, "fork (guard)");
         if (pid == 0)
-                guard_run(starter, jc, ns);
+                guard_run(starter, jc, ns, drop_fd);
         int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         if (pidfd < 0) {
                 int e = errno;

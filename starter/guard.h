@@ -27,8 +27,10 @@ typedef struct st_guard {
         int pidfd; /* -1: no guard */
 } st_guard;
 
-/* Start the guard for jc and ns (copied into the fork as they are now).  0 or -errno. */
-int st_guard_start(st_guard *g, st_jobcg *jc, st_jobns *ns, tr_error *err);
+/* Start the guard for jc and ns (copied into the fork as they are now); drop_fd (-1: none)
+ * is closed in the guard at once (the starter's procd connection, which must end with the
+ * starter).  0 or -errno. */
+int st_guard_start(st_guard *g, st_jobcg *jc, st_jobns *ns, int drop_fd, tr_error *err);
 /* Stop it (the starter ends normally, or gave up); idempotent, and harmless when the
  * starter's stray reaping already reaped a guard that died. */
 void st_guard_stop(st_guard *g);

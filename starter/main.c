@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dbus-dlopen.h"
 #include "jobcg.h"
 #include "procd/client.h"
 #include "guard.h"
@@ -280,10 +281,19 @@ int main(int argc, char **argv)
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 fprintf(stderr, "procd-starter: warning: PR_SET_CHILD_SUBREAPER: %s\n", strerror(errno));
 
+        /* libdbus is opened here when procd may track the job (dbus-dlopen.c), before anything
+         * is made; a systemd scope opens it on its first call */
+        if (!o.no_procd && st_dbus_load(&err) < 0) {
+                r = failed(&o, "libdbus", &err, ST_EXIT_FAILURE, true);
+                st_options_free(&o);
+                return r;
+        }
+
         /* --require-procd: no job starts when procd does not answer (the registration after
-         * the launch can still fail: the job is then killed at once) */
+         * the launch can still fail: the job is then killed at once).  The connection is the
+         * one the job is registered on (one connection and authentication per job). */
+        procd_client *pc = NULL;
         if (o.require_procd) {
-                procd_client *pc = NULL;
                 procd_error pe = { 0 };
                 if (procd_connect(o.socket_path, &pc, &pe) != PROCD_OK) {
                         tr_error_set(&err, ECONNREFUSED, "--require-procd: %s", pe.msg);
@@ -291,11 +301,11 @@ int main(int argc, char **argv)
                         st_options_free(&o);
                         return r;
                 }
-                procd_disconnect(pc);
         }
 
         tr_hierarchies hs;
         if (tr_hierarchies_discover(&hs, &err) < 0) {
+                procd_disconnect(pc);
                 r = failed(&o, "cgroup hierarchies", &err, ST_EXIT_FAILURE, true);
                 st_options_free(&o);
                 return r;
@@ -304,6 +314,7 @@ int main(int argc, char **argv)
         st_launch l;
         r = st_launch_prepare(&l, &o, &err);
         if (r < 0) {
+                procd_disconnect(pc);
                 r = failed(&o, "launch", &err, launch_exit_code(r), true);
                 st_launch_free(&l);
                 st_options_free(&o);
@@ -328,6 +339,7 @@ int main(int argc, char **argv)
         _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sfd < 0) {
                 tr_error_setx(&err, errno, "signalfd");
+                procd_disconnect(pc);
                 r = failed(&o, "signals", &err, ST_EXIT_FAILURE, true);
                 st_launch_free(&l);
                 st_options_free(&o);
@@ -356,7 +368,8 @@ int main(int argc, char **argv)
                 stage = "private tmp";
                 goto out;
         }
-        r = st_guard_start(&guard, &jc, &l.ns, &err);
+        /* the guard closes its copy of the procd connection at once */
+        r = st_guard_start(&guard, &jc, &l.ns, procd_client_fd(pc), &err);
         if (r < 0) {
                 stage = "guard";
                 goto out;
@@ -387,7 +400,8 @@ int main(int argc, char **argv)
         }
         uint64_t ticks = 0;
         tr_pid_start_ticks(pid, &ticks);
-        r = st_track_open(&t, &o, &jc, pid, ticks, l.set_ids ? l.uid : getuid(), &err);
+        r = st_track_open(&t, &o, &jc, pid, ticks, l.set_ids ? l.uid : getuid(), pc, &err);
+        pc = NULL; /* the tracker's now */
         if (r < 0) {
                 stage = "tracking";
                 st_launch_close_gate(&l); /* the child ends there, never execs */
@@ -454,9 +468,13 @@ int main(int argc, char **argv)
                 res.core_dumped = si.si_code == CLD_DUMPED;
         }
 
-        /* the root is gone: nothing of the family may outlive it.  First make sure procd
-         * still tracks it (a procd restarted without it does not) */
-        st_track_confirm(&t);
+        /* the root is gone: nothing of the family may outlive it.  A root killed by a signal:
+         * first ask procd whether it killed the family and still tracks it (a procd restarted
+         * without it does not).  A root that exited needs no such round trip: the end-of-job
+         * KillFamily answers FamilyNotFound from such a procd, which switches to the embedded
+         * tracker the same way */
+        if (si.si_code != CLD_EXITED)
+                st_track_confirm(&t);
         tr_error kerr = { 0 };
         if (ls.frozen)
                 t.ops->thaw(&t, &kerr);
@@ -519,6 +537,7 @@ int main(int argc, char **argv)
         return code;
 
 out:
+        procd_disconnect(pc); /* when the job never got to st_track_open */
         st_limits_record_free(&limits);
         st_track_close(&t);
         tr_dev_filter_free(dev_filter);

@@ -168,11 +168,11 @@ static const char *job_id(const st_options *o, const st_jobcg *jc, char *buf, si
         return buf;
 }
 
-static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner_uid)
+static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner_uid, procd_client *conn)
 {
-        procd_client *c = NULL;
+        procd_client *c = conn;
         procd_error perr = { 0 };
-        if (procd_connect(o->socket_path, &c, &perr) != PROCD_OK)
+        if (!c && procd_connect(o->socket_path, &c, &perr) != PROCD_OK)
                 return no_procd(t, -ECONNREFUSED, "no procd at %s (%s)",
                                 o->socket_path ? o->socket_path : PROCD_DEFAULT_SOCKET, perr.msg);
         /* the starter is the watcher: its exit, even by SIGKILL, kills the job and removes
@@ -205,7 +205,7 @@ static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner
 }
 
 int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, uid_t owner_uid,
-                  tr_error *err)
+                  procd_client *conn, tr_error *err)
 {
         memset(t, 0, sizeof *t);
         t->root = root;
@@ -213,15 +213,20 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
         tr_cgroup *cg = NULL;
         /* only where the job cgroup was made (jc->mask): no lookups that fail */
         int r = tr_cgroup_open_in(jc->hs, jc->job_path, jc->mask, TR_CG_MAY_ACT, &cg, err);
-        if (r < 0)
+        if (r < 0) {
+                procd_disconnect(conn);
                 return tr_error_prefix(err, "opening the job cgroup %s", jc->job_path);
+        }
         tr_procfam_spec spec = { .root_pid = root, .root_start_ticks = root_ticks, .max_age_usec = 0 };
         r = tr_family_new(&spec, cg, &t->family, err);
-        if (r < 0) /* the family owns cg even when it fails */
+        if (r < 0) { /* the family owns cg even when it fails */
+                procd_disconnect(conn);
                 return tr_error_prefix(err, "tracking the job family");
-        if (o->no_procd)
+        }
+        if (o->no_procd) {
+                procd_disconnect(conn);
                 snprintf(t->reason, sizeof t->reason, "--no-procd");
-        else if (try_procd(t, o, jc, owner_uid) < 0 && o->require_procd)
+        } else if (try_procd(t, o, jc, owner_uid, conn) < 0 && o->require_procd)
                 return tr_error_set(err, ECONNREFUSED, "--require-procd: %s", t->reason);
         return 0;
 }

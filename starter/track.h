@@ -13,6 +13,7 @@
 
 #include "jobcg.h"
 #include "options.h"
+#include "procd/client.h"
 #include "trackers/tracker.h"
 
 typedef struct st_track st_track;
@@ -40,9 +41,11 @@ struct st_track {
  * and the embedded path when no daemon answers, the reason in t->reason; with
  * o->require_procd that is an error instead).  With procd the family is also named as job
  * o->job_id (default: the job's --name, else its cgroup's) of owner_uid (SetFamilyJob), so
- * that ssh sessions of that user can be adopted into it (pam_procd_adopt). */
+ * that ssh sessions of that user can be adopted into it (pam_procd_adopt).  conn: a
+ * connection to procd opened already (--require-procd's check), taken over in any case;
+ * NULL: connect here. */
 int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, uid_t owner_uid,
-                  tr_error *err);
+                  procd_client *conn, tr_error *err);
 /* In procd mode: check that procd still knows the family (after a procd restart it may
  * not); if not, switch to the embedded tracker with t->reason set.  Sets t->procd_killed.
  * Call it before the starter's own end-of-job kill (itself a KillFamily). */

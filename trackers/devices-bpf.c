@@ -1,8 +1,10 @@
 /* devices-bpf.c - v2 device filter: a BPF_PROG_TYPE_CGROUP_DEVICE program generated from
- * the rules as an instruction array (no compiler at build time), loaded with libbpf's
- * bpf_prog_load, attached to the cgroup with BPF_F_ALLOW_MULTI (other programs on the
- * cgroup or its ancestors still run: every one must allow), replaced in place with
- * BPF_F_REPLACE, detached on remove.
+ * the rules as an instruction array (no compiler at build time), loaded with the bpf(2)
+ * system call (BPF_PROG_LOAD), attached to the cgroup with BPF_F_ALLOW_MULTI (other programs
+ * on the cgroup or its ancestors still run: every one must allow), replaced in place with
+ * BPF_F_REPLACE, detached on remove.  The system call directly, not libbpf: four commands
+ * are all it takes, and libbpf (with libelf and libz) cost every program linking the
+ * trackers ~0.2 ms of dynamic loading at each start, device rules or not.
  *
  * The program (ctx = struct bpf_cgroup_dev_ctx):
  *     r2 = access_type; r3 = r2 & 0xffff (type); r2 >>= 16 (access)
@@ -14,17 +16,19 @@
  */
 #include "devices.h"
 
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util.h"
 
-/* Debian's libbpf-dev ships no instruction macros. */
+/* The kernel's uapi header ships no instruction macros. */
 #define I_LDX_W(d_, s_, o_) \
         ((struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = (d_), .src_reg = (s_), .off = (o_) })
 #define I_ALU_IMM(op_, d_, i_) \
@@ -122,6 +126,40 @@ int tr_dev_bpf_build(const tr_dev_rules *rs, struct bpf_insn **out, size_t *np, 
         return 0;
 }
 
+/* bpf(2): the result, or -errno. */
+static int sys_bpf(enum bpf_cmd cmd, union bpf_attr *attr)
+{
+        long r = syscall(__NR_bpf, cmd, attr, sizeof *attr);
+        return r < 0 ? -errno : (int) r;
+}
+
+static uint64_t ptr_u64(const void *p)
+{
+        return (uint64_t) (uintptr_t) p;
+}
+
+/* BPF_PROG_LOAD of the device program; log (log_size bytes, level 1) only when given.  The
+ * verifier may answer EAGAIN under memory pressure: tried again a few times. */
+static int prog_load(const struct bpf_insn *insns, size_t n, char *log, uint32_t log_size)
+{
+        union bpf_attr a;
+        memset(&a, 0, sizeof a);
+        a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+        a.insns = ptr_u64(insns);
+        a.insn_cnt = (uint32_t) n;
+        a.license = ptr_u64("GPL");
+        snprintf(a.prog_name, sizeof a.prog_name, "procd_devices");
+        if (log) {
+                a.log_buf = ptr_u64(log);
+                a.log_size = log_size;
+                a.log_level = 1;
+        }
+        int fd = -EAGAIN;
+        for (int i = 0; i < 5 && fd == -EAGAIN; i++)
+                fd = sys_bpf(BPF_PROG_LOAD, &a);
+        return fd;
+}
+
 static int load(const tr_dev_rules *rs, tr_error *err)
 {
         _cleanup_free_ struct bpf_insn *insns = NULL;
@@ -129,14 +167,12 @@ static int load(const tr_dev_rules *rs, tr_error *err)
         int r = tr_dev_bpf_build(rs, &insns, &n, err);
         if (r < 0)
                 return r;
-        char log[4096] = "";
-        LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_buf = log, .log_size = sizeof log, .log_level = 0);
-        int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "procd_devices", "GPL", insns, n, &opts);
+        int fd = prog_load(insns, n, NULL, 0);
         if (fd < 0) {
                 int e = -fd;
-                /* retry with the verifier's log for the message */
-                opts.log_level = 1;
-                int fd2 = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "procd_devices", "GPL", insns, n, &opts);
+                /* again with the verifier's log for the message */
+                char log[4096] = "";
+                int fd2 = prog_load(insns, n, log, sizeof log);
                 if (fd2 >= 0)
                         close(fd2);
                 log[sizeof log - 1] = '\0';
@@ -159,19 +195,28 @@ static int bpf_apply(tr_dev_filter *f, tr_cgroup *cg, const tr_dev_rules *rs, tr
         _cleanup_close_ int fd = load(rs, err);
         if (fd < 0)
                 return fd;
-        LIBBPF_OPTS(bpf_prog_attach_opts, aopts, .flags = BPF_F_ALLOW_MULTI);
+        union bpf_attr a;
+        memset(&a, 0, sizeof a);
+        a.target_fd = (uint32_t) f->bpf_cg_fd;
+        a.attach_bpf_fd = (uint32_t) fd;
+        a.attach_type = BPF_CGROUP_DEVICE;
+        a.attach_flags = BPF_F_ALLOW_MULTI;
         if (f->bpf_prog_fd >= 0) {
-                aopts.flags |= BPF_F_REPLACE;
-                aopts.replace_prog_fd = f->bpf_prog_fd;
+                a.attach_flags |= BPF_F_REPLACE;
+                a.replace_bpf_fd = (uint32_t) f->bpf_prog_fd;
         }
-        int r = bpf_prog_attach_opts(fd, f->bpf_cg_fd, BPF_CGROUP_DEVICE, &aopts);
+        int r = sys_bpf(BPF_PROG_ATTACH, &a);
         if (r < 0)
                 return tr_error_set(err, -r, "attaching the device program to cgroup %s: %s",
                                     tr_cgroup_path(cg, tr_cgroup_hierarchies(cg)->v2), strerror(-r));
         struct bpf_prog_info info;
         uint32_t len = sizeof info;
         memset(&info, 0, sizeof info);
-        if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+        memset(&a, 0, sizeof a);
+        a.info.bpf_fd = (uint32_t) fd;
+        a.info.info_len = len;
+        a.info.info = ptr_u64(&info);
+        if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) == 0)
                 f->bpf_prog_id = info.id;
         if (f->bpf_prog_fd >= 0)
                 close(f->bpf_prog_fd);
@@ -182,8 +227,14 @@ static int bpf_apply(tr_dev_filter *f, tr_cgroup *cg, const tr_dev_rules *rs, tr
 static void bpf_remove(tr_dev_filter *f)
 {
         /* ENOENT-like failures are fine: a removed cgroup detached it already */
-        if (f->bpf_prog_fd >= 0 && f->bpf_cg_fd >= 0)
-                (void) bpf_prog_detach2(f->bpf_prog_fd, f->bpf_cg_fd, BPF_CGROUP_DEVICE);
+        if (f->bpf_prog_fd >= 0 && f->bpf_cg_fd >= 0) {
+                union bpf_attr a;
+                memset(&a, 0, sizeof a);
+                a.target_fd = (uint32_t) f->bpf_cg_fd;
+                a.attach_bpf_fd = (uint32_t) f->bpf_prog_fd;
+                a.attach_type = BPF_CGROUP_DEVICE;
+                (void) sys_bpf(BPF_PROG_DETACH, &a);
+        }
         if (f->bpf_prog_fd >= 0)
                 close(f->bpf_prog_fd);
         if (f->bpf_cg_fd >= 0)

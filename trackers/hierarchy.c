@@ -446,6 +446,13 @@ bool tr_cgroup_is_root(const tr_hierarchy *h, const char *cg_path)
         return strcmp(h->mount_root, "/") != 0 && tr_cgroup_path_under(h->mount_root, cg_path);
 }
 
+bool tr_cgroup_holds_self_in(const tr_hierarchies *hs, const tr_pid_cgroups *self, int i, const char *cg_path)
+{
+        if (i < 0 || i >= hs->n || tr_cgroup_is_root(&hs->h[i], cg_path) || !self)
+                return true;
+        return self->paths[i] && tr_cgroup_path_under(self->paths[i], cg_path);
+}
+
 bool tr_cgroup_holds_self(const tr_hierarchies *hs, int i, const char *cg_path)
 {
         if (i < 0 || i >= hs->n || tr_cgroup_is_root(&hs->h[i], cg_path))
@@ -453,7 +460,7 @@ bool tr_cgroup_holds_self(const tr_hierarchies *hs, int i, const char *cg_path)
         tr_pid_cgroups pc;
         if (tr_pid_cgroups_read(hs, 0, &pc, NULL) < 0)
                 return true;
-        bool held = pc.paths[i] && tr_cgroup_path_under(pc.paths[i], cg_path);
+        bool held = tr_cgroup_holds_self_in(hs, &pc, i, cg_path);
         tr_pid_cgroups_clear(&pc);
         return held;
 }

@@ -109,3 +109,6 @@ bool tr_cgroup_is_root(const tr_hierarchy *h, const char *cg_path);
  * ancestor of the calling process's cgroup there (so freezing/killing it would hit us).
  * Reads /proc/self/cgroup. */
 bool tr_cgroup_holds_self(const tr_hierarchies *hs, int i, const char *cg_path);
+/* The same against `self`, the caller's cgroups read once (tr_pid_cgroups_read(hs, 0, ...))
+ * for a check over every hierarchy; NULL (unreadable) holds everything. */
+bool tr_cgroup_holds_self_in(const tr_hierarchies *hs, const tr_pid_cgroups *self, int i, const char *cg_path);

@@ -112,15 +112,6 @@ static int gated_root(void *arg)
         return 98;
 }
 
-/* The tmpfs --state-tmpfs mounted ("" when none): unmounted and removed. */
-static void drop_state_tmpfs(const char *dir)
-{
-        if (!*dir)
-                return;
-        umount2(dir, MNT_DETACH);
-        rmdir(dir);
-}
-
 int main(int argc, char **argv)
 {
         int families = 1000, background = 5000, calls = 5000;
@@ -163,19 +154,15 @@ int main(int argc, char **argv)
         bool condor = cc_daemon_is_condor() || !strcmp(exe_base ? exe_base + 1 : cc_daemon_exe(), "classic-floor");
         char state_dir[64] = "", state_file[96] = "";
         if (state_tmpfs && !no_state) {
-                snprintf(state_dir, sizeof state_dir, "/tmp/procd-bench-state.%d", (int) getpid());
-                if (mkdir(state_dir, 0700) < 0 || mount("tmpfs", state_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") < 0) {
-                        fprintf(stderr, "bench-classic: tmpfs at %s: %s\n", state_dir, strerror(errno));
-                        rmdir(state_dir);
+                if (bench_tmpfs_mount("procd-bench", state_dir, sizeof state_dir) < 0)
                         return 1;
-                }
                 snprintf(state_file, sizeof state_file, "%s/procd.state", state_dir);
         }
         tr_hierarchies hs;
         tr_error err = { 0 };
         if (tr_hierarchies_discover(&hs, &err) < 0) {
                 fprintf(stderr, "bench-classic: %s\n", err.msg);
-                drop_state_tmpfs(state_dir);
+                bench_tmpfs_drop(state_dir);
                 return 1;
         }
         char base[64], svc[96], sock[160];
@@ -187,7 +174,7 @@ int main(int argc, char **argv)
          * pay what procd pays there */
         if (tr_cgroup_create(&hs, svc, &svc_cg, &err) < 0) {
                 fprintf(stderr, "bench-classic: cgroup %s: %s\n", svc, err.msg);
-                drop_state_tmpfs(state_dir);
+                bench_tmpfs_drop(state_dir);
                 return 1;
         }
         snprintf(sock, sizeof sock, "/tmp/procd-bench-classic.%d.sock", (int) getpid());
@@ -203,7 +190,7 @@ int main(int argc, char **argv)
         int gate[2] = { -1, -1 };
         if (pipe2(gate, O_CLOEXEC) < 0) {
                 perror("bench-classic: pipe");
-                drop_state_tmpfs(state_dir);
+                bench_tmpfs_drop(state_dir);
                 return 1;
         }
         for (; n_roots < families; n_roots++)
@@ -329,7 +316,7 @@ out:
         kill_all(roots, n_roots);
         kill_all(bg, n_bg);
         unlink(sock);
-        drop_state_tmpfs(state_dir);
+        bench_tmpfs_drop(state_dir);
         if (svc_cg) {
                 tr_cgroup *bcg = NULL;
                 if (tr_cgroup_open(&hs, base, TR_CG_MAY_ACT | TR_CG_OWNED, &bcg, NULL) >= 0) {

@@ -2,12 +2,15 @@
 #include "benchutil.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trackers/cgroup.h"
@@ -99,4 +102,25 @@ int bench_daemon_setup(const char *prog, tr_hierarchies *hs)
                 return 1;
         }
         return 0;
+}
+
+int bench_tmpfs_mount(const char *prog, char *dir, size_t size)
+{
+        snprintf(dir, size, "/tmp/%s-state.%d", prog, (int) getpid());
+        if (mkdir(dir, 0700) < 0 || mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m") < 0) {
+                int e = errno;
+                fprintf(stderr, "%s: tmpfs at %s: %s\n", prog, dir, strerror(e));
+                rmdir(dir);
+                dir[0] = '\0';
+                return -e;
+        }
+        return 0;
+}
+
+void bench_tmpfs_drop(const char *dir)
+{
+        if (!*dir)
+                return;
+        umount2(dir, MNT_DETACH);
+        rmdir(dir);
 }

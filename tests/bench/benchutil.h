@@ -24,3 +24,8 @@ void bench_enter_cgroup(void *cg);
  * orphans reaped by us (child subreaper), the hierarchies discovered (1 when not); 0. */
 struct tr_hierarchies;
 int bench_daemon_setup(const char *prog, struct tr_hierarchies *hs);
+/* A tmpfs mounted at /tmp/<prog>-state.<pid> for a daemon's state file (a packaged procd
+ * keeps it under /run, a tmpfs on Debian nodes, where fsync costs nothing): 0 with dir
+ * filled, or -errno (printed, nothing left behind).  _drop unmounts and removes it ("": nothing). */
+int bench_tmpfs_mount(const char *prog, char *dir, size_t size);
+void bench_tmpfs_drop(const char *dir);
