@@ -189,6 +189,7 @@ const char *pd_cl_error_name(int32_t error)
                 [PD_CL_NO_GROUP_ID_AVAILABLE] = "NO_GROUP_ID_AVAILABLE",
                 [PD_CL_NO_GLEXEC] = "NO_GLEXEC",
                 [PD_CL_NO_CGROUP_ID_AVAILABLE] = "NO_CGROUP_ID_AVAILABLE",
+                [PD_CL_UNEXPECTED] = "UNEXPECTED",
         };
         return error >= 0 && (size_t) error < sizeof names / sizeof names[0] && names[error] ? names[error] : "UNKNOWN";
 }

@@ -131,6 +131,10 @@ pd_cl_error pd_cl_error_from_status(int32_t command, procd_status s)
                 /* REGISTER: a root that does not exist or procd may not take is "not a
                  * tracked process" (7), as condor_procd answers it; elsewhere no family */
                 return command == PD_CL_REGISTER_SUBFAMILY ? PD_CL_PROCESS_NOT_FAMILY : fallback(command);
+        case PROCD_E_INTERNAL:
+                /* REGISTER: procd's own failure (out of file descriptors...) is not "not a
+                 * tracked process" (7): a number HTCondor's client logs as unexpected */
+                return command == PD_CL_REGISTER_SUBFAMILY ? PD_CL_UNEXPECTED : fallback(command);
         default:
                 return fallback(command);
         }

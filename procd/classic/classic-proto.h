@@ -49,6 +49,10 @@ typedef enum pd_cl_error {
         PD_CL_NO_GROUP_ID_AVAILABLE = 12,
         PD_CL_NO_GLEXEC = 13,
         PD_CL_NO_CGROUP_ID_AVAILABLE = 14,
+        /* not condor_procd's: one past its last number, which HTCondor's client logs as
+         * "Unexpected return code"; REGISTER's answer to a failure of procd's own (out of
+         * file descriptors...), which none of the numbers above names (procd's log says why) */
+        PD_CL_UNEXPECTED = 15,
 } pd_cl_error;
 
 /* GET_USAGE's ProcFamilyUsage (HAVE_PSS build): 112 bytes, align 8. */

@@ -47,6 +47,7 @@ enum cc_error {
         CC_BAD_LOGIN_INFO = 10,
         CC_NO_GROUP_ID_AVAILABLE = 12,
         CC_NO_CGROUP_ID_AVAILABLE = 14,
+        CC_UNEXPECTED = 15, /* procd's alone: REGISTER failed on procd's side (its log says why) */
 };
 
 #define CC_USAGE_BYTES 112

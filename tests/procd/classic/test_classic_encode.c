@@ -142,6 +142,8 @@ static void test_error_numbers(void)
                 { PD_CL_TRACK_FAMILY_VIA_CGROUP, PROCD_E_BAD_CGROUP, PD_CL_NO_CGROUP_ID_AVAILABLE },
                 { PD_CL_SIGNAL_PROCESS, PROCD_E_PROCESS_NOT_FOUND, PD_CL_FAMILY_NOT_FOUND },
                 { -1, PROCD_E_INTERNAL, PD_CL_FAMILY_NOT_FOUND },
+                { PD_CL_REGISTER_SUBFAMILY, PROCD_E_INTERNAL, PD_CL_UNEXPECTED },
+                { PD_CL_GET_USAGE, PROCD_E_INTERNAL, PD_CL_FAMILY_NOT_FOUND },
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
                 pd_cl_error e = pd_cl_error_from_status(cases[i].cmd, cases[i].s);
