@@ -12,8 +12,10 @@
  * (default 5), each job ending after 10-30 s (KILL_FAMILY, UNREGISTER_FAMILY) and replaced
  * at once, for S seconds (default 220; --short 40).  procd runs in a cgroup of its own
  * (every family gets a cgroup), condor_procd as condor_master starts it.  Prints each
- * daemon's CPU over the run (utime+stime and schedstat), the calls made and failed, and the
- * load average (warned above 2: then the CPU figures are not figures).  Everything it
+ * daemon's server CPU over the run (schedstat of every thread, utime+stime beside it) in
+ * seconds and per poll (the run's CPU over its polls: churn included), the calls made and
+ * failed, the load average beside each figure (warned above 2: then the CPU figures are not
+ * figures), and condor_procd's CPU over procd's.  Everything it
  * started is killed by pid and every cgroup it made is removed.
  */
 #include <errno.h>
@@ -78,7 +80,7 @@ static void end_job(cc_client *cc, job *j, int *failed)
 }
 
 /* One daemon under the load: 0, or 1 when it could not run. */
-static int run_one(const opts *o, const char *exe, bool condor, const tr_hierarchies *hs)
+static int run_one(const opts *o, const char *exe, bool condor, const tr_hierarchies *hs, double *cpu_sec)
 {
         setenv("PROCD_CLASSIC_DAEMON", exe, 1);
         char base[64], svc[96];
@@ -108,6 +110,7 @@ static int run_one(const opts *o, const char *exe, bool condor, const tr_hierarc
                 goto stop;
         }
         unsigned seed = 42;
+        double load0 = bench_loadavg();
         uint64_t t0 = tr_now_usec(), ticks0, ns0;
         bench_proc_cpu(d.pid, &ticks0, &ns0);
         for (int i = 0; i < o->jobs; i++) {
@@ -134,14 +137,18 @@ static int run_one(const opts *o, const char *exe, bool condor, const tr_hierarc
         }
         uint64_t ticks1, ns1;
         bench_proc_cpu(d.pid, &ticks1, &ns1);
-        double secs = (double) (tr_now_usec() - t0) / 1e6;
+        double secs = (double) (tr_now_usec() - t0) / 1e6, cpu = (double) (ns1 - ns0) / 1e9;
         char load[96];
-        printf("%-14s %5.0f s, %d jobs (%d ended and replaced), %d polls, %d calls (%d failed), %d background: "
-               "daemon CPU %.3f s (schedstat), %.2f s (utime+stime)  %s\n",
-               condor ? "condor_procd" : "procd", secs, o->jobs, ended, polls, calls, failed, o->background,
-               (double) (ns1 - ns0) / 1e9, (double) (ticks1 - ticks0) / (double) sysconf(_SC_CLK_TCK),
-               bench_load_note(load, sizeof load));
+        const char *name = condor ? "condor_procd" : "procd";
+        printf("%s: %.0f s, %d jobs (%d ended and replaced), %d polls of every job, %d calls (%d failed), %d "
+               "background processes (load %.2f at the start)\n",
+               name, secs, o->jobs, ended, polls, calls, failed, o->background, load0);
+        printf("  %-12s server CPU %8.3f s (schedstat; utime+stime %.2f s)  %s\n", name, cpu,
+               (double) (ticks1 - ticks0) / (double) sysconf(_SC_CLK_TCK), bench_load_note(load, sizeof load));
+        printf("  %-12s server CPU %8.2f ms per poll (the run's CPU over its %d polls of %d jobs, churn included)  %s\n",
+               name, polls ? cpu * 1e3 / polls : 0.0, polls, o->jobs, bench_load_note(load, sizeof load));
         fflush(stdout);
+        *cpu_sec = cpu;
         for (int i = 0; i < o->jobs; i++)
                 if (jobs[i].root > 0)
                         end_job(&cc, &jobs[i], &failed);
@@ -198,10 +205,20 @@ int main(int argc, char **argv)
         int setup = bench_daemon_setup("bench-node", &hs);
         if (setup)
                 return setup;
-        int rc = run_one(&o, cc_daemon_exe(), false, &hs);
-        if (o.condor && *o.condor)
-                rc |= run_one(&o, o.condor, true, &hs);
-        else
-                printf("condor_procd   not run (give --condor-procd PATH or CONDOR_PROCD)\n");
+        printf("bench-node: %d jobs polled every %d s, each replaced after 10-30 s, %d background processes, %d s "
+               "per daemon\n",
+               o.jobs, o.poll_sec, o.background, o.seconds);
+        fflush(stdout);
+        double procd_cpu = 0, condor_cpu = 0;
+        int rc = run_one(&o, cc_daemon_exe(), false, &hs, &procd_cpu);
+        if (o.condor && *o.condor) {
+                rc |= run_one(&o, o.condor, true, &hs, &condor_cpu);
+                char load[96];
+                if (!rc && procd_cpu > 0)
+                        printf("condor_procd / procd server CPU: %.1f  %s\n", condor_cpu / procd_cpu,
+                               bench_load_note(load, sizeof load));
+        } else {
+                printf("condor_procd: not run (give --condor-procd PATH or CONDOR_PROCD)\n");
+        }
         return rc;
 }

@@ -1,0 +1,73 @@
+#!/bin/bash
+# run-bench.sh BENCH_DIR - every benchmark program in turn, as `make bench` runs them, each
+# under a header with the time and the load average; goes on past a program that fails and
+# exits 1 at the end if any did (the list is printed).  Root.  Not a test: the figures are
+# copied into NOTES by hand, from a run on a quiet machine (each program prints the load
+# average beside its figures and warns above 2).
+#
+# Issue 20's programs first, then the others:
+#   bench-classic  GET_USAGE / REGISTER / KILL server CPU at 10, 100 and 1,000 families with
+#                  5,000 background processes: classic-floor (the protocol alone), procd
+#                  (state file on a tmpfs) and, when CONDOR_PROCD names one, condor_procd,
+#                  one after the other for each family count (ratios from the same minute)
+#   bench-fds      fds and RSS per family, 10,000 families under a 20,000-fd limit, and the
+#                  answer at the limit
+#   bench-starter  procd-starter /bin/true, embedded and with procd, against fork+exec
+#   bench-node     the HTCondor-shaped node (20 jobs polled every 5 s, churn, 5,000
+#                  background processes, 220 s per daemon): procd and condor_procd's CPU
+#   bench-trackers, bench-usage-files, bench-procd --short, bench-restart (200 families),
+#   bench-boundary
+# About 20 minutes on a quiet 2-core machine with CONDOR_PROCD (condor_procd's 1,000
+# REGISTERs, ~0.15 s each with 6,000 processes, and bench-node's 2 x 220 s are most of it).
+#
+# Environment: CONDOR_PROCD=<path of HTCondor's condor_procd> adds it to bench-classic and
+# bench-node.  BENCH_QUICK=1: the short modes (10 and 100 families, 1,000 background
+# processes, bench-fds at 1,000 families, bench-node 40 s): a check that every program runs,
+# in a few minutes; its times are not the issue's figures.
+set -u
+B=${1:?usage: run-bench.sh BENCH_DIR}
+CONDOR=${CONDOR_PROCD:-}
+QUICK=${BENCH_QUICK:-}
+FAILED=()
+T0=$(date +%s)
+
+run() { # title command...
+        local title=$1
+        shift
+        printf '\n==== %s\n==== %s  (%s UTC, load %s)\n' "$title" "$*" "$(date -u +%H:%M:%S)" \
+                "$(cut -d' ' -f1-3 /proc/loadavg)"
+        "$@" || {
+                local rc=$?
+                echo "==== FAILED (exit $rc): $title"
+                FAILED+=("$title (exit $rc)")
+        }
+}
+
+if [ -n "$QUICK" ]; then
+        FAMILIES="10 100" CLASSIC=(--background 1000 --calls 500) FDS=(--short) NODE=(--short)
+else
+        FAMILIES="10 100 1000" CLASSIC=(--calls 2000) FDS=() NODE=()
+fi
+[ -n "$CONDOR" ] || echo "run-bench: CONDOR_PROCD not set: condor_procd is left out of bench-classic and bench-node"
+
+for n in $FAMILIES; do
+        run "bench-classic, $n families: classic-floor" "$B/bench-classic" --families "$n" "${CLASSIC[@]}" \
+                --daemon "$B/classic-floor"
+        run "bench-classic, $n families: procd" "$B/bench-classic" --families "$n" "${CLASSIC[@]}" --state-tmpfs
+        [ -z "$CONDOR" ] || run "bench-classic, $n families: condor_procd" "$B/bench-classic" --families "$n" \
+                "${CLASSIC[@]}" --daemon "$CONDOR"
+done
+run "bench-fds: fds and RSS per family, the fd limit" "$B/bench-fds" "${FDS[@]}"
+run "bench-starter: procd-starter /bin/true" "$B/bench-starter"
+run "bench-node: a whole HTCondor-shaped node" env CONDOR_PROCD="$CONDOR" "$B/bench-node" "${NODE[@]}"
+run "bench-trackers: usage query and kill-to-empty, cgroup vs /proc" "$B/bench-trackers"
+run "bench-usage-files: each counter file's read" "$B/bench-usage-files" --reads 2000
+run "bench-procd: GetUsage latency, RSS, idle CPU" "$B/bench-procd" --short
+run "bench-restart: restore of 200 families" "$B/bench-restart" --families 200
+run "bench-boundary: what the job-boundary options add" "$B/bench-boundary"
+
+printf '\n==== run-bench: %d s in all, load %s\n' "$(($(date +%s) - T0))" "$(cut -d' ' -f1-3 /proc/loadavg)"
+if [ ${#FAILED[@]} -gt 0 ]; then
+        printf '==== failed: %s\n' "${FAILED[@]}"
+        exit 1
+fi
