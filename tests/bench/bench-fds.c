@@ -187,11 +187,12 @@ int main(int argc, char **argv)
                 goto out;
         }
         if (setrlimit(RLIMIT_NOFILE, &two) < 0) {
-                fprintf(stderr, "bench-fds: fd limit %d: %s\n", limit, strerror(errno));
+                fprintf(stderr, "bench-fds: fd limit %d: %s (raising a hard limit needs CAP_SYS_RESOURCE)\n", limit,
+                        strerror(errno));
                 goto out;
         }
         int started = cc_daemon_start_with(&d, args, bench_enter_cgroup, svc_cg);
-        (void) setrlimit(RLIMIT_NOFILE, &rl); /* ours back (root may raise it again) */
+        (void) setrlimit(RLIMIT_NOFILE, &rl); /* ours back, where CAP_SYS_RESOURCE allows */
         if (started < 0) {
                 fprintf(stderr, "bench-fds: the daemon did not start: %s\n", d.errtext);
                 goto out;

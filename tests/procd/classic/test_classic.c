@@ -8,6 +8,7 @@
  * than condor_procd then say so and skip).  Exit 77 when the daemon has no classic
  * transport. */
 #include <CUnit/CUnit.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -642,6 +644,60 @@ static void test_open_address_folder(void)
         }
 }
 
+static int open_fds(pid_t pid)
+{
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/fd", (int) pid);
+        DIR *d = opendir(path);
+        if (!d)
+                return -1;
+        int n = 0;
+        for (struct dirent *e; (e = readdir(d));)
+                n += e->d_name[0] != '.';
+        closedir(d);
+        return n;
+}
+
+/* At procd's fd limit REGISTER fails with UNEXPECTED (15: HTCondor's client logs
+ * "Unexpected return code"), never a number that blames the process or the watcher, and
+ * the log names the errno; with room again, REGISTER succeeds. */
+static void test_fd_limit(void)
+{
+        if (cc_daemon_is_condor()) {
+                ts_skip("REGISTER at the fd limit", "the UNEXPECTED answer is procd's own");
+                return;
+        }
+        static const char *const args[] = { "-S", "60", "-L", "@LOG", "--no-family-cgroups", NULL };
+        enum { TRIES = 32 };
+        cc_daemon d2;
+        CU_ASSERT_FATAL(cc_daemon_start_with(&d2, args, NULL, NULL) == 0);
+        cc_client c2;
+        CU_ASSERT_FATAL(cc_open(&c2, d2.addr, 0, 0) == 0);
+        CHECK_ERR(cc_snapshot(&c2), CC_SUCCESS); /* its fds at rest are open now */
+        int held = open_fds(d2.pid);
+        CU_ASSERT_FATAL(held > 0);
+        /* the soft limit only: raising a hard limit again may need CAP_SYS_RESOURCE */
+        struct rlimit saved;
+        CU_ASSERT_FATAL(prlimit(d2.pid, RLIMIT_NOFILE, NULL, &saved) == 0);
+        struct rlimit low = { (rlim_t) held + 4, saved.rlim_max };
+        CU_ASSERT_FATAL(prlimit(d2.pid, RLIMIT_NOFILE, &low, NULL) == 0);
+        pid_t s[TRIES + 1];
+        int n = 0, status = CC_SUCCESS;
+        for (; n < TRIES && status == CC_SUCCESS; n++) {
+                s[n] = ts_sleeper();
+                status = cc_register(&c2, s[n], getpid(), -1);
+        }
+        CHECK_ERR(status, CC_UNEXPECTED);
+        CU_ASSERT(log_has(&d2, "out of file descriptors (errno 24, EMFILE"));
+        CU_ASSERT(prlimit(d2.pid, RLIMIT_NOFILE, &saved, NULL) == 0);
+        s[n] = ts_sleeper();
+        CHECK_ERR(cc_register(&c2, s[n], getpid(), -1), CC_SUCCESS);
+        cc_close(&c2);
+        cc_daemon_stop(&d2);
+        for (int i = 0; i <= n; i++)
+                ts_kill_reap(s[i]);
+}
+
 /* Clients killed mid-request: after writing a partial request, and while their reply
  * (a DUMP larger than the pipe) is being written.  Everyone else is still served. */
 static void test_client_killed(void)
@@ -848,6 +904,7 @@ static CU_TestInfo tests[] = {
         { "malformed requests", test_malformed_requests },
         { "a header-shaped PidEnvID and a planted FIFO", test_header_shaped_marker },
         { "an address folder others may write: warned", test_open_address_folder },
+        { "REGISTER at procd's fd limit: UNEXPECTED, logged with its errno", test_fd_limit },
         { "clients killed mid-request", test_client_killed },
         { "one scenario through both transports", test_both_transports },
         { "QUIT", test_quit },
