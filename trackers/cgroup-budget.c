@@ -52,7 +52,7 @@ void tr_cg_budget_touch(tr_cg_budget *b, tr_cgroup *cg)
         if (!b || b->first == cg)
                 return;
         tr_cg_budget_unlink(cg); /* from wherever it was, this budget or another */
-        cg->budget = b;
+        cg->budget = cg->home = b;
         cg->awake_next = b->first;
         if (b->first)
                 b->first->awake_prev = cg;
@@ -62,6 +62,12 @@ void tr_cg_budget_touch(tr_cg_budget *b, tr_cgroup *cg)
         b->n++;
         while (b->n > b->max_awake)
                 tr_cgroup_rest(b->last); /* unlinks it */
+}
+
+void tr_cg_budget_woke(tr_cgroup *cg)
+{
+        if (cg->home && !cg->budget)
+                tr_cg_budget_touch(cg->home, cg);
 }
 
 size_t tr_cg_budget_awake(const tr_cg_budget *b) { return b ? b->n : 0; }

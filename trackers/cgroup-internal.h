@@ -72,8 +72,9 @@ struct tr_cgroup {
         /* at rest (tr_cgroup_rest): the inode each closed dirfd had, so that only the
          * same directory is opened again at its path */
         uint64_t rest_ino[TR_MAX_HIER];
-        /* the budget the handle is awake in (cgroup-budget.c), its neighbours there */
-        tr_cg_budget *budget;
+        /* the budget the handle is awake in (cgroup-budget.c), its neighbours there; home:
+         * the budget it was last touched in, which it wakes into again when opened at rest */
+        tr_cg_budget *budget, *home;
         tr_cgroup *awake_prev, *awake_next;
 };
 
@@ -92,6 +93,9 @@ static inline bool tr_cg_is_gone_errno(int e) { return e == ENOENT || e == ENODE
 
 /* Out of the budget's awake list (cgroup-budget.c), at rest or free. */
 void tr_cg_budget_unlink(tr_cgroup *cg);
+/* A slot of cg was opened: a handle touched once and resting now goes back to its home
+ * budget (first in it), so that no use keeps fds open outside the bound. */
+void tr_cg_budget_woke(tr_cgroup *cg);
 
 /* The O_PATH dirfd of hierarchy i, opened now when it was left for later; -1 when the
  * handle is not in hierarchy i (a lazy slot whose cgroup is gone there drops out), or when

@@ -113,6 +113,7 @@ static int open_again(tr_cgroup *cg, int i)
         }
         if (fd >= 0) {
                 cg->dirfd[i] = fd;
+                tr_cg_budget_woke(cg); /* back in the bound (it may rest another handle) */
         } else if (e == ENOENT || e == ENOTDIR) {
                 free(TR_TAKE_PTR(cg->path[i]));
                 cg->dirfd[i] = -1;

@@ -101,9 +101,11 @@ void tr_cgroup_free(tr_cgroup *cg);
 void tr_cgroup_rest(tr_cgroup *cg);
 
 /* A bound on the fds that handles keep open: the max_awake handles used last (touched)
- * keep theirs, the one used least recently beyond that goes to rest.  Not thread-safe.
- * Handles unlink themselves at rest and at free; free the budget after its handles, or
- * they keep a pointer to it. */
+ * keep theirs, the one used least recently beyond that goes to rest.  A handle once
+ * touched keeps its budget as its home: whatever use opens it again after rest (a freeze,
+ * a kill, a member listing, not only the touched paths) puts it back in that budget, so
+ * the bound holds for every request.  Not thread-safe.  Handles unlink themselves at rest
+ * and at free; free the budget after its handles, or they keep a pointer to it. */
 typedef struct tr_cg_budget tr_cg_budget;
 tr_cg_budget *tr_cg_budget_new(size_t max_awake);
 void tr_cg_budget_free(tr_cg_budget *b);

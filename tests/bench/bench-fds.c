@@ -4,18 +4,20 @@
  *   bench-fds [--families N] [--short]
  *
  * Starts build/procd/procd in a cgroup of its own under /procd-bench-fds.<pid> (so that
- * every family gets a cgroup), N families (default 10,000; --short 1,000) of one sleeper
- * each, registered through the classic FIFO with this program as their watcher, then
- * polls each twice (GET_USAGE), under an fd limit of 2 per family (prlimit; 20,000 for
- * 10,000 families, the issue's shape).  Reports the daemon's open fds (/proc/PID/fd, by
- * kind: pidfds, cgroup files, other) and VmRSS started, registered and polled, per family,
- * each beside its target (issue 20: at most 3 fds per family at rest, whatever was asked of
- * it; RSS at 10,000 polled families at most 40 MB).  Then lowers the daemon's fd limit
- * (prlimit) to what it holds plus a few and registers until REGISTER fails: the status must
- * be neither success nor BAD_WATCHER_PID, and procd's log must say "out of file
- * descriptors" with the errno (the line is printed).  Exit status 0 only when every target
- * is met.  Counts, not times: valid under load too (the load average is printed all the
- * same).  Everything it started is killed by pid and every cgroup it made is removed.
+ * every family gets a cgroup) under an fd limit of 2 per family (20,000 for 10,000
+ * families, the issue's shape; set before its start, so it sizes its awake set by it), N
+ * families (default 10,000; --short 1,000) of one sleeper each, registered through the
+ * classic FIFO with this program as their watcher; then polls each twice (GET_USAGE), and
+ * acts on each (SUSPEND_FAMILY, CONTINUE_FAMILY, SIGNAL_PROCESS) and DUMPs them all.
+ * Reports the daemon's open fds (/proc/PID/fd, by kind: pidfds, cgroup files, other) and
+ * VmRSS after each step, per family, each beside its target (issue 20: at most 3 fds per
+ * family at rest, whatever was asked of it; RSS at 10,000 polled families at most 40 MB).
+ * Then lowers the daemon's fd limit (prlimit) to what it holds plus a few and registers
+ * until REGISTER fails: the answer must be UNEXPECTED (15), not a number that blames the
+ * process or the watcher, and procd's log must say "out of file descriptors" with the
+ * errno (the lines are printed).  Exit status 0 only when every target is met.  Counts,
+ * not times: valid under load too (the load average is printed all the same).
+ * Everything it started is killed by pid and every cgroup it made is removed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -225,8 +227,25 @@ int main(int argc, char **argv)
         }
         double per_polled = mark("polled twice", d.pid, fds0, rss0, families);
         double rss_mb = rss_kb(d.pid) / 1024.0;
+        /* the other requests a starter makes of a family, then a DUMP of them all */
+        printf("acted on: SUSPEND_FAMILY, CONTINUE_FAMILY and SIGNAL_PROCESS of each family, one DUMP of all\n");
+        for (int i = 0; i < families; i++) {
+                int k = cc_simple(&cc, CC_SUSPEND_FAMILY, roots[i]);
+                k = k ? k : cc_simple(&cc, CC_CONTINUE_FAMILY, roots[i]);
+                k = k ? k : cc_signal(&cc, roots[i], SIGCONT);
+                if (k != 0 && !failed++)
+                        first_error = k;
+        }
+        cc_dump_family *dump = NULL;
+        size_t dumped = 0;
+        int k = cc_dump(&cc, 0, &dump, &dumped); /* every family's members */
+        if (k != 0 && !failed++)
+                first_error = k;
+        cc_dump_free(dump, dumped);
+        double per_acted = mark("acted on", d.pid, fds0, rss0, families);
         bool met = target("fds per family, registered", per_registered, 3, "");
         met &= target("fds per family, polled", per_polled, 3, "");
+        met &= target("fds per family, acted on", per_acted, 3, "");
         if (families >= 10000)
                 met &= target("RSS at 10,000 polled families", rss_mb, 40, "MB");
         else
@@ -237,13 +256,15 @@ int main(int argc, char **argv)
 
         /* the fd limit: what it holds now and a few more */
         long held = count_fds(d.pid).all;
-        struct rlimit low = { (rlim_t) (held + LIMIT_SLACK), (rlim_t) (held + LIMIT_SLACK) };
+        rlim_t lowered = (rlim_t) (held + LIMIT_SLACK) < two.rlim_max ? (rlim_t) (held + LIMIT_SLACK) : two.rlim_max;
+        struct rlimit low = { lowered, lowered };
         int status = 0, tried = 0;
         if (prlimit(d.pid, RLIMIT_NOFILE, &low, NULL) < 0) {
                 fprintf(stderr, "bench-fds: prlimit: %s\n", strerror(errno));
                 met = false;
         } else {
-                printf("daemon fd limit lowered to %ld (what it holds and %d more)\n", held + LIMIT_SLACK, LIMIT_SLACK);
+                printf("daemon fd limit lowered to %llu (what it holds, %ld, and up to %d more)\n",
+                       (unsigned long long) lowered, held, LIMIT_SLACK);
                 for (int i = families; i < total && status == 0; i++, tried++)
                         status = cc_register(&cc, roots[i], getpid(), -1);
                 bool logged = log_names_limit(&d);

@@ -334,9 +334,9 @@ static bool fd_open_on(const char *target)
         return false;
 }
 
-/* A handle at rest holds no fd and reads the same again; one whose directory was replaced
- * at its path since is not in that hierarchy any more; a budget keeps the handles used
- * last awake, the others at rest. */
+/* A handle at rest holds no fd, reads the same again and wakes into its budget; one whose
+ * directory was replaced at its path since is not in that hierarchy any more; a budget
+ * keeps the handles used last awake, the others at rest. */
 static void test_rest_and_budget(void)
 {
         char tmp[] = "/tmp/procd-cgrest.XXXXXX";
@@ -381,7 +381,11 @@ static void test_rest_and_budget(void)
         CU_ASSERT_EQUAL(u.num_procs.value, 2);
         CU_ASSERT_EQUAL(u.cpu_usec.value, 8123456);
         CU_ASSERT_STRING_EQUAL(tr_cgroup_path(cg[0], 0), "/j0");
-        tr_cg_budget_touch(b, cg[0]); /* j1 rests now */
+        /* with no touch: the use woke it into its home budget, so j1 rests (the bound holds
+         * whatever the use: a freeze, a kill, a member listing) */
+        CU_ASSERT_EQUAL(tr_cg_budget_awake(b), 2);
+        CU_ASSERT_EQUAL(count_fds() - fds0, awake / 3 * 2);
+        tr_cg_budget_touch(b, cg[0]); /* first already: nothing changes */
         CU_ASSERT_EQUAL(tr_cg_budget_awake(b), 2);
         CU_ASSERT_EQUAL(count_fds() - fds0, awake / 3 * 2);
         /* j1's directory replaced at its path while it rests: gone for the handle */
