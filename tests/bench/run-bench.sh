@@ -1,7 +1,7 @@
 #!/bin/bash
 # run-bench.sh BENCH_DIR - every benchmark program in turn, as `make bench` runs them, each
-# under a header with the time and the load average; goes on past a program that fails and
-# exits 1 at the end if any did (the list is printed).  Root.  Not a test: the figures are
+# under a header with the time and the load average; goes on past a program that fails (or
+# hangs: each has a time bound) and exits 1 at the end if any did (the list is printed).  Root.  Not a test: the figures are
 # copied into NOTES by hand, from a run on a quiet machine (each program prints the load
 # average beside its figures and warns above 2).
 #
@@ -31,15 +31,19 @@ QUICK=${BENCH_QUICK:-}
 FAILED=()
 T0=$(date +%s)
 
-run() { # title command...
-        local title=$1
-        shift
+# run SECONDS TITLE COMMAND...: a program that hangs is stopped after SECONDS (SIGTERM,
+# then SIGKILL 10 s later; exit 124) so that the others still run.
+run() {
+        local limit=$1 title=$2
+        shift 2
         printf '\n==== %s\n==== %s  (%s UTC, load %s)\n' "$title" "$*" "$(date -u +%H:%M:%S)" \
                 "$(cut -d' ' -f1-3 /proc/loadavg)"
-        "$@" || {
+        timeout -k 10 "$limit" "$@" || {
                 local rc=$?
-                echo "==== FAILED (exit $rc): $title"
-                FAILED+=("$title (exit $rc)")
+                local why="exit $rc"
+                [ "$rc" -eq 124 ] && why="stopped after $limit s"
+                echo "==== FAILED ($why): $title"
+                FAILED+=("$title ($why)")
         }
 }
 
@@ -51,20 +55,20 @@ fi
 [ -n "$CONDOR" ] || echo "run-bench: CONDOR_PROCD not set: condor_procd is left out of bench-classic and bench-node"
 
 for n in $FAMILIES; do
-        run "bench-classic, $n families: classic-floor" "$B/bench-classic" --families "$n" "${CLASSIC[@]}" \
+        run 600 "bench-classic, $n families: classic-floor" "$B/bench-classic" --families "$n" "${CLASSIC[@]}" \
                 --daemon "$B/classic-floor"
-        run "bench-classic, $n families: procd" "$B/bench-classic" --families "$n" "${CLASSIC[@]}" --state-tmpfs
-        [ -z "$CONDOR" ] || run "bench-classic, $n families: condor_procd" "$B/bench-classic" --families "$n" \
+        run 600 "bench-classic, $n families: procd" "$B/bench-classic" --families "$n" "${CLASSIC[@]}" --state-tmpfs
+        [ -z "$CONDOR" ] || run 900 "bench-classic, $n families: condor_procd" "$B/bench-classic" --families "$n" \
                 "${CLASSIC[@]}" --daemon "$CONDOR"
 done
-run "bench-fds: fds and RSS per family, the fd limit" "$B/bench-fds" "${FDS[@]}"
-run "bench-starter: procd-starter /bin/true" "$B/bench-starter"
-run "bench-node: a whole HTCondor-shaped node" env CONDOR_PROCD="$CONDOR" "$B/bench-node" "${NODE[@]}"
-run "bench-trackers: usage query and kill-to-empty, cgroup vs /proc" "$B/bench-trackers"
-run "bench-usage-files: each counter file's read" "$B/bench-usage-files" --reads 2000
-run "bench-procd: GetUsage latency, RSS, idle CPU" "$B/bench-procd" --short
-run "bench-restart: restore of 200 families" "$B/bench-restart" --families 200
-run "bench-boundary: what the job-boundary options add" "$B/bench-boundary"
+run 600 "bench-fds: fds and RSS per family, the fd limit" "$B/bench-fds" "${FDS[@]}"
+run 600 "bench-starter: procd-starter /bin/true" "$B/bench-starter"
+run 900 "bench-node: a whole HTCondor-shaped node" env CONDOR_PROCD="$CONDOR" "$B/bench-node" "${NODE[@]}"
+run 600 "bench-trackers: usage query and kill-to-empty, cgroup vs /proc" "$B/bench-trackers"
+run 300 "bench-usage-files: each counter file's read" "$B/bench-usage-files" --reads 2000
+run 600 "bench-procd: GetUsage latency, RSS, idle CPU" "$B/bench-procd" --short
+run 600 "bench-restart: restore of 200 families" "$B/bench-restart" --families 200
+run 600 "bench-boundary: what the job-boundary options add" "$B/bench-boundary"
 
 printf '\n==== run-bench: %d s in all, load %s\n' "$(($(date +%s) - T0))" "$(cut -d' ' -f1-3 /proc/loadavg)"
 if [ ${#FAILED[@]} -gt 0 ]; then
