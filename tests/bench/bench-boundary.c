@@ -69,7 +69,8 @@ static uint64_t launch_once(tr_cgroup *cg, const char *const *opts)
         int pidfd;
         uint64_t t0 = tr_now_usec();
         if (st_launch_prepare(&l, &o, &err) < 0 || st_devices_apply(cg, &o, &rules, &f, &err) < 0 ||
-            st_launch_place(&l, cg, &err) < 0 || st_launch_start(&l, &pid, &pidfd, &err) < 0) {
+            st_launch_place(&l, cg, &err) < 0 || st_launch_start(&l, &pid, &pidfd, &err) < 0 ||
+            st_launch_release(&l, pid, &pidfd, &err) < 0) { /* the gate: the child waits for it to exec */
                 fprintf(stderr, "launch: %s\n", err.msg);
                 exit(1);
         }
