@@ -64,8 +64,8 @@ sanitize: deps
 # (classic-floor, procd, and condor_procd when CONDOR_PROCD=<path> is given), bench-fds
 # (10,000 families under a 20,000-fd limit), bench-starter, bench-node (HTCondor-shaped
 # node, 220 s per daemon; condor_procd too with CONDOR_PROCD); then bench-trackers,
-# bench-usage-files, bench-procd --short, bench-restart and bench-boundary.  About 20
-# minutes on a quiet 2-core machine.  Times from a loaded machine are not figures: each
+# bench-usage-files, bench-procd --short, bench-restart and bench-boundary.  15 to 20
+# minutes on a 2-core machine.  Times from a loaded machine are not figures: each
 # program prints the load average beside its figures and warns above 2.  BENCH_QUICK=1:
 # the short modes, a check that every program runs (a few minutes; not figures).
 BENCH = $(BUILD_DIR)/tests/bench

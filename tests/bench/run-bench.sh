@@ -17,8 +17,10 @@
 #                  background processes, 220 s per daemon): procd and condor_procd's CPU
 #   bench-trackers, bench-usage-files, bench-procd --short, bench-restart (200 families),
 #   bench-boundary
-# About 20 minutes on a quiet 2-core machine with CONDOR_PROCD (condor_procd's 1,000
-# REGISTERs, ~0.15 s each with 6,000 processes, and bench-node's 2 x 220 s are most of it).
+# 15 to 20 minutes on a 2-core machine with CONDOR_PROCD (measured by parts, 2026-11-25, load
+# 2-4: bench-node 7.5 min for its 2 x 220 s, condor_procd's 1,000 REGISTERs ~0.15 s each with
+# 6,000 processes ~3 min, bench-fds 2 min, bench-procd --short 2 min, the rest seconds each);
+# a program that hangs is stopped after its bound (10-15 min).
 #
 # Environment: CONDOR_PROCD=<path of HTCondor's condor_procd> adds it to bench-classic and
 # bench-node.  BENCH_QUICK=1: the short modes (10 and 100 families, 1,000 background
