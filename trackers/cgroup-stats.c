@@ -98,13 +98,15 @@ static void restart_procs(void *ud)
         pv->set->n = pv->n0;
 }
 
-int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
+/* The members listed in hierarchy `only` (-1: the v2 tree, or every v1 hierarchy where
+ * there is none, their union). */
+static int members_in(tr_cgroup *cg, int only, tr_pidset *out, tr_error *err)
 {
         tr_pidset_clear(out);
         int v2 = tr_cg_v2_index(cg);
         bool any = false;
         for (int i = 0; i < cg->hs->n; i++) {
-                if ((v2 >= 0 && i != v2) || tr_cg_dirfd(cg, i) < 0)
+                if ((only >= 0 && i != only) || (only < 0 && v2 >= 0 && i != v2) || tr_cg_dirfd(cg, i) < 0)
                         continue;
                 /* a gone top-level cgroup: cgroup.procs is ENOENT (openat) or ENODEV (read on
                  * the kept fd) there */
@@ -127,6 +129,24 @@ int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
                 return tr_error_set(err, ENODEV, "cgroup is gone in every hierarchy");
         tr_pidset_normalize(out);
         return 0;
+}
+
+int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err) { return members_in(cg, -1, out, err); }
+
+/* The process count of a usage record.  Without a v2 tree, one v1 hierarchy is enough:
+ * the first one the cgroup is in (tr_cgroup_primary_index, the one membership is matched
+ * in).  A v1 cgroup.procs cannot be kept open (a kept fd rereads the kernel's cached pid
+ * list, kept up to 1 s: kernel/cgroup/cgroup-v1.c, cgroup_pidlist_start), so each
+ * hierarchy costs an open, two reads, a stat and a close: the union over the 7 v1
+ * hierarchies of a pure-v1 node was ~30 system calls per GET_USAGE (issue 20).  The
+ * other hierarchies' members are listed where it matters: kill, freeze, DUMP. */
+static int count_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
+{
+        int i = tr_cg_v2_index(cg) >= 0 ? -1 : tr_cgroup_primary_index(cg);
+        int r = members_in(cg, i, out, err);
+        if (r < 0 && i >= 0)
+                r = members_in(cg, -1, out, err); /* gone there: the union of the others */
+        return r;
 }
 
 /* ---- usage ------------------------------------------------------------------------- */
@@ -283,7 +303,7 @@ int tr_cgroup_usage_want(tr_cgroup *cg, unsigned want, tr_usage *out, tr_error *
          * members are listed (descendants kept open, cgroup-subtree.h). */
         if (want & TR_WANT_PROCS) {
                 _cleanup_pidset_ tr_pidset members = TR_PIDSET_INIT;
-                if (tr_cgroup_members(cg, &members, err) == 0) {
+                if (count_members(cg, &members, err) == 0) {
                         int src = tr_cg_v2_index(cg) >= 0 ? TR_SRC_CGROUP_V2 : TR_SRC_CGROUP_V1;
                         tr_u64_set(out, &out->num_procs, members.n, (tr_source) src);
                 }
