@@ -54,12 +54,14 @@ typedef struct cpu_mark {
         uint64_t run_ns;  /* Σ over the daemon's threads of schedstat's time on CPU */
         uint64_t ticks;   /* utime + stime of /proc/PID/stat */
         uint64_t wall_usec;
+        uint64_t rw_syscalls; /* syscr + syscw of /proc/PID/io */
 } cpu_mark;
 
 static cpu_mark mark(pid_t pid)
 {
         cpu_mark m = { .wall_usec = tr_now_usec() };
         bench_proc_cpu(pid, &m.ticks, &m.run_ns);
+        m.rw_syscalls = bench_proc_rw_syscalls(pid);
         return m;
 }
 
@@ -69,9 +71,11 @@ static void report(const char *what, const char *transport, int calls, cpu_mark 
         double run_us = (double) (b.run_ns - a.run_ns) / 1e3 / calls;
         double tick_us = (double) (b.ticks - a.ticks) * 1e6 / (double) hz / calls;
         double wall_us = (double) (b.wall_usec - a.wall_usec) / calls;
+        double rw_per_call = (double) (b.rw_syscalls - a.rw_syscalls) / calls;
         char load[96];
-        printf("%-20s %-7s %6d calls  server CPU %9.1f us/call (stat ticks %9.1f us/call)  wall %9.1f us/call  %s\n",
-               what, transport, calls, run_us, tick_us, wall_us, bench_load_note(load, sizeof load));
+        printf("%-20s %-7s %6d calls  server CPU %9.1f us/call (stat ticks %9.1f us/call)  wall %9.1f us/call  "
+               "read+write syscalls %6.1f/call  %s\n",
+               what, transport, calls, run_us, tick_us, wall_us, rw_per_call, bench_load_note(load, sizeof load));
         fflush(stdout);
 }
 
