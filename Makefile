@@ -80,7 +80,7 @@ bench: build
 # The same GET_USAGE comparison in the cgroup modes this host is not in (qemu guests, one
 # after the other; not part of make test)
 bench-vm: build
-	CONDOR_PROCD="$(CONDOR_PROCD)" tests/vm/bench $(BUILD_DIR) $(VM_BENCH_MODES)
+	CONDOR_PROCD='$(CONDOR_PROCD)' tests/vm/bench $(BUILD_DIR) $(VM_BENCH_MODES)
 
 install: build
 	cmake --install $(BUILD_DIR)
