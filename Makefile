@@ -3,6 +3,9 @@
 #   make test   install missing packages, build, run every test (ctest)
 #   make sanitize  the same tests in an ASan+UBSan build
 #   make bench  benchmark programs (results go into NOTES by hand)
+#   make bench-vm  bench-classic's GET_USAGE (floor, procd, CONDOR_PROCD when given) in pure-v2
+#               and pure-v1 qemu guests, and REGISTER with favordynmods off/on in v2
+#               (tests/vm/bench; VM_BENCH_MODES="v2" for one)
 #   make install   cmake --install (DESTDIR honoured; prefix /usr/local unless configured
 #               with cmake -DCMAKE_INSTALL_PREFIX=...)
 #   make deb    Debian packages with debhelper into $(BUILD_DIR)/deb
@@ -21,11 +24,12 @@ SAN_DIR   ?= build-asan
 JOBS      ?= $(shell nproc)
 CTEST_ARGS ?=
 VM_MODES  ?= v2 v1 hybrid
+VM_BENCH_MODES ?= v2 v1
 CONDOR_SRC ?=
 CONDOR_PROCD ?=
 MODEL_INPUTS ?= 20
 
-.PHONY: all deps build test test-vm test-vm-ci test-deb-live model-test demo sanitize bench install deb clean
+.PHONY: all deps build test test-vm test-vm-ci test-deb-live model-test demo sanitize bench bench-vm install deb clean
 
 all: build
 
@@ -72,6 +76,11 @@ BENCH = $(BUILD_DIR)/tests/bench
 BENCH_QUICK ?=
 bench: build
 	CONDOR_PROCD='$(CONDOR_PROCD)' BENCH_QUICK='$(BENCH_QUICK)' tests/bench/run-bench.sh $(BENCH)
+
+# The same GET_USAGE comparison in the cgroup modes this host is not in (qemu guests, one
+# after the other; not part of make test)
+bench-vm: build
+	CONDOR_PROCD='$(CONDOR_PROCD)' tests/vm/bench $(BUILD_DIR) $(VM_BENCH_MODES)
 
 install: build
 	cmake --install $(BUILD_DIR)

@@ -2,7 +2,7 @@
  * (run by hand as root; not a test).
  *
  *   bench-classic [--short] [--families N] [--background N] [--calls N] [--daemon PATH]
- *                 [--no-state] [--state-tmpfs] [--fifo-usage-only]
+ *                 [--no-state] [--state-tmpfs] [--fifo-usage-only] [--register-gap-ms MS]
  *                                     (--short: 100 families, 1,000 background, 1,000 calls;
  *                                      --fifo-usage-only: no D-Bus GetUsage loop, so that a
  *                                      profiler attached to procd sees the classic path alone)
@@ -21,6 +21,10 @@
  * file (--state-file ""), to tell the state write's share; --state-tmpfs keeps it on a tmpfs
  * mounted for the run (a packaged procd keeps it under /run, a tmpfs on Debian nodes, where
  * fsync costs nothing; by default it lies next to the socket in /tmp, here on the disk).
+ * --register-gap-ms MS pauses MS ms before each FIFO REGISTER (not counted): back to back,
+ * a registration finds the kernel's cgroup migration lock still in its writer mode from the
+ * one before and skips the RCU grace period the first move after a pause waits for (see
+ * docs/admin.md, favordynmods); jobs on a node start seconds apart, so each pays it.
  * Everything it started is killed
  * by pid and every cgroup it made is removed.
  */
@@ -50,12 +54,14 @@ typedef struct cpu_mark {
         uint64_t run_ns;  /* Σ over the daemon's threads of schedstat's time on CPU */
         uint64_t ticks;   /* utime + stime of /proc/PID/stat */
         uint64_t wall_usec;
+        uint64_t rw_syscalls; /* syscr + syscw of /proc/PID/io */
 } cpu_mark;
 
 static cpu_mark mark(pid_t pid)
 {
         cpu_mark m = { .wall_usec = tr_now_usec() };
         bench_proc_cpu(pid, &m.ticks, &m.run_ns);
+        m.rw_syscalls = bench_proc_rw_syscalls(pid);
         return m;
 }
 
@@ -65,9 +71,11 @@ static void report(const char *what, const char *transport, int calls, cpu_mark 
         double run_us = (double) (b.run_ns - a.run_ns) / 1e3 / calls;
         double tick_us = (double) (b.ticks - a.ticks) * 1e6 / (double) hz / calls;
         double wall_us = (double) (b.wall_usec - a.wall_usec) / calls;
+        double rw_per_call = (double) (b.rw_syscalls - a.rw_syscalls) / calls;
         char load[96];
-        printf("%-20s %-7s %6d calls  server CPU %9.1f us/call (stat ticks %9.1f us/call)  wall %9.1f us/call  %s\n",
-               what, transport, calls, run_us, tick_us, wall_us, bench_load_note(load, sizeof load));
+        printf("%-20s %-7s %6d calls  server CPU %9.1f us/call (stat ticks %9.1f us/call)  wall %9.1f us/call  "
+               "read+write syscalls %6.1f/call  %s\n",
+               what, transport, calls, run_us, tick_us, wall_us, rw_per_call, bench_load_note(load, sizeof load));
         fflush(stdout);
 }
 
@@ -116,6 +124,7 @@ int main(int argc, char **argv)
 {
         int families = 1000, background = 5000, calls = 5000;
         bool no_state = false, state_tmpfs = false, fifo_usage_only = false;
+        int register_gap_ms = 0;
         for (int i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "--families") && i + 1 < argc)
                         families = atoi(argv[++i]);
@@ -135,9 +144,12 @@ int main(int argc, char **argv)
                         state_tmpfs = true;
                 else if (!strcmp(argv[i], "--fifo-usage-only")) /* to profile the classic path alone */
                         fifo_usage_only = true;
+                else if (!strcmp(argv[i], "--register-gap-ms") && i + 1 < argc)
+                        register_gap_ms = atoi(argv[++i]);
                 else {
                         fprintf(stderr, "usage: bench-classic [--short] [--families N] [--background N] [--calls N] "
-                                        "[--daemon PATH] [--no-state] [--state-tmpfs] [--fifo-usage-only]\n");
+                                        "[--daemon PATH] [--no-state] [--state-tmpfs] [--fifo-usage-only] "
+                                        "[--register-gap-ms MS]\n");
                         return 2;
                 }
         }
@@ -201,9 +213,9 @@ int main(int argc, char **argv)
         if (roots_copy)
                 memcpy(roots_copy, roots, (size_t) n_roots * sizeof *roots);
         printf("bench-classic: %s, %d background processes, %d families, %d GET_USAGE calls per transport, "
-               "state file %s\n",
+               "state file %s, %d ms before each FIFO REGISTER\n",
                cc_daemon_exe(), n_bg, n_roots, calls,
-               no_state ? "none" : *state_file ? "on a tmpfs" : "next to the socket (/tmp)");
+               no_state ? "none" : *state_file ? "on a tmpfs" : "next to the socket (/tmp)", register_gap_ms);
         cc_daemon d;
         int r = cc_daemon_start_with(&d, condor ? theirs : ours, svc_cg ? bench_enter_cgroup : NULL, svc_cg);
         if (r < 0) {
@@ -221,14 +233,22 @@ int main(int argc, char **argv)
 
         /* REGISTER_SUBFAMILY: half the families through each transport */
         uint64_t *walls = calloc((size_t) (half > 0 ? half : 1), sizeof *walls);
+        const struct timespec gap = { register_gap_ms / 1000, (long) (register_gap_ms % 1000) * 1000000L };
         cpu_mark a = mark(d.pid);
+        uint64_t paused_usec = 0;
         for (int i = 0; i < half; i++) {
+                if (register_gap_ms > 0) {
+                        uint64_t p = tr_now_usec();
+                        nanosleep(&gap, NULL);
+                        paused_usec += tr_now_usec() - p;
+                }
                 uint64_t t = tr_now_usec();
                 failed += cc_register(&cc, roots[i], getpid(), -1) != 0;
                 if (walls)
                         walls[i] = tr_now_usec() - t;
         }
         cpu_mark b = mark(d.pid);
+        b.wall_usec -= paused_usec;
         report("REGISTER_SUBFAMILY", "fifo", half, a, b);
         if (walls && half > 0) {
                 char load[96];

@@ -82,6 +82,25 @@ void bench_proc_cpu(pid_t pid, uint64_t *ticks, uint64_t *run_ns)
                 closedir(d);
 }
 
+uint64_t bench_proc_rw_syscalls(pid_t pid)
+{
+        char path[128], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/io", (int) pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        uint64_t calls = 0;
+        for (const char *key = buf; (key = strstr(key, "sysc")); key += 4)
+                if (!strncmp(key, "syscr: ", 7) || !strncmp(key, "syscw: ", 7))
+                        calls += strtoull(key + 7, NULL, 10);
+        return calls;
+}
+
 void bench_enter_cgroup(void *cg)
 {
         if (cg && tr_cgroup_attach(cg, getpid(), NULL) < 0)

@@ -17,6 +17,9 @@ const char *bench_load_note(char *buf, size_t size);
 /* CPU process pid has used: utime+stime of /proc/PID/stat (clock ticks) and the sum over
  * its threads of schedstat's time on CPU (ns); 0 for what cannot be read. */
 void bench_proc_cpu(pid_t pid, uint64_t *ticks, uint64_t *run_ns);
+/* The read- and write-like system calls process pid's threads made (syscr + syscw of
+ * /proc/PID/io): a count the machine's load does not change. */
+uint64_t bench_proc_rw_syscalls(pid_t pid);
 /* For cc_daemon_start_with's pre_exec: the daemon enters cgroup handle cg (a tr_cgroup *),
  * as a service manager places a service. */
 void bench_enter_cgroup(void *cg);
