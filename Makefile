@@ -75,7 +75,7 @@ sanitize: deps
 BENCH = $(BUILD_DIR)/tests/bench
 BENCH_QUICK ?=
 bench: build
-	CONDOR_PROCD='$(CONDOR_PROCD)' BENCH_QUICK='$(BENCH_QUICK)' tests/bench/run-bench.sh $(BENCH)
+	CONDOR_PROCD='$(CONDOR_PROCD)' BENCH_QUICK='$(BENCH_QUICK)' BENCH_ROUNDS='$(BENCH_ROUNDS)' tests/bench/run-bench.sh $(BENCH)
 
 # The same GET_USAGE comparison in the cgroup modes this host is not in (qemu guests, one
 # after the other; not part of make test)

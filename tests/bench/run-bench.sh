@@ -23,9 +23,10 @@
 # a program that hangs is stopped after its bound (10-15 min).
 #
 # Environment: CONDOR_PROCD=<path of HTCondor's condor_procd> adds it to bench-classic and
-# bench-node.  BENCH_QUICK=1: the short modes (10 and 100 families, 1,000 background
-# processes, bench-fds at 1,000 families, bench-node 40 s): a check that every program runs,
-# in a few minutes; its times are not the figures.
+# bench-node; BENCH_ROUNDS=N repeats bench-classic's three daemons N times in turn.
+# BENCH_QUICK=1: the short modes (10 and 100 families, 1,000 background processes, bench-fds
+# at 1,000 families, bench-node 40 s): a check that every program runs, in a few minutes; its
+# times are not the figures.
 set -u
 B=${1:?usage: run-bench.sh BENCH_DIR}
 CONDOR=${CONDOR_PROCD:-}
@@ -56,12 +57,18 @@ else
 fi
 [ -n "$CONDOR" ] || echo "run-bench: CONDOR_PROCD not set: condor_procd is left out of bench-classic and bench-node"
 
+# BENCH_ROUNDS=N: the three daemons N times in turn per family count (the floor and
+# condor_procd scatter by up to 2x between runs; a round's runs share the machine's state,
+# so take each ratio within a round and the median over rounds: NOTES 14.12)
 for n in $FAMILIES; do
-        run 600 "bench-classic, $n families: classic-floor" "$B/bench-classic" --families "$n" "${CLASSIC[@]}" \
-                --daemon "$B/classic-floor"
-        run 600 "bench-classic, $n families: procd" "$B/bench-classic" --families "$n" "${CLASSIC[@]}" --state-tmpfs
-        [ -z "$CONDOR" ] || run 900 "bench-classic, $n families: condor_procd" "$B/bench-classic" --families "$n" \
-                "${CLASSIC[@]}" --daemon "$CONDOR"
+        for r in $(seq 1 "${BENCH_ROUNDS:-1}"); do
+                run 600 "bench-classic, $n families, round $r: classic-floor" "$B/bench-classic" --families "$n" \
+                        "${CLASSIC[@]}" --daemon "$B/classic-floor"
+                run 600 "bench-classic, $n families, round $r: procd" "$B/bench-classic" --families "$n" \
+                        "${CLASSIC[@]}" --state-tmpfs
+                [ -z "$CONDOR" ] || run 900 "bench-classic, $n families, round $r: condor_procd" "$B/bench-classic" \
+                        --families "$n" "${CLASSIC[@]}" --daemon "$CONDOR"
+        done
 done
 run 600 "bench-fds: fds and RSS per family, the fd limit" "$B/bench-fds" "${FDS[@]}"
 run 600 "bench-starter: procd-starter /bin/true" "$B/bench-starter"
