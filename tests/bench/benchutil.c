@@ -40,18 +40,26 @@ const char *bench_load_note(char *buf, size_t size)
         return buf;
 }
 
+/* A small /proc file into buf, NUL-terminated: false when it cannot be read or is empty. */
+static bool read_small(const char *path, char *buf, size_t size)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        ssize_t n = read(fd, buf, size - 1);
+        close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        return true;
+}
+
 /* field (1-based) of a one-line /proc file; in a stat file counted after the command's ')' */
 static uint64_t proc_field(const char *path, int field)
 {
         char buf[2048];
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (!read_small(path, buf, sizeof buf))
                 return 0;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-                return 0;
-        buf[n] = '\0';
         const char *p = buf;
         if (field > 2) {
                 p = strrchr(buf, ')');
@@ -86,14 +94,8 @@ uint64_t bench_proc_rw_syscalls(pid_t pid)
 {
         char path[128], buf[512];
         snprintf(path, sizeof path, "/proc/%d/io", (int) pid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (!read_small(path, buf, sizeof buf))
                 return 0;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-                return 0;
-        buf[n] = '\0';
         uint64_t calls = 0;
         for (const char *key = buf; (key = strstr(key, "sysc")); key += 4)
                 if (!strncmp(key, "syscr: ", 7) || !strncmp(key, "syscw: ", 7))
