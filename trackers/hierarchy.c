@@ -446,21 +446,26 @@ bool tr_cgroup_is_root(const tr_hierarchy *h, const char *cg_path)
         return strcmp(h->mount_root, "/") != 0 && tr_cgroup_path_under(h->mount_root, cg_path);
 }
 
-bool tr_cgroup_holds_self_in(const tr_hierarchies *hs, const tr_pid_cgroups *self, int i, const char *cg_path)
+const tr_pid_cgroups *tr_self_cgroups(const tr_hierarchies *hs, tr_pid_cgroups *buf)
+{
+        memset(buf, 0, sizeof *buf);
+        return tr_pid_cgroups_read(hs, 0, buf, NULL) == 0 ? buf : NULL;
+}
+
+bool tr_cgroup_holds_self(const tr_hierarchies *hs, const tr_pid_cgroups *self, int i, const char *cg_path)
 {
         if (i < 0 || i >= hs->n || tr_cgroup_is_root(&hs->h[i], cg_path) || !self)
                 return true;
         return self->paths[i] && tr_cgroup_path_under(self->paths[i], cg_path);
 }
 
-bool tr_cgroup_holds_self(const tr_hierarchies *hs, int i, const char *cg_path)
+bool tr_cgroup_holds_self_any(const tr_hierarchies *hs, const char *cg_path)
 {
-        if (i < 0 || i >= hs->n || tr_cgroup_is_root(&hs->h[i], cg_path))
-                return true;
-        tr_pid_cgroups pc;
-        if (tr_pid_cgroups_read(hs, 0, &pc, NULL) < 0)
-                return true;
-        bool held = tr_cgroup_holds_self_in(hs, &pc, i, cg_path);
-        tr_pid_cgroups_clear(&pc);
+        tr_pid_cgroups buf;
+        const tr_pid_cgroups *self = tr_self_cgroups(hs, &buf);
+        bool held = false;
+        for (int i = 0; i < hs->n && !held; i++)
+                held = tr_cgroup_holds_self(hs, self, i, cg_path);
+        tr_pid_cgroups_clear(&buf);
         return held;
 }

@@ -105,10 +105,13 @@ bool tr_cgroup_path_under(const char *path, const char *prefix);
  * shows or above it, or not a valid absolute path (refuse rather than risk it). */
 bool tr_cgroup_is_root(const tr_hierarchy *h, const char *cg_path);
 
+/* The calling process's own cgroups into *buf (cleared, then read from /proc/self/cgroup):
+ * buf, or NULL when unreadable.  tr_pid_cgroups_clear(buf) after, either way. */
+const tr_pid_cgroups *tr_self_cgroups(const tr_hierarchies *hs, tr_pid_cgroups *buf);
 /* True when cgroup `cg_path` of hierarchy i is the hierarchy root, or equals or is an
- * ancestor of the calling process's cgroup there (so freezing/killing it would hit us).
- * Reads /proc/self/cgroup. */
-bool tr_cgroup_holds_self(const tr_hierarchies *hs, int i, const char *cg_path);
-/* The same against `self`, the caller's cgroups read once (tr_pid_cgroups_read(hs, 0, ...))
- * for a check over every hierarchy; NULL (unreadable) holds everything. */
-bool tr_cgroup_holds_self_in(const tr_hierarchies *hs, const tr_pid_cgroups *self, int i, const char *cg_path);
+ * ancestor of the caller's cgroup there, `self` from tr_self_cgroups (so freezing/killing
+ * it would hit us); NULL self (unreadable) holds everything.  Read self once for a check
+ * over several hierarchies. */
+bool tr_cgroup_holds_self(const tr_hierarchies *hs, const tr_pid_cgroups *self, int i, const char *cg_path);
+/* Whether cgroup `cg_path` holds the caller in any hierarchy (reads /proc/self/cgroup). */
+bool tr_cgroup_holds_self_any(const tr_hierarchies *hs, const char *cg_path);

@@ -294,14 +294,7 @@ procd_status pd_cmd_cgroup_acceptable(pd_commands *cm, const char *cgroup, const
                                     PD_MAX_CGROUP_LEN);
         /* never accept a cgroup that holds procd: acting on it would hit procd */
         const tr_hierarchies *hs = pd_registry_hierarchies(cm->reg);
-        tr_pid_cgroups self; /* read once for every hierarchy */
-        bool have_self = tr_pid_cgroups_read(hs, 0, &self, NULL) >= 0;
-        bool held = false;
-        for (int i = 0; i < hs->n && !held; i++)
-                held = tr_cgroup_holds_self_in(hs, have_self ? &self : NULL, i, cgroup);
-        if (have_self)
-                tr_pid_cgroups_clear(&self);
-        if (held)
+        if (tr_cgroup_holds_self_any(hs, cgroup))
                 return procd_error_set(err, PROCD_E_BAD_CGROUP, "cgroup %s holds procd itself", cgroup);
         /* a second family on one cgroup: a KillFamily of either would kill both */
         pd_family *other = pd_registry_cgroup_owner(cm->reg, cgroup, f);

@@ -420,7 +420,7 @@ int pd_famcg_placed(const tr_hierarchies *hs, pid_t pid, pid_t ppid, const char 
 static const char *placed_refusal(const tr_hierarchies *hs, const tr_pid_cgroups *self, const char *base, int i,
                                   const char *path)
 {
-        if (tr_cgroup_holds_self_in(hs, self, i, path))
+        if (tr_cgroup_holds_self(hs, self, i, path))
                 return "the hierarchy's root or a cgroup holding procd";
         if (base && tr_cgroup_path_under(path, base))
                 return "under procd's family base";
@@ -435,13 +435,11 @@ int pd_famcg_placed_acceptable(const tr_hierarchies *hs, const pd_famcg *fc, con
                 snprintf(why, size, "placed cgroups unreadable: %s", err.msg);
                 return -EINVAL;
         }
-        tr_pid_cgroups self; /* procd's own, read once for every hierarchy */
-        bool have_self = tr_pid_cgroups_read(hs, 0, &self, NULL) >= 0;
+        tr_pid_cgroups self_buf; /* procd's own, read once for every hierarchy */
+        const tr_pid_cgroups *self = tr_self_cgroups(hs, &self_buf);
         int k = 0, n = 0;
         for (int i = 0; i < hs->n && k == 0; i++) {
-                const char *r = pc.paths[i] ? placed_refusal(hs, have_self ? &self : NULL, pd_famcg_base(fc), i,
-                                                             pc.paths[i])
-                                            : NULL;
+                const char *r = pc.paths[i] ? placed_refusal(hs, self, pd_famcg_base(fc), i, pc.paths[i]) : NULL;
                 n += pc.paths[i] != NULL;
                 if (r) {
                         snprintf(why, size, "placed cgroup %s:%s is %s", hs->h[i].key[0] ? hs->h[i].key : "cgroup2",
@@ -450,8 +448,7 @@ int pd_famcg_placed_acceptable(const tr_hierarchies *hs, const pd_famcg *fc, con
                 }
         }
         tr_pid_cgroups_clear(&pc);
-        if (have_self)
-                tr_pid_cgroups_clear(&self);
+        tr_pid_cgroups_clear(&self_buf);
         if (k == 0 && n == 0) {
                 snprintf(why, size, "no placed cgroup in a mounted hierarchy");
                 k = -EINVAL;
@@ -488,15 +485,14 @@ int pd_famcg_track_placed(pd_famcg *fc, const pd_famcg_root *rt, char **text_out
          * family cgroups (a root left in the cgroup of a family it was the root of, or
          * moved along with one): their members are not the family's alone */
         GString *text = g_string_new(NULL);
-        tr_pid_cgroups self; /* procd's own, read once for every hierarchy */
-        bool have_self = tr_pid_cgroups_read(hs, 0, &self, NULL) >= 0;
+        tr_pid_cgroups self_buf; /* procd's own, read once for every hierarchy */
+        const tr_pid_cgroups *self = tr_self_cgroups(hs, &self_buf);
         for (int i = 0; i < hs->n; i++) {
-                if (!placed.paths[i] || placed_refusal(hs, have_self ? &self : NULL, fc->base, i, placed.paths[i]))
+                if (!placed.paths[i] || placed_refusal(hs, self, fc->base, i, placed.paths[i]))
                         continue;
                 g_string_append_printf(text, "%d:%s:%s\n", i, hs->h[i].key, placed.paths[i]);
         }
-        if (have_self)
-                tr_pid_cgroups_clear(&self);
+        tr_pid_cgroups_clear(&self_buf);
         tr_pid_cgroups_clear(&placed);
         if (text->len == 0) {
                 g_string_free(text, TRUE);

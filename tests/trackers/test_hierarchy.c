@@ -1,5 +1,5 @@
 /* test_hierarchy.c - mountinfo parsing, mode detection, pid -> cgroup, fs paths (unit, on
- * fixture files from v2, hybrid and v1 hosts) and tr_cgroup_holds_self (live, read-only). */
+ * fixture files from v2, hybrid and v1 hosts) and tr_cgroup_holds_self/_any (live, read-only). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,20 +394,29 @@ static void test_live_discover_holds_self(void)
         tr_pid_cgroups self;
         CU_ASSERT_EQUAL_FATAL(tr_pid_cgroups_read(hs, 0, &self, NULL), 0);
         for (int i = 0; i < hs->n; i++) {
-                CU_ASSERT_TRUE(tr_cgroup_holds_self(hs, i, "/"));
+                CU_ASSERT_TRUE(tr_cgroup_holds_self(hs, &self, i, "/"));
                 if (!self.paths[i])
                         continue;
-                CU_ASSERT_TRUE(tr_cgroup_holds_self(hs, i, self.paths[i]));
+                CU_ASSERT_TRUE(tr_cgroup_holds_self(hs, &self, i, self.paths[i]));
                 char sib[PATH_MAX];
                 snprintf(sib, sizeof sib, "%s%sprocd-never-%d", self.paths[i],
                          strcmp(self.paths[i], "/") ? "-" : "", (int) getpid());
-                CU_ASSERT_FALSE(tr_cgroup_holds_self(hs, i, sib));
+                CU_ASSERT_FALSE(tr_cgroup_holds_self(hs, &self, i, sib));
                 char child[PATH_MAX];
                 snprintf(child, sizeof child, "%s/procd-child", strcmp(self.paths[i], "/") ? self.paths[i] : "");
-                CU_ASSERT_FALSE(tr_cgroup_holds_self(hs, i, child));
+                CU_ASSERT_FALSE(tr_cgroup_holds_self(hs, &self, i, child));
         }
-        CU_ASSERT_TRUE(tr_cgroup_holds_self(hs, -1, "/x"));
-        CU_ASSERT_TRUE(tr_cgroup_holds_self(hs, 0, "relative"));
+        CU_ASSERT_TRUE(tr_cgroup_holds_self(hs, &self, -1, "/x"));
+        CU_ASSERT_TRUE(tr_cgroup_holds_self(hs, &self, 0, "relative"));
+        CU_ASSERT_TRUE(tr_cgroup_holds_self(hs, NULL, 0, "/procd-never")); /* unreadable self: held */
+        /* any hierarchy: the root and our own cgroup hold us; a name nobody has does not */
+        CU_ASSERT_TRUE(tr_cgroup_holds_self_any(hs, "/"));
+        for (int i = 0; i < hs->n; i++)
+                if (self.paths[i])
+                        CU_ASSERT_TRUE(tr_cgroup_holds_self_any(hs, self.paths[i]));
+        char never[64];
+        snprintf(never, sizeof never, "/procd-never-%d/x", (int) getpid());
+        CU_ASSERT_FALSE(tr_cgroup_holds_self_any(hs, never));
         tr_pid_cgroups_clear(&self);
         tr_pid_cgroups pc;
         CU_ASSERT_EQUAL(tr_pid_cgroups_read(hs, 1, &pc, NULL), 0); /* init is readable */
