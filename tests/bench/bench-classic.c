@@ -104,22 +104,6 @@ static bool root_execd(pid_t pid)
         return sleeping;
 }
 
-/* A family root as HTCondor's starter makes one: a child registered before it execs the
- * job.  It waits for a byte on the gate pipe (sent once every family is registered), then
- * execs sleep; its pre-exec image is what procd moved into the family cgroup. */
-static int gated_root(void *arg)
-{
-        const int *gate = arg;
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* kept across the exec */
-        close(gate[1]);
-        char c;
-        if (read(gate[0], &c, 1) != 1)
-                return 99;
-        close(gate[0]);
-        execl("/bin/sleep", "sleep", "1000000", (char *) NULL);
-        return 98;
-}
-
 int main(int argc, char **argv)
 {
         int families = 1000, background = 5000, calls = 5000;
@@ -206,7 +190,9 @@ int main(int argc, char **argv)
                 return 1;
         }
         for (; n_roots < families; n_roots++)
-                if ((roots[n_roots] = ts_fork(gated_root, gate)) < 0)
+                /* as HTCondor's job children: registered, then exec (a byte on the gate
+                 * once every family is registered); procd moved the pre-exec image */
+                if ((roots[n_roots] = ts_fork(ts_exec_sleep_at_gate, gate)) < 0)
                         break;
         close(gate[0]);
         pid_t *roots_copy = calloc((size_t) families, sizeof *roots_copy); /* kill_all clears roots */

@@ -412,6 +412,18 @@ int ts_sleep_forever(void *arg)
 
 pid_t ts_sleeper(void) { return ts_fork(ts_sleep_forever, NULL); }
 
+int ts_exec_sleep_at_gate(void *arg)
+{
+        const int *gate = arg;
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(gate[1]);
+        char c;
+        if (read(gate[0], &c, 1) != 1)
+                return 99;
+        execl("/bin/sleep", "sleep", "1000000", (char *) NULL);
+        return 98;
+}
+
 void ts_msleep(unsigned ms)
 {
         struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000L };

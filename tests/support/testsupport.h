@@ -88,6 +88,10 @@ pid_t ts_spawn_in(struct tr_cgroup *cg, int (*fn)(void *arg), void *arg);
 int ts_sleep_forever(void *arg);
 /* A child of the test that sleeps until killed: ts_fork(ts_sleep_forever). */
 pid_t ts_sleeper(void);
+/* ts_fork body of a job child as HTCondor's starter makes one, registered before it execs:
+ * arg is an int[2] pipe (the gate); the child closes gate[1], waits for one byte on
+ * gate[0], then execs /bin/sleep (dies with the test: PR_SET_PDEATHSIG, kept across exec). */
+int ts_exec_sleep_at_gate(void *arg);
 /* Sleep ms milliseconds. */
 void ts_msleep(unsigned ms);
 /* Wait for pid with a bound; returns exit status as from waitpid, or -ETIMEDOUT. */

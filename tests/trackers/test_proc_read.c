@@ -136,17 +136,6 @@ static void test_gone(void)
         CU_ASSERT(!tr_pid_alive(0));
 }
 
-/* A child that execs /bin/sleep once it reads a byte from fd. */
-static int exec_on_byte(void *arg)
-{
-        int fd = *(int *) arg;
-        char c;
-        if (read(fd, &c, 1) != 1)
-                return 2;
-        execl("/bin/sleep", "sleep", "100", (char *) NULL);
-        return 3;
-}
-
 /* The file a process runs: this test's binary; a forked child runs it too until it execs
  * /bin/sleep; a pid gone has none. */
 static void test_exe(void)
@@ -159,7 +148,7 @@ static void test_exe(void)
         CU_ASSERT(me.dev == (uint64_t) self.st_dev && me.ino == (uint64_t) self.st_ino);
         int go[2];
         CU_ASSERT_EQUAL_FATAL(pipe2(go, O_CLOEXEC), 0);
-        pid_t p = ts_fork(exec_on_byte, &go[0]);
+        pid_t p = ts_fork(ts_exec_sleep_at_gate, go);
         close(go[0]);
         CU_ASSERT_FATAL(p > 1);
         CU_ASSERT_EQUAL(tr_proc_exe_id(p, &kid), 0);
