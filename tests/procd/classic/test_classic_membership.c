@@ -206,6 +206,14 @@ static pid_t dump_parent(pid_t root)
                 CU_ASSERT(_in);                                                                \
         } while (0)
 
+/* R -> M -> G with R registered as a family before G was forked. */
+static void registered_chain(chain *ch)
+{
+        CU_ASSERT_FATAL(chain_start(ch, 3) == 0);
+        CHECK_ERR(cc_register(&C, ch->pid[0], getpid(), 60), CC_SUCCESS);
+        CU_ASSERT_FATAL(chain_grow(ch) == 0);
+}
+
 /* ---- cases ---------------------------------------------------------------------------- */
 
 /* An orphaned member stays one, also after TRACK_FAMILY_VIA_ENVIRONMENT with a marker it
@@ -213,11 +221,8 @@ static pid_t dump_parent(pid_t root)
 static void test_orphan_after_track_env(void)
 {
         chain ch;
-        CU_ASSERT_FATAL(chain_start(&ch, 3) == 0); /* R -> M -> G */
-        pid_t r = ch.pid[0];
-        CHECK_ERR(cc_register(&C, r, getpid(), 60), CC_SUCCESS);
-        CU_ASSERT_FATAL(chain_grow(&ch) == 0);
-        pid_t g = ch.pid[2];
+        registered_chain(&ch);
+        pid_t r = ch.pid[0], g = ch.pid[2];
         CHECK_MEMBER(r, g, "a grandchild of the root");
         chain_kill(&ch, 1); /* G orphaned */
         CU_ASSERT(reparented_to_us(g));
@@ -242,11 +247,8 @@ static void test_orphan_after_track_env(void)
 static void test_unregister_orphaned_subfamily(void)
 {
         chain ch;
-        CU_ASSERT_FATAL(chain_start(&ch, 3) == 0); /* R -> M -> G */
-        pid_t r = ch.pid[0];
-        CHECK_ERR(cc_register(&C, r, getpid(), 60), CC_SUCCESS);
-        CU_ASSERT_FATAL(chain_grow(&ch) == 0);
-        pid_t g = ch.pid[2];
+        registered_chain(&ch);
+        pid_t r = ch.pid[0], g = ch.pid[2];
         CHECK_ERR(cc_register(&C, g, getpid(), 60), CC_SUCCESS); /* G: a subfamily of R's */
         CU_ASSERT_EQUAL(dump_parent(g), r);
         CHECK_MEMBER(g, g, "the subfamily's root");
