@@ -164,6 +164,34 @@ int tr_parse_memory_stat_v1(const char *text, tr_usage *u)
         return 0;
 }
 
+int tr_parse_memory_numa_stat_v1(const char *text, long page_size, uint64_t *anon_bytes, uint64_t *total_bytes)
+{
+        if (!text || page_size <= 0)
+                return -EINVAL;
+        static const char *const keys[] = { "hierarchical_anon=", "hierarchical_total=" };
+        uint64_t *const outs[] = { anon_bytes, total_bytes };
+        unsigned found = 0;
+        for (const char *p = text; *p && found != 3; p = next_line(p)) {
+                for (size_t i = 0; i < 2; i++) {
+                        size_t n = strlen(keys[i]);
+                        if (strncmp(p, keys[i], n) != 0)
+                                continue;
+                        const char *v = p + n;
+                        uint64_t pages;
+                        int r = tr_take_u64(&v, &pages);
+                        if (r < 0)
+                                return r;
+                        if (*v != ' ' && *v != '\n' && *v != '\0')
+                                return -EINVAL;
+                        if (pages > UINT64_MAX / (uint64_t) page_size)
+                                return -ERANGE;
+                        *outs[i] = pages * (uint64_t) page_size;
+                        found |= 1u << i;
+                }
+        }
+        return found == 3 ? 0 : -EINVAL;
+}
+
 int tr_parse_memory_events(const char *text, tr_usage *u)
 {
         if (!text)

@@ -26,6 +26,10 @@ int tr_parse_memory_stat_v2(const char *text, tr_usage *u);
 /* v1 memory.stat: total_rss (+total_rss_huge is included in it), total_cache, total_shmem ->
  * anon = total_rss, file = total_cache - total_shmem, shmem, rss = total_rss + total_shmem. */
 int tr_parse_memory_stat_v1(const char *text, tr_usage *u);
+/* v1 memory.numa_stat (CONFIG_NUMA): the hierarchical_anon and hierarchical_total LRU page
+ * counts ("hierarchical_anon=N N0=N ..."), in bytes.  -EINVAL when either is missing or
+ * malformed, -ERANGE when it overflows. */
+int tr_parse_memory_numa_stat_v1(const char *text, long page_size, uint64_t *anon_bytes, uint64_t *total_bytes);
 /* v2 memory.events: oom_kill, oom_group_kill. */
 int tr_parse_memory_events(const char *text, tr_usage *u);
 /* v1 memory.oom_control: the oom_kill line (NOT hierarchical: callers sum descendants). */

@@ -33,6 +33,7 @@ enum tr_cg_hot {
         H1_MEM_USAGE,
         H1_MEM_MAX,
         H1_MEM_STAT,
+        H1_MEM_NUMA_STAT,
         H1_CPUACCT_USAGE,
         H1_CPUACCT_USER,
         H1_CPUACCT_SYS,

@@ -205,15 +205,29 @@ static void usage_memory(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, s
                         if (tr_cg_hot_u64(cg, H_MEM_PEAK, &v)) /* memory.peak: 5.19+ */
                                 tr_u64_set(u, &u->memory_peak_bytes, v, TR_SRC_CGROUP_V2);
                 }
-                if ((want & TR_WANT_MEMORY_STAT) && tr_cg_hot_read(cg, H_MEM_STAT, buf, size) >= 0)
+                if ((want & (TR_WANT_MEMORY_STAT | TR_WANT_RSS)) && tr_cg_hot_read(cg, H_MEM_STAT, buf, size) >= 0)
                         (void) tr_parse_memory_stat_v2(buf, u);
                 /* memory.events is hierarchical (memory.events.local is not) */
                 if ((want & TR_WANT_OOM) && tr_cg_hot_read(cg, H_MEM_EVENTS, buf, size) >= 0)
                         (void) tr_parse_memory_events(buf, u);
                 return;
         }
-        if ((want & TR_WANT_MEMORY_STAT) && tr_cg_hot_read(cg, H1_MEM_STAT, buf, size) >= 0)
+        uint64_t lru_anon, lru_all;
+        if ((want & TR_WANT_MEMORY_STAT) && tr_cg_hot_read(cg, H1_MEM_STAT, buf, size) >= 0) {
                 (void) tr_parse_memory_stat_v1(buf, u);
+        } else if ((want & TR_WANT_RSS) && !(want & TR_WANT_MEMORY_STAT) &&
+                   tr_cg_hot_read(cg, H1_MEM_NUMA_STAT, buf, size) >= 0 &&
+                   tr_parse_memory_numa_stat_v1(buf, sysconf(_SC_PAGESIZE), &lru_anon, &lru_all) == 0) {
+                /* the hierarchical LRU lists: anon holds rss and shmem (shmem pages are
+                 * swap-backed: on the anon lists), all of them rss + cache, as memory.stat's
+                 * total_rss + total_shmem and total_rss + total_cache below.  Pages still in a
+                 * CPU's LRU-add batch are on no list yet (a few hundred KiB at most). */
+                tr_u64_set(u, &u->rss_bytes, lru_anon, TR_SRC_CGROUP_V1);
+                if (want & TR_WANT_MEMORY)
+                        tr_u64_set(u, &u->memory_current_bytes, lru_all, TR_SRC_CGROUP_V1);
+        } else if ((want & TR_WANT_RSS) && tr_cg_hot_read(cg, H1_MEM_STAT, buf, size) >= 0) {
+                (void) tr_parse_memory_stat_v1(buf, u); /* a kernel without CONFIG_NUMA */
+        }
         /* v1 memory.usage_in_bytes is a fuzz value (per-CPU charge batches; the kernel's
          * cgroup-v1 memory.rst 5.5 says to take RSS+CACHE from memory.stat for an exact one):
          * with memory.stat read, current = total_rss + total_cache from it, one read fewer.
@@ -223,7 +237,7 @@ static void usage_memory(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, s
                            u->memory_anon_bytes.value + u->memory_file_bytes.value +
                                    (u->memory_shmem_bytes.available ? u->memory_shmem_bytes.value : 0),
                            TR_SRC_CGROUP_V1);
-        else if ((want & TR_WANT_MEMORY) && tr_cg_hot_u64(cg, H1_MEM_USAGE, &v))
+        else if ((want & TR_WANT_MEMORY) && !u->memory_current_bytes.available && tr_cg_hot_u64(cg, H1_MEM_USAGE, &v))
                 tr_u64_set(u, &u->memory_current_bytes, v, TR_SRC_CGROUP_V1);
         if ((want & TR_WANT_MEMORY) && tr_cg_hot_u64(cg, H1_MEM_MAX, &v))
                 tr_u64_set(u, &u->memory_peak_bytes, v, TR_SRC_CGROUP_V1);
@@ -294,7 +308,7 @@ int tr_cgroup_usage_want(tr_cgroup *cg, unsigned want, tr_usage *out, tr_error *
         tr_usage_init(out);
         if (want & TR_WANT_CPU)
                 usage_cpu(cg, out, buf, sizeof buf);
-        if (want & (TR_WANT_MEMORY | TR_WANT_MEMORY_STAT | TR_WANT_OOM))
+        if (want & (TR_WANT_MEMORY | TR_WANT_MEMORY_STAT | TR_WANT_RSS | TR_WANT_OOM))
                 usage_memory(cg, want, out, buf, sizeof buf);
         usage_pids_io(cg, want, out, buf, sizeof buf);
         if (want & TR_WANT_PSI)

@@ -53,6 +53,7 @@ static const struct {
         [H1_MEM_USAGE] = { "memory.usage_in_bytes", false, TR_CTRL_MEMORY },
         [H1_MEM_MAX] = { "memory.max_usage_in_bytes", false, TR_CTRL_MEMORY },
         [H1_MEM_STAT] = { "memory.stat", false, TR_CTRL_MEMORY },
+        [H1_MEM_NUMA_STAT] = { "memory.numa_stat", false, TR_CTRL_MEMORY }, /* CONFIG_NUMA */
         [H1_CPUACCT_USAGE] = { "cpuacct.usage", false, TR_CTRL_CPUACCT },
         [H1_CPUACCT_USER] = { "cpuacct.usage_user", false, TR_CTRL_CPUACCT },
         [H1_CPUACCT_SYS] = { "cpuacct.usage_sys", false, TR_CTRL_CPUACCT },

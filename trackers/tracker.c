@@ -129,7 +129,7 @@ static bool core_field_missing(const tr_usage *u, unsigned want, const char **wh
 {
         if ((want & TR_WANT_CPU) && !u->cpu_usec.available)
                 *which = "cpu_usec";
-        else if ((want & TR_WANT_MEMORY_STAT) && !u->rss_bytes.available)
+        else if ((want & (TR_WANT_MEMORY_STAT | TR_WANT_RSS)) && !u->rss_bytes.available)
                 *which = "rss_bytes";
         else if ((want & TR_WANT_PROCS) && !u->num_procs.available)
                 *which = "num_procs";

@@ -121,13 +121,17 @@ int tr_take_u64(const char **p, uint64_t *out)
         const char *s = *p;
         if (!s || *s < '0' || *s > '9')
                 return -EINVAL;
-        errno = 0;
-        char *end;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno == ERANGE)
-                return -ERANGE;
+        /* by hand: strtoull (locale, errno, sign and base handling) was ~150 instructions
+         * a number, and a classic GET_USAGE parses ~11 (issue 20) */
+        uint64_t v = 0;
+        for (; *s >= '0' && *s <= '9'; s++) {
+                unsigned d = (unsigned) (*s - '0');
+                if (v > (UINT64_MAX - d) / 10u)
+                        return -ERANGE;
+                v = v * 10u + d;
+        }
         *out = v;
-        *p = end;
+        *p = s;
         return 0;
 }
 

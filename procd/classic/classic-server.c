@@ -34,6 +34,8 @@ struct pd_classic_server {
         guint in_src, hk_src, partial_timer;
         GByteArray *in;           /* unparsed request bytes */
         bool read_full;           /* the last read filled rbuf: the pipe may hold the rest */
+        bool debug;               /* debug lines are kept: asked once, at start (asking reads
+                                   * G_MESSAGES_DEBUG from the environment each time) */
         GPtrArray *reqs;          /* creq *: requests in progress */
         pd_admission *adm;
         uint8_t rbuf[READ_CHUNK];
@@ -75,9 +77,30 @@ static void creq_done(creq *q)
         creq_free(q);
 }
 
+/* Decimal digits of v written backwards from end; the start is returned. */
+static char *put_u32(char *end, uint32_t v)
+{
+        do
+                *--end = (char) ('0' + v % 10u);
+        while ((v /= 10u) != 0);
+        return end;
+}
+
+/* ADDR.<pid>.<serial>, by hand: a g_strdup_printf was ~1,600 instructions of every
+ * request (issue 20). */
 static char *reply_path(const pd_classic_server *s, int32_t client_pid, uint32_t serial)
 {
-        return g_strdup_printf("%s.%u.%u", s->address, (unsigned) client_pid, (unsigned) serial);
+        char tail[24], *end = tail + sizeof tail;
+        char *p = put_u32(end, serial);
+        *--p = '.';
+        p = put_u32(p, (uint32_t) client_pid);
+        *--p = '.';
+        size_t na = strlen(s->address), nt = (size_t) (end - p);
+        char *path = g_malloc(na + nt + 1);
+        memcpy(path, s->address, na);
+        memcpy(path + na, p, nt);
+        path[na + nt] = '\0';
+        return path;
 }
 
 /* Whether the reply FIFO a header names exists (a live client made it). */
@@ -207,7 +230,7 @@ static void h_get_usage(creq *q)
         tr_usage u;
         pd_usage_reading m;
         /* only what the 112-byte record carries (no PSI, pids or OOM reads) */
-        unsigned want = TR_WANT_CPU | TR_WANT_MEMORY | TR_WANT_MEMORY_STAT | TR_WANT_PROCS | TR_WANT_IO;
+        unsigned want = TR_WANT_CPU | TR_WANT_MEMORY | TR_WANT_RSS | TR_WANT_PROCS | TR_WANT_IO;
         procd_status st = pd_cmd_get_usage(q->s->cm, &q->who, q->r.pid, want, &u, &m, &err);
         pd_cl_error e = pd_cl_error_from_status(q->r.command, st);
         if (e != PD_CL_SUCCESS) {
@@ -473,7 +496,7 @@ static void run(creq *q)
 {
         const pd_cl_request *r = &q->r;
         /* g_debug formats its line before the writer drops it: only when it is kept */
-        if (!g_log_writer_default_would_drop(G_LOG_LEVEL_DEBUG, G_LOG_DOMAIN))
+        if (q->s->debug)
                 g_debug("classic: %s %d from pid %d", pd_cl_command_name(r->command), (int) r->pid,
                         (int) r->client_pid);
         if (r->reject != PD_CL_SUCCESS) {
@@ -726,6 +749,7 @@ int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_class
         s->address = g_strdup(o->address);
         s->o.address = s->address;
         s->cm = cm;
+        s->debug = !g_log_writer_default_would_drop(G_LOG_LEVEL_DEBUG, G_LOG_DOMAIN);
         s->cmd = (pd_cl_fifo) PD_CL_FIFO_INIT;
         s->wd = (pd_cl_fifo) PD_CL_FIFO_INIT;
         s->in = g_byte_array_new();

@@ -45,7 +45,7 @@ int pd_family_own_usage(pd_registry *r, pd_family *f, unsigned want, tr_usage *o
         k = tr_family_usage_want(f->tf, want, out, err);
         if (k < 0)
                 return k;
-        if (!f->proc_tracked && (want & TR_WANT_MEMORY_STAT) && pd_registry_moved_in(r, f))
+        if (!f->proc_tracked && (want & (TR_WANT_MEMORY_STAT | TR_WANT_RSS)) && pd_registry_moved_in(r, f))
                 count_moved_in(f, out);
         if (f->cgroup_origin == PD_CG_PLACED && f->cgroup_path && out->fallback) {
                 /* say which cgroups answered: those another manager placed the root in */

@@ -26,16 +26,23 @@ void pd_stats_request_named(pd_stats *st, const char *operation, const char *sta
 {
         if (!st || !st->requests)
                 return;
-        char *key = g_strdup_printf("%s\n%s", operation, status);
+        /* the key is built on the stack: a copy is made only for a new key (a
+         * g_strdup_printf per request was ~1,400 instructions of every GET_USAGE) */
+        size_t no = strlen(operation), ns = strlen(status);
+        char small[128];
+        g_autofree char *big = no + ns + 2 > sizeof small ? g_malloc(no + ns + 2) : NULL;
+        char *key = big ? big : small;
+        memcpy(key, operation, no);
+        key[no] = '\n';
+        memcpy(key + no + 1, status, ns + 1);
         uint64_t *n = g_hash_table_lookup(st->requests, key);
         if (n) {
                 (*n)++;
-                g_free(key);
                 return;
         }
         n = g_new(uint64_t, 1);
         *n = 1;
-        g_hash_table_insert(st->requests, key, n);
+        g_hash_table_insert(st->requests, g_strdup(key), n);
 }
 
 void pd_stats_request(pd_stats *st, const char *operation, procd_status status)

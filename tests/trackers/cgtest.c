@@ -167,6 +167,18 @@ int run_touch(void *arg)
         return 0;
 }
 
+int run_hold(void *arg)
+{
+        size_t n = (size_t) (uintptr_t) arg;
+        char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return 3;
+        for (size_t off = 0; off < n; off += 4096)
+                p[off] = 1;
+        for (;;)
+                pause();
+}
+
 int run_many(void *arg)
 {
         int n = (int) (intptr_t) arg;

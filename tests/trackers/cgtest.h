@@ -24,6 +24,7 @@
 /* Children's payloads (ts_fork; a sleeper: ts_sleep_forever). */
 int run_spinner(void *arg);
 int run_touch(void *arg); /* touches (size_t) arg bytes of anonymous memory, exits 0 */
+int run_hold(void *arg);  /* touches (size_t) arg bytes of anonymous memory, then sleeps */
 int run_many(void *arg);  /* forks (intptr_t) arg sleepers, then sleeps */
 
 /* The host seen as pure v1 (hybrid hosts only), and without its v1 freezer too; NULL when

@@ -1,5 +1,6 @@
 /* test_cgparse.c - every parser of cgparse.h on the v2, hybrid and v1 fixture sets (unit). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,6 +211,41 @@ static void test_hybrid_memory(void)
         CU_ASSERT(v >= 40443904); /* charged memory includes rss */
 }
 
+/* memory.numa_stat's hierarchical LRU counts against memory.stat read the moment before,
+ * and malformed inputs. */
+static void check_numa(const char *text, long page_size, int want_r, uint64_t anon, uint64_t total)
+{
+        uint64_t a = 0, t = 0;
+        int r = tr_parse_memory_numa_stat_v1(text, page_size, &a, &t);
+        if (r != want_r || (r == 0 && (a != anon || t != total)))
+                fprintf(stderr, "numa_stat \"%.40s\": %d %llu %llu, want %d %llu %llu\n", text ? text : "(null)", r,
+                        (unsigned long long) a, (unsigned long long) t, want_r, (unsigned long long) anon,
+                        (unsigned long long) total);
+        CU_ASSERT(r == want_r && (r != 0 || (a == anon && t == total)));
+}
+
+static void test_hybrid_numa_stat(void)
+{
+        _cleanup_free_ char *numa = ts_read_fixture("hybrid/numa/memory.numa_stat");
+        check_numa(numa, 4096, 0, 5950ull * 4096, 7054ull * 4096);
+        /* the same moment's memory.stat: anon LRU = total_rss + total_shmem exactly; all LRU
+         * pages = total_rss + total_cache but for 4 pages still in an LRU-add batch */
+        tr_usage u;
+        parse_fixture("hybrid/numa/memory.stat", tr_parse_memory_stat_v1, &u);
+        CU_ASSERT_EQUAL(u.rss_bytes.value, 5950ull * 4096);
+        CU_ASSERT_EQUAL(u.memory_anon_bytes.value + u.memory_file_bytes.value + u.memory_shmem_bytes.value,
+                        7058ull * 4096);
+        check_numa("hierarchical_total=3 N0=3\nhierarchical_anon=2 N0=2\n", 65536, 0, 2ull * 65536, 3ull * 65536);
+        check_numa("hierarchical_total=3\nhierarchical_anon=2", 4096, 0, 8192, 12288); /* no node columns */
+        check_numa("total=3 N0=3\nanon=2 N0=2\n", 4096, -EINVAL, 0, 0); /* no hierarchical lines */
+        check_numa("hierarchical_total=3 N0=3\n", 4096, -EINVAL, 0, 0);
+        check_numa("hierarchical_total=x\nhierarchical_anon=2\n", 4096, -EINVAL, 0, 0);
+        check_numa("hierarchical_total=3x\nhierarchical_anon=2\n", 4096, -EINVAL, 0, 0);
+        check_numa("hierarchical_total=18446744073709551615\nhierarchical_anon=2\n", 4096, -ERANGE, 0, 0);
+        check_numa("hierarchical_total=3\nhierarchical_anon=2\n", 0, -EINVAL, 0, 0);
+        check_numa(NULL, 4096, -EINVAL, 0, 0);
+}
+
 static void test_hybrid_blkio(void)
 {
         tr_usage u;
@@ -350,6 +386,7 @@ int main(void)
                 { "cgroup_events", test_cgroup_events },
                 { "hybrid_cpu", test_hybrid_cpu },
                 { "hybrid_memory", test_hybrid_memory },
+                { "hybrid_numa_stat", test_hybrid_numa_stat },
                 { "hybrid_blkio", test_hybrid_blkio },
                 { "v1_cpuacct", test_v1_cpuacct },
                 { "v1_memory", test_v1_memory },

@@ -36,6 +36,40 @@ static void check_peak_memory(const tr_hierarchies *hs, const char *tag)
         kill_destroy(cg);
 }
 
+/* The classic record's RSS (TR_WANT_RSS: v1 memory.numa_stat's anon LRU pages, v2
+ * memory.stat) against memory.stat's rss + shmem, read the moment before, of a process
+ * holding 64 MB: the same figure but for pages still in a CPU's LRU-add batch (seen: 10-30
+ * pages short; at most a batch of small pages per CPU). */
+static void check_rss_sources(const tr_hierarchies *hs, const char *tag)
+{
+        tr_cgroup *cg = make_cg_tagged(hs, "rss", tag);
+        if (!cg)
+                return;
+        pid_t p = start_gated(cg, run_hold, (void *) (uintptr_t) (64 * MB));
+        tr_usage cheap, full;
+        tr_error err = { 0 };
+        bool held = false;
+        for (int i = 0; i < 500 && !held; i++) { /* until the 64 MB are touched */
+                CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg, TR_WANT_MEMORY_STAT | TR_WANT_MEMORY, &full, &err), 0);
+                held = full.rss_bytes.available && full.rss_bytes.value >= 64 * MB;
+                if (!held)
+                        usleep(10000);
+        }
+        CU_ASSERT_EQUAL(tr_cgroup_usage_want(cg, TR_WANT_RSS | TR_WANT_MEMORY, &cheap, &err), 0);
+        printf("\n    rss (%s): %llu bytes cheap, %llu bytes memory.stat; current %llu / %llu\n", tag,
+               (unsigned long long) cheap.rss_bytes.value, (unsigned long long) full.rss_bytes.value,
+               (unsigned long long) cheap.memory_current_bytes.value, (unsigned long long) full.memory_current_bytes.value);
+        CU_ASSERT_TRUE(held);
+        CU_ASSERT_TRUE(full.rss_bytes.available && cheap.memory_current_bytes.available);
+        uint64_t a = cheap.rss_bytes.value, b = full.rss_bytes.value;
+        CU_ASSERT((a > b ? a - b : b - a) <= 2 * MB);
+        CU_ASSERT(cheap.memory_current_bytes.value >= cheap.rss_bytes.value);
+        if (tr_hierarchies_best(hs, TR_CTRL_MEMORY) != hs->v2) /* v1 memory: memory.stat was not read */
+                CU_ASSERT_FALSE(cheap.memory_anon_bytes.available);
+        ts_kill_reap(p);
+        kill_destroy(cg);
+}
+
 static void check_oom(const tr_hierarchies *hs, const char *tag)
 {
         char name[64], sub[80];
@@ -290,6 +324,22 @@ static void test_fixture_tree_v1(void)
         CU_ASSERT_EQUAL(u.rss_bytes.value, 524288000 + 16777216);
         CU_ASSERT_EQUAL(u.oom_kills.value, 3); /* 1 + 2 in the child: summed */
         CU_ASSERT_EQUAL(u.io_read_bytes.value, 1048576 + 524288);
+        /* the classic record's reads: without memory.numa_stat (no CONFIG_NUMA) memory.stat
+         * answers; with it, its hierarchical LRU counts do */
+        unsigned classic = TR_WANT_CPU | TR_WANT_MEMORY | TR_WANT_RSS | TR_WANT_PROCS | TR_WANT_IO;
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg, classic, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.rss_bytes.value, 524288000 + 16777216);
+        CU_ASSERT_EQUAL(u.memory_current_bytes.value, 524288000 + 115343360);
+        snprintf(d, sizeof d, "%s/memory/job", tmp);
+        put_fixture(d, "memory.numa_stat", "hybrid/numa/memory.numa_stat");
+        _cleanup_cgroup_ tr_cgroup *cg2 = NULL; /* hot files are looked for once per handle */
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg2, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg2, classic, &u, &err), 0);
+        uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE);
+        CU_ASSERT_EQUAL(u.rss_bytes.value, 5950 * page);
+        CU_ASSERT_EQUAL(u.memory_current_bytes.value, 7054 * page);
+        CU_ASSERT_FALSE(u.memory_anon_bytes.available);
+        CU_ASSERT_EQUAL(u.memory_peak_bytes.value, 702545920);
         CU_ASSERT_FALSE(u.psi_cpu_some_usec.available);
         CU_ASSERT_FALSE(u.pids_current.available);
         /* a kernel without the oom_kill counter (before 4.13): unknown, not 0 */
@@ -473,6 +523,7 @@ static void test_psi_unsupported(void)
 
 HOST_TEST(peak_memory, "peak memory")
 HOST_TEST(oom, "oom")
+HOST_TEST(rss_sources, "rss from the cheapest file")
 HOST_TEST(members_large, "members beyond one seq_file buffer")
 
 int main(void)
@@ -480,12 +531,14 @@ int main(void)
         CU_TestInfo host[] = {
                 { "peak_memory", host_peak_memory },
                 { "oom", host_oom },
+                { "rss_sources", host_rss_sources },
                 { "members_large", host_members_large },
                 CU_TEST_INFO_NULL,
         };
         CU_TestInfo v1[] = {
                 { "peak_memory", v1_peak_memory },
                 { "oom", v1_oom },
+                { "rss_sources", v1_rss_sources },
                 { "members_large", v1_members_large },
                 CU_TEST_INFO_NULL,
         };

@@ -1,4 +1,5 @@
-/* Unit tests of trackers/util.c parsers: sizes (suffixes, fractions, "max", errors). */
+/* Unit tests of trackers/util.c parsers: decimal counters (the hand parser's edges), sizes
+ * (suffixes, fractions, "max", errors). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,33 @@ static void check_size(const char *in, int want_r, uint64_t want)
                 fprintf(stderr, "tr_parse_size(\"%s\"): %d %llu, want %d %llu\n", in, r, (unsigned long long) v, want_r,
                         (unsigned long long) want);
         CU_ASSERT(r == want_r && (r != 0 || v == want));
+}
+
+static void check_u64(const char *in, int want_r, uint64_t want)
+{
+        uint64_t v = 0;
+        int r = tr_parse_u64(in, &v);
+        if (r != want_r || (r == 0 && v != want))
+                fprintf(stderr, "tr_parse_u64(\"%s\"): %d %llu, want %d %llu\n", in, r, (unsigned long long) v, want_r,
+                        (unsigned long long) want);
+        CU_ASSERT(r == want_r && (r != 0 || v == want));
+}
+
+static void test_u64(void)
+{
+        check_u64("0", 0, 0);
+        check_u64("0007\n", 0, 7);
+        check_u64("4294967296", 0, 4294967296ull);
+        check_u64("18446744073709551615", 0, UINT64_MAX);
+        check_u64("18446744073709551616", -ERANGE, 0);
+        check_u64("99999999999999999999", -ERANGE, 0);
+        check_u64("", -EINVAL, 0);
+        check_u64("-1", -EINVAL, 0);
+        check_u64("+1", -EINVAL, 0);
+        check_u64(" 1", -EINVAL, 0);
+        check_u64("1 ", -EINVAL, 0);
+        check_u64("12a", -EINVAL, 0);
+        check_u64("1\n\n", -EINVAL, 0);
 }
 
 static void test_sizes(void)
@@ -50,6 +78,7 @@ static void test_bad_sizes(void)
 int main(void)
 {
         CU_TestInfo tests[] = {
+                { "decimal counters", test_u64 },
                 { "sizes", test_sizes },
                 { "bad sizes", test_bad_sizes },
                 CU_TEST_INFO_NULL,
