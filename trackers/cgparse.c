@@ -21,17 +21,19 @@ int tr_keyed_u64s(const char *text, const char *const *keys, size_t n, uint64_t 
         if (!text || n > 32)
                 return -EINVAL;
         size_t klens[32];
-        bool first[256] = { false }; /* the keys' first bytes: other lines are skipped whole */
+        uint64_t first[4] = { 0 }; /* the keys' first bytes (a bit each): other lines are skipped whole */
         for (size_t i = 0; i < n; i++) {
                 klens[i] = strlen(keys[i]);
-                first[(unsigned char) keys[i][0]] = true;
+                unsigned char c = (unsigned char) keys[i][0];
+                first[c >> 6] |= 1ull << (c & 63);
         }
         uint32_t all = n == 32 ? UINT32_MAX : (1u << n) - 1;
         /* one pass: each line's key is compared, by length first, with the keys still
          * missing (memory.stat has ~40 lines: a pass per key with strncmp cost ~8k
          * instructions per GET_USAGE) */
         for (const char *p = text; *p && *found != all; p = next_line(p)) {
-                if (!first[(unsigned char) *p])
+                unsigned char c0 = (unsigned char) *p;
+                if (!(first[c0 >> 6] & (1ull << (c0 & 63))))
                         continue;
                 size_t klen = 0;
                 while (p[klen] && p[klen] != ' ' && p[klen] != '\t' && p[klen] != '\n')
@@ -168,15 +170,18 @@ int tr_parse_memory_numa_stat_v1(const char *text, long page_size, uint64_t *ano
 {
         if (!text || page_size <= 0)
                 return -EINVAL;
-        static const char *const keys[] = { "hierarchical_anon=", "hierarchical_total=" };
+        static const char *const keys[] = { "anon=", "total=" };
+        static const size_t lens[] = { 5, 6 };
         uint64_t *const outs[] = { anon_bytes, total_bytes };
         unsigned found = 0;
         for (const char *p = text; *p && found != 3; p = next_line(p)) {
+                if (strncmp(p, "hierarchical_", 13) != 0) /* the first 4 lines: this cgroup alone */
+                        continue;
                 for (size_t i = 0; i < 2; i++) {
-                        size_t n = strlen(keys[i]);
-                        if (strncmp(p, keys[i], n) != 0)
+                        size_t n = lens[i];
+                        if (strncmp(p + 13, keys[i], n) != 0)
                                 continue;
-                        const char *v = p + n;
+                        const char *v = p + 13 + n;
                         uint64_t pages;
                         int r = tr_take_u64(&v, &pages);
                         if (r < 0)

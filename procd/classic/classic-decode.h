@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "procd/classic/classic-proto.h"
 
@@ -19,14 +20,18 @@ typedef struct pd_cl_request {
         int32_t signo;       /* SIGNAL_PROCESS */
         uint32_t gid;        /* TRACK_FAMILY_VIA_ASSOCIATED_SUPPLEMENTARY_GROUP */
         int64_t len;         /* ENVIRONMENT, LOGIN, CGROUP: the length field as sent */
-        /* LOGIN: the login; CGROUP: the cgroup name; ENVIRONMENT: the last (most specific)
-         * active envid ("" when the list is empty).  NUL-terminated. */
-        char text[PD_CL_MAX_REQUEST_BYTES];
         unsigned n_envids;   /* ENVIRONMENT: active entries */
         pd_cl_error reject;  /* != 0: answer this error without running the command */
         char why[128];       /* the reason of reject, for the log */
         size_t size;         /* bytes the request takes in the stream (INCOMPLETE: needed) */
+        /* LOGIN: the login; CGROUP: the cgroup name; ENVIRONMENT: the last (most specific)
+         * active envid ("" when the list is empty).  NUL-terminated.  Last, so that a copy
+         * of a request can end at the text's end (PD_CL_REQUEST_BYTES). */
+        char text[PD_CL_MAX_REQUEST_BYTES];
 } pd_cl_request;
+
+/* The bytes of *r that carry something: the fields and the text up to its NUL. */
+#define PD_CL_REQUEST_BYTES(r) (offsetof(pd_cl_request, text) + strlen((r)->text) + 1)
 
 typedef enum pd_cl_decode_result {
         PD_CL_DECODED = 0,    /* *out is one whole request of out->size bytes */

@@ -3,11 +3,15 @@
 
 #include <string.h>
 
+/* A reply of one chunk (every reply but a long DUMP's) needs no cut list: it is made at
+ * the first cut.  Sized for a GET_USAGE (4 + 112 bytes) without a realloc. */
 void pd_cl_reply_init(pd_cl_reply *r)
 {
-        r->bytes = g_byte_array_new();
-        r->cuts = g_array_new(FALSE, FALSE, sizeof(size_t));
+        r->bytes = g_byte_array_sized_new(128);
+        r->cuts = NULL;
 }
+
+static size_t n_cuts(const pd_cl_reply *r) { return r->cuts ? r->cuts->len : 0; }
 
 void pd_cl_reply_clear(pd_cl_reply *r)
 {
@@ -21,9 +25,11 @@ void pd_cl_reply_clear(pd_cl_reply *r)
 
 void pd_cl_reply_item(pd_cl_reply *r, const void *item, size_t n)
 {
-        size_t start = r->cuts->len ? g_array_index(r->cuts, size_t, r->cuts->len - 1) : 0;
+        size_t start = n_cuts(r) ? g_array_index(r->cuts, size_t, r->cuts->len - 1) : 0;
         if (r->bytes->len > start && r->bytes->len - start + n > PD_CL_MAX_REQUEST_BYTES) {
                 size_t cut = r->bytes->len;
+                if (!r->cuts)
+                        r->cuts = g_array_new(FALSE, FALSE, sizeof(size_t));
                 g_array_append_val(r->cuts, cut);
         }
         g_byte_array_append(r->bytes, item, (guint) n);
@@ -31,13 +37,13 @@ void pd_cl_reply_item(pd_cl_reply *r, const void *item, size_t n)
 
 size_t pd_cl_reply_chunks(const pd_cl_reply *r)
 {
-        size_t last = r->cuts->len ? g_array_index(r->cuts, size_t, r->cuts->len - 1) : 0;
-        return r->cuts->len + (r->bytes->len > last ? 1 : 0);
+        size_t last = n_cuts(r) ? g_array_index(r->cuts, size_t, r->cuts->len - 1) : 0;
+        return n_cuts(r) + (r->bytes->len > last ? 1 : 0);
 }
 
 size_t pd_cl_reply_chunk_end(const pd_cl_reply *r, size_t i)
 {
-        return i < r->cuts->len ? g_array_index(r->cuts, size_t, i) : r->bytes->len;
+        return i < n_cuts(r) ? g_array_index(r->cuts, size_t, i) : r->bytes->len;
 }
 
 void pd_cl_reply_error(pd_cl_reply *r, pd_cl_error e)

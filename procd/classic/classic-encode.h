@@ -14,7 +14,8 @@
 
 typedef struct pd_cl_reply {
         GByteArray *bytes;
-        GArray *cuts; /* size_t: offsets where a write() must end (the last one is bytes->len) */
+        GArray *cuts; /* size_t: offsets where a write() must end (the last one is bytes->len);
+                       * NULL until the first cut */
 } pd_cl_reply;
 
 void pd_cl_reply_init(pd_cl_reply *r);

@@ -38,12 +38,12 @@ struct pd_classic_server {
                                    * G_MESSAGES_DEBUG from the environment each time) */
         GPtrArray *reqs;          /* creq *: requests in progress */
         pd_admission *adm;
+        pd_cl_request scratch;    /* the request being decoded (process_input) */
         uint8_t rbuf[READ_CHUNK];
 };
 
 typedef struct creq {
         pd_classic_server *s;
-        pd_cl_request r;
         char *path;               /* ADDR.<pid>.<serial> */
         int fd;
         uid_t owner;              /* of the reply FIFO */
@@ -55,6 +55,7 @@ typedef struct creq {
         pd_cl_reply reply;
         size_t chunk, off;        /* next chunk to write, bytes of it written */
         bool replying;
+        pd_cl_request r; /* last: copied only up to its text's end (start_request) */
 } creq;
 
 static void creq_free(creq *q)
@@ -598,10 +599,13 @@ static gboolean open_retry(gpointer data)
 
 static void start_request(pd_classic_server *s, const pd_cl_request *r)
 {
-        creq *q = g_new0(creq, 1);
+        /* a request's 4 KiB text buffer is neither zeroed nor copied whole: ~9 KB of memory
+         * traffic per GET_USAGE that carries 4 bytes of arguments (issue 20) */
+        creq *q = g_malloc(sizeof *q);
+        memset(q, 0, offsetof(creq, r));
+        memcpy(&q->r, r, PD_CL_REQUEST_BYTES(r));
         q->s = s;
         q->fd = -1;
-        q->r = *r;
         pd_cl_reply_init(&q->reply);
         q->path = reply_path(s, r->client_pid, r->serial);
         g_ptr_array_add(s->reqs, q);
@@ -642,7 +646,7 @@ static gboolean partial_timeout(gpointer data)
  * incomplete one. */
 static void process_input(pd_classic_server *s)
 {
-        pd_cl_request *r = g_new(pd_cl_request, 1);
+        pd_cl_request *r = &s->scratch;
         size_t off = 0;
         while (off < s->in->len) {
                 const uint8_t *p = s->in->data + off;
@@ -669,7 +673,6 @@ static void process_input(pd_classic_server *s)
                 g_message("classic: skipping %zu bytes after an unknown command", skip);
                 off += skip;
         }
-        g_free(r);
         g_byte_array_remove_range(s->in, 0, (guint) off);
         if (s->in->len && !s->partial_timer)
                 s->partial_timer = g_timeout_add(PD_CL_PARTIAL_TIMEOUT_MS, partial_timeout, s);
