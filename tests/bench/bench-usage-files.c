@@ -68,7 +68,7 @@ static void one_file(const char *where, int dfd, const char *name, int reads)
 static const char *const files[] = {
         "cgroup.procs", "cgroup.threads", "cgroup.stat", "cgroup.events", "tasks",
         "cpu.stat", "cpu.stat.local", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat",
-        "memory.current", "memory.peak", "memory.stat", "memory.events", "memory.usage_in_bytes",
+        "memory.current", "memory.peak", "memory.stat", "memory.numa_stat", "memory.events", "memory.usage_in_bytes",
         "memory.max_usage_in_bytes", "memory.oom_control", "pids.current", "pids.peak", "io.stat",
         "blkio.throttle.io_service_bytes_recursive", "blkio.throttle.io_serviced_recursive",
         "cpu.pressure", "memory.pressure", "io.pressure", "freezer.state",
