@@ -71,6 +71,8 @@ void pd_reg_cg_index(pd_registry *r, pd_family *f, bool add);
 /* Build (or rebuild) f's tr_family from its tracking methods.  made: the handle of the
  * cgroup procd just made for f (taken), NULL to open f->cgroup_path. */
 int pd_reg_build_tracker(pd_registry *r, pd_family *f, tr_cgroup *made, tr_error *err);
+/* Whether pid sits in cgroup path or below it (in the hierarchy families are matched by). */
+bool pd_reg_pid_in_cgroup(const tr_hierarchies *hs, pid_t pid, const char *path);
 /* Give f the tracker of spec and cg (taken, may be NULL: /proc). */
 int pd_reg_install_tracker(pd_registry *r, pd_family *f, const tr_procfam_spec *spec, tr_cgroup *cg,
                            tr_error *err);

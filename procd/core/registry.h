@@ -151,6 +151,14 @@ size_t pd_registry_count(const pd_registry *r); /* registered subfamilies */
  * gone (*bad_watcher says which). */
 int pd_registry_register(pd_registry *r, pid_t root_pid, const tr_proc *root_stat, pid_t watcher_pid,
                          uint32_t interval_sec, pd_family **out, bool *bad_watcher, tr_error *err);
+/* The same, for a root already placed in a cgroup of its own (RegisterJob): when the root
+ * sits in cgroup (or below it), the family is tracked through it as handed
+ * (TrackFamilyViaCgroup's PD_CG_HANDED: nothing moved, no cgroup made) and *in_cgroup is
+ * set; else registered as above (the caller then moves it with track_cgroup).  flags
+ * (PD_FAMILY_*) are set before the family is first saved. */
+int pd_registry_register_in(pd_registry *r, pid_t root_pid, const tr_proc *root_stat, pid_t watcher_pid,
+                            uint32_t interval_sec, const char *cgroup, unsigned flags, pd_family **out, bool *in_cgroup,
+                            bool *bad_watcher, tr_error *err);
 /* Fold f's members and subfamilies into its parent and free it.  -EINVAL for the root. */
 int pd_registry_unregister(pd_registry *r, pd_family *f);
 
