@@ -1124,7 +1124,9 @@ static procd_status register_job_impl(pd_commands *cm, const pd_caller *who, con
         if (!j->job_id || !procd_job_id_valid(j->job_id))
                 return procd_error_set(err, PROCD_E_BAD_ARGUMENT, "RegisterJob: a job id is 1..%d printable characters",
                                        PROCD_JOB_ID_MAX - 1);
-        s = cgroup_for(cm, who, j->cgroup, NULL, err);
+        /* the root's own family (already registered, or stale) may hold the cgroup: the
+         * registration then answers, as RegisterSubfamily would first */
+        s = cgroup_for(cm, who, j->cgroup, j->root_pid > 1 ? pd_registry_find(cm->reg, j->root_pid) : NULL, err);
         if (s != PROCD_OK)
                 return s;
         pd_family *f = NULL;
