@@ -578,112 +578,59 @@ static bool reconnect(st_pw *c)
         }
 }
 
-typedef struct pw_call {
-        const char *method;
-        const st_pw_arg *args;
-        size_t n;
-        uint32_t serial;
-        procd_status status;
-        procd_error *err;
-} pw_call;
-
-static void fail_rest(pw_call *calls, size_t from, size_t n, procd_status s, const char *what)
+/* Send one call (after the authentication when due): 0, or -errno (-EINVAL: refused, err
+ * says why, nothing sent). */
+static int send_call(st_pw *c, const char *method, const st_pw_arg *args, size_t n, uint32_t *serial,
+                     procd_error *err)
 {
-        for (size_t i = from; i < n; i++)
-                calls[i].status = procd_error_set(calls[i].err, s, "%s: %s", calls[i].method, what);
+        uint8_t buf[PW_AUTH_MAX + PW_CALL_MAX];
+        size_t len = auth_prefix(c, (char *) buf, PW_AUTH_MAX), l = 0;
+        c->serial = c->serial + 1 ? c->serial + 1 : 1;
+        *serial = c->serial;
+        if (st_pw_marshal_call(*serial, method, args, n, buf + len, PW_CALL_MAX, &l, err) < 0)
+                return -EINVAL;
+        return send_all(c->fd, buf, len + l);
 }
 
-/* Send calls[from..n) in one write (after the authentication when due): 0, or -errno. */
-static int send_calls(st_pw *c, pw_call *calls, size_t from, size_t n)
-{
-        uint8_t buf[PW_AUTH_MAX + 2 * PW_CALL_MAX];
-        size_t len = auth_prefix(c, (char *) buf, PW_AUTH_MAX);
-        for (size_t i = from; i < n; i++) {
-                size_t l = 0;
-                c->serial = c->serial + 1 ? c->serial + 1 : 1;
-                calls[i].serial = c->serial;
-                procd_error merr = { 0 };
-                if (st_pw_marshal_call(calls[i].serial, calls[i].method, calls[i].args, calls[i].n, buf + len, PW_CALL_MAX,
-                                       &l, &merr) < 0) {
-                        /* nothing of the batch is sent */
-                        fail_rest(calls, from, n, PROCD_E_BAD_ARGUMENT, merr.msg);
-                        return -EINVAL;
-                }
-                len += l;
-        }
-        return send_all(c->fd, buf, len);
-}
-
-/* Send calls[0..n), then read each reply in order.  A connection lost before a reply:
- * connect again once and send the calls not answered yet (a registration answered
- * AlreadyRegistered then went through the first time).  reply: the last call's reply,
- * kept in c->in until the next call. */
-static void run_calls(st_pw *c, pw_call *calls, size_t n, st_pw_msg *reply)
-{
-        consume(c, c->kept);
-        c->kept = 0;
-        c->last_error[0] = '\0';
-        size_t done = 0;
-        bool retried = false;
-        for (;;) {
-                int k = send_calls(c, calls, done, n);
-                if (k == -EINVAL)
-                        return;
-                procd_error rerr = { 0 };
-                for (; k == 0 && done < n; done++) {
-                        pw_call *cl = &calls[done];
-                        st_pw_msg m, *mp = done + 1 == n && reply ? reply : &m;
-                        size_t used = 0;
-                        k = read_reply(c, cl->serial, mp, &used, &rerr);
-                        if (k < 0)
-                                break;
-                        cl->status = PROCD_OK;
-                        if (mp->type == 3) {
-                                char text[sizeof rerr.msg];
-                                st_pw_error_text(mp, text, sizeof text);
-                                snprintf(c->last_error, sizeof c->last_error, "%s", mp->error_name);
-                                cl->status = procd_status_from_dbus_name(mp->error_name);
-                                if (retried && cl->status == PROCD_E_ALREADY_REGISTERED &&
-                                    strncmp(cl->method, "Register", 8) == 0)
-                                        cl->status = PROCD_OK;
-                                else
-                                        procd_error_set(cl->err, cl->status, "%s", text);
-                        }
-                        if (mp == reply)
-                                c->kept = used;
-                        else
-                                consume(c, used);
-                }
-                if (done == n)
-                        return;
-                if (k != -EPIPE || retried || !reconnect(c)) {
-                        fail_rest(calls, done, n, PROCD_E_TRANSPORT, k == -EPIPE ? "connection closed" : rerr.msg[0] ? rerr.msg : strerror(-k));
-                        return;
-                }
-                retried = true;
-        }
-}
-
+/* One call, its reply read.  A connection lost before the reply: connect again once and
+ * send it again (a registration answered AlreadyRegistered then went through the first
+ * time).  reply: kept in c->in until the next call.  Calls are one at a time: procd answers
+ * KillFamily, SuspendFamily and ContinueFamily once done, after calls sent later. */
 procd_status st_pw_call(st_pw *c, const char *method, const st_pw_arg *args, size_t n, st_pw_msg *reply,
                         procd_error *err)
 {
         if (!c)
                 return procd_error_set(err, PROCD_E_TRANSPORT, "not connected");
-        pw_call call = { .method = method, .args = args, .n = n, .err = err };
-        run_calls(c, &call, 1, reply);
-        return call.status;
-}
-
-void st_pw_call2(st_pw *c, const char *m1, const st_pw_arg *a1, size_t n1, procd_status *s1, procd_error *e1,
-                 const char *m2, const st_pw_arg *a2, size_t n2, procd_status *s2, procd_error *e2)
-{
-        if (!c) {
-                *s1 = procd_error_set(e1, PROCD_E_TRANSPORT, "not connected");
-                *s2 = procd_error_set(e2, PROCD_E_TRANSPORT, "not connected");
-                return;
+        consume(c, c->kept);
+        c->kept = 0;
+        c->last_error[0] = '\0';
+        for (bool retried = false;; retried = true) {
+                uint32_t serial = 0;
+                procd_error rerr = { 0 };
+                st_pw_msg m, *mp = reply ? reply : &m;
+                size_t used = 0;
+                int k = send_call(c, method, args, n, &serial, err);
+                if (k == -EINVAL)
+                        return err && err->status != PROCD_OK ? err->status : PROCD_E_BAD_ARGUMENT;
+                if (k == 0)
+                        k = read_reply(c, serial, mp, &used, &rerr);
+                if (k == 0) {
+                        if (reply)
+                                c->kept = used;
+                        else
+                                consume(c, used);
+                        if (mp->type != 3)
+                                return PROCD_OK;
+                        char text[sizeof rerr.msg];
+                        st_pw_error_text(mp, text, sizeof text);
+                        snprintf(c->last_error, sizeof c->last_error, "%s", mp->error_name);
+                        procd_status s = procd_status_from_dbus_name(mp->error_name);
+                        if (retried && s == PROCD_E_ALREADY_REGISTERED && strncmp(method, "Register", 8) == 0)
+                                return PROCD_OK;
+                        return procd_error_set(err, s, "%s", text);
+                }
+                if (k != -EPIPE || retried || !reconnect(c))
+                        return procd_error_set(err, PROCD_E_TRANSPORT, "%s: %s", method,
+                                               rerr.msg[0] ? rerr.msg : strerror(-k));
         }
-        pw_call calls[2] = { { .method = m1, .args = a1, .n = n1, .err = e1 }, { .method = m2, .args = a2, .n = n2, .err = e2 } };
-        run_calls(c, calls, 2, NULL);
-        *s1 = calls[0].status;
-        *s2 = calls[1].status;
 }

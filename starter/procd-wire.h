@@ -79,7 +79,4 @@ int st_pw_fd(const st_pw *c); /* -1 for NULL */
 procd_status st_pw_call(st_pw *c, const char *method, const st_pw_arg *args, size_t n, st_pw_msg *reply,
                         procd_error *err);
 const char *st_pw_last_error(const st_pw *c);
-/* Two calls sent in one write, their replies read in order (a connection's calls are
- * answered in order); each with its own status and error. */
-void st_pw_call2(st_pw *c, const char *m1, const st_pw_arg *a1, size_t n1, procd_status *s1, procd_error *e1,
-                 const char *m2, const st_pw_arg *a2, size_t n2, procd_status *s2, procd_error *e2);
+
