@@ -200,7 +200,10 @@ int pd_registry_register_in(pd_registry *r, pid_t root_pid, const tr_proc *root_
         bool have_pc = tr_pid_cgroups_read(r->hs, root_pid, &pc, NULL) >= 0;
         pd_family *parent = find_parent(r, root_pid, p.start_ticks, p.ppid, have_pc ? &pc : NULL);
         tr_cgroup *made = NULL;
-        if (cgroup && pd_reg_pid_in_cgroup(r->hs, root_pid, cgroup)) {
+        /* the root's cgroups as just read, in the hierarchy families are matched by
+         * (pd_reg_pid_in_cgroup's test without reading them again) */
+        int prim = pd_famcg_primary(r->hs);
+        if (cgroup && have_pc && prim >= 0 && pc.paths[prim] && tr_cgroup_path_under(pc.paths[prim], cgroup)) {
                 /* placed by its starter: tracked as TrackFamilyViaCgroup would leave it */
                 f->cgroup_path = strdup(cgroup);
                 if (!f->cgroup_path) {
