@@ -745,6 +745,7 @@ static void job_finish(pd_job *j, procd_status s, const procd_error *err)
         if (j->source)
                 g_source_remove(j->source);
         j->source = 0;
+        pd_registry_flush_saves(j->cm->reg); /* saved before the answer */
         j->done(s, err, j->userdata);
         g_free(j);
 }
@@ -869,6 +870,10 @@ static void family_async_impl(pd_commands *cm, const pd_caller *who, pd_job_kind
                 done(err.status, &err, userdata);
                 return;
         }
+        /* the flags set here and cleared when the first round finishes the call: one save
+         * (before the answer, job_finish), not two; a call left for later rounds is saved
+         * when this returns, before the main loop runs again */
+        pd_registry_hold_saves(cm->reg);
         supersede(cm, f, who);
         if (kind == PD_JOB_KILL) {
                 pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLING | PD_FAMILY_KILLED, true);
@@ -889,6 +894,7 @@ static void family_async_impl(pd_commands *cm, const pd_caller *who, pd_job_kind
         j->userdata = userdata;
         cm->pending_jobs = g_slist_prepend(cm->pending_jobs, j);
         job_round(j); /* the first round now: most calls are done after it */
+        pd_registry_release_saves(cm->reg);
 }
 
 void pd_cmd_cancel_pending(pd_commands *cm)

@@ -35,6 +35,8 @@ struct pd_registry {
         void *log_data;
         pd_registry_changed_fn changed;
         void *changed_data;
+        unsigned saves_held;      /* pd_registry_hold_saves depth */
+        bool save_due;            /* a change while held: the hook runs at the flush */
         pd_registry_watcher_fn watcher_exit;
         void *watcher_exit_data;
         pd_registry_family_fn family_hook; /* events (event-watch.c) */

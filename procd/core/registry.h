@@ -208,6 +208,12 @@ void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata);
  * flags, a /proc family's membership after a snapshot): procd saves its state file. */
 typedef void (*pd_registry_changed_fn)(void *userdata);
 void pd_registry_set_changed_hook(pd_registry *r, pd_registry_changed_fn fn, void *userdata);
+/* Changes made between hold and release call the hook once, at the release, or earlier at
+ * a flush: whoever answers a client while holding flushes first, so that an answer never
+ * goes out before the change it reports is saved.  Nested holds count. */
+void pd_registry_hold_saves(pd_registry *r);
+void pd_registry_flush_saves(pd_registry *r);
+void pd_registry_release_saves(pd_registry *r);
 /* Called instead of the default (unregister) when a family's watcher exits. */
 typedef void (*pd_registry_watcher_fn)(void *userdata, pd_family *f);
 void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, void *userdata);
