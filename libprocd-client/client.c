@@ -182,7 +182,7 @@ static procd_status call(procd_client *c, const char *method, DBusMessage **repl
                 dbus_message_unref(again);
         dbus_message_unref(m);
         /* a registration repeated after a lost reply: the first one went through */
-        if (!r && retried && strncmp(method, "RegisterSubfamily", 17) == 0 && derr.name &&
+        if (!r && retried && strncmp(method, "Register", 8) == 0 && derr.name &&
             procd_status_from_dbus_name(derr.name) == PROCD_E_ALREADY_REGISTERED) {
                 dbus_error_free(&derr);
                 return PROCD_OK;
@@ -234,6 +234,22 @@ procd_status procd_register_subfamily_flags(procd_client *c, pid_t root_pid, pid
         dbus_uint32_t i = max_snapshot_interval_sec, fl = flags;
         return call(c, "RegisterSubfamilyWithFlags", NULL, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_INT32, &w,
                     DBUS_TYPE_UINT32, &i, DBUS_TYPE_UINT32, &fl, DBUS_TYPE_INVALID);
+}
+
+procd_status procd_register_job(procd_client *c, pid_t root_pid, pid_t watcher_pid, uint32_t max_snapshot_interval_sec,
+                                uint32_t flags, const char *cgroup, const char *job_id, uid_t owner_uid,
+                                procd_error *err)
+{
+        if (!cgroup || !dbus_validate_utf8(cgroup, NULL))
+                return procd_error_set(err, PROCD_E_BAD_ARGUMENT, "RegisterJob: the cgroup path is not UTF-8");
+        if (!procd_job_id_valid(job_id))
+                return procd_error_set(err, PROCD_E_BAD_ARGUMENT, "a job id is 1..%d printable characters",
+                                       PROCD_JOB_ID_MAX - 1);
+        dbus_int32_t r = root_pid, w = watcher_pid;
+        dbus_uint32_t i = max_snapshot_interval_sec, fl = flags, owner = owner_uid;
+        return call(c, "RegisterJob", NULL, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_INT32, &w, DBUS_TYPE_UINT32, &i,
+                    DBUS_TYPE_UINT32, &fl, DBUS_TYPE_STRING, &cgroup, DBUS_TYPE_STRING, &job_id, DBUS_TYPE_UINT32,
+                    &owner, DBUS_TYPE_INVALID);
 }
 
 /* A path that is not UTF-8 (a job name in another encoding) goes as bytes: D-Bus strings

@@ -1,14 +1,14 @@
 /* dbus-dlopen.c - libdbus-1 loaded when the starter first calls it, not at every start.
  *
  * Only procd-starter links this file (not the procd_starter library the tests link): it
- * defines every libdbus function the starter calls (the procd client, the systemd
- * strategy) as a trampoline into libdbus-1.so.3, opened on the first call.  The binary
+ * defines every libdbus function the starter's code can reach (the systemd strategy; procd
+ * is reached without libdbus, procd-wire.c) as a trampoline into libdbus-1.so.3, opened on the first call.  The binary
  * then carries no DT_NEEDED entry for libdbus-1 (linked --as-needed), so a job run with
- * --no-procd outside a systemd scope never maps libdbus and what it pulls in (libsystemd,
+ * outside a systemd scope never maps libdbus and what it pulls in (libsystemd,
  * libgcrypt, liblzma, libzstd, liblz4, libcap, libgpg-error): ~0.55 ms of dynamic loading per
  * start on the issue-20 host.  The table is the one mutable global: loaded once, read after.
- * Whoever needs D-Bus and wants a clean error calls st_dbus_load() first (main.c does
- * unless --no-procd); a trampoline that finds no library says why and exits 125. */
+ * Whoever needs D-Bus and wants a clean error calls st_dbus_load() first; a trampoline that
+ * finds no library says why and exits 125. */
 #include "dbus-dlopen.h"
 
 #include <dlfcn.h>

@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dbus-dlopen.h"
 #include "jobcg.h"
 #include "procd/client.h"
 #include "guard.h"
@@ -281,21 +280,13 @@ int main(int argc, char **argv)
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 fprintf(stderr, "procd-starter: warning: PR_SET_CHILD_SUBREAPER: %s\n", strerror(errno));
 
-        /* libdbus is opened here when procd may track the job (dbus-dlopen.c), before anything
-         * is made; a systemd scope opens it on its first call */
-        if (!o.no_procd && st_dbus_load(&err) < 0) {
-                r = failed(&o, "libdbus", &err, ST_EXIT_FAILURE, true);
-                st_options_free(&o);
-                return r;
-        }
-
         /* --require-procd: no job starts when procd does not answer (the registration after
          * the launch can still fail: the job is then killed at once).  The connection is the
          * one the job is registered on (one connection and authentication per job). */
-        procd_client *pc = NULL;
+        st_pw *pc = NULL;
         if (o.require_procd) {
                 procd_error pe = { 0 };
-                if (procd_connect(o.socket_path, &pc, &pe) != PROCD_OK) {
+                if (st_pw_connect(o.socket_path, &pc, &pe) != PROCD_OK) {
                         tr_error_set(&err, ECONNREFUSED, "--require-procd: %s", pe.msg);
                         r = failed(&o, "procd", &err, ST_EXIT_FAILURE, true);
                         st_options_free(&o);
@@ -305,7 +296,7 @@ int main(int argc, char **argv)
 
         tr_hierarchies hs;
         if (tr_hierarchies_discover(&hs, &err) < 0) {
-                procd_disconnect(pc);
+                st_pw_close(pc);
                 r = failed(&o, "cgroup hierarchies", &err, ST_EXIT_FAILURE, true);
                 st_options_free(&o);
                 return r;
@@ -314,7 +305,7 @@ int main(int argc, char **argv)
         st_launch l;
         r = st_launch_prepare(&l, &o, &err);
         if (r < 0) {
-                procd_disconnect(pc);
+                st_pw_close(pc);
                 r = failed(&o, "launch", &err, launch_exit_code(r), true);
                 st_launch_free(&l);
                 st_options_free(&o);
@@ -339,7 +330,7 @@ int main(int argc, char **argv)
         _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sfd < 0) {
                 tr_error_setx(&err, errno, "signalfd");
-                procd_disconnect(pc);
+                st_pw_close(pc);
                 r = failed(&o, "signals", &err, ST_EXIT_FAILURE, true);
                 st_launch_free(&l);
                 st_options_free(&o);
@@ -369,7 +360,7 @@ int main(int argc, char **argv)
                 goto out;
         }
         /* the guard closes its copy of the procd connection at once */
-        r = st_guard_start(&guard, &jc, &l.ns, procd_client_fd(pc), &err);
+        r = st_guard_start(&guard, &jc, &l.ns, st_pw_fd(pc), &err);
         if (r < 0) {
                 stage = "guard";
                 goto out;
@@ -537,7 +528,7 @@ int main(int argc, char **argv)
         return code;
 
 out:
-        procd_disconnect(pc); /* when the job never got to st_track_open */
+        st_pw_close(pc); /* when the job never got to st_track_open */
         st_limits_record_free(&limits);
         st_track_close(&t);
         tr_dev_filter_free(dev_filter);

@@ -5,12 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "trackers/util.h"
 #include <stdarg.h>
-#include <stdio.h>
+#include <unistd.h>
 
+#include "procd-wire.h"
 #include "procd/client.h"
 #include "procd/wire.h"
+#include "trackers/util.h"
 
 #define FREEZE_TIMEOUT_USEC 2000000
 
@@ -61,7 +62,7 @@ static int pd_fail(st_track *t, const char *what, procd_error *perr, tr_error *e
         fprintf(stderr, "procd-starter: warning: procd %s: %s; using the embedded tracker\n", what, perr->msg);
         if (perr->status == PROCD_E_FAMILY_NOT_FOUND || perr->status == PROCD_E_TRANSPORT) {
                 snprintf(t->reason, sizeof t->reason, "procd %s: %s", what, perr->msg);
-                procd_disconnect(t->client);
+                st_pw_close(t->client);
                 t->client = NULL;
                 t->ops = &embedded_ops;
         }
@@ -81,7 +82,8 @@ static int pd_signal(st_track *t, int sig, tr_error *err)
 static int pd_kill(st_track *t, uint64_t timeout_usec, bool *empty, tr_error *err)
 {
         procd_error perr = { 0 };
-        if (procd_kill_family(t->client, t->root, &perr) == PROCD_OK) {
+        st_pw_arg a = ST_PW_I(t->root);
+        if (st_pw_call(t->client, "KillFamily", &a, 1, NULL, &perr) == PROCD_OK) {
                 *empty = true;
                 return 0;
         }
@@ -92,7 +94,8 @@ static int pd_kill(st_track *t, uint64_t timeout_usec, bool *empty, tr_error *er
 static int pd_freeze(st_track *t, tr_error *err)
 {
         procd_error perr = { 0 };
-        if (procd_suspend_family(t->client, t->root, &perr) == PROCD_OK)
+        st_pw_arg a = ST_PW_I(t->root);
+        if (st_pw_call(t->client, "SuspendFamily", &a, 1, NULL, &perr) == PROCD_OK)
                 return 0;
         pd_fail(t, "SuspendFamily", &perr, err);
         return emb_freeze(t, err);
@@ -101,7 +104,8 @@ static int pd_freeze(st_track *t, tr_error *err)
 static int pd_thaw(st_track *t, tr_error *err)
 {
         procd_error perr = { 0 };
-        if (procd_continue_family(t->client, t->root, &perr) == PROCD_OK)
+        st_pw_arg a = ST_PW_I(t->root);
+        if (st_pw_call(t->client, "ContinueFamily", &a, 1, NULL, &perr) == PROCD_OK)
                 return 0;
         pd_fail(t, "ContinueFamily", &perr, err);
         return emb_thaw(t, err);
@@ -112,10 +116,11 @@ static void pd_close(st_track *t)
         if (!t->client)
                 return;
         procd_error perr = { 0 };
-        procd_status s = procd_unregister_family(t->client, t->root, &perr);
+        st_pw_arg a = ST_PW_I(t->root);
+        procd_status s = st_pw_call(t->client, "UnregisterFamily", &a, 1, NULL, &perr);
         if (s != PROCD_OK && s != PROCD_E_FAMILY_NOT_FOUND)
                 fprintf(stderr, "procd-starter: warning: procd UnregisterFamily: %s\n", perr.msg);
-        procd_disconnect(t->client);
+        st_pw_close(t->client);
         t->client = NULL;
 }
 
@@ -168,44 +173,74 @@ static const char *job_id(const st_options *o, const st_jobcg *jc, char *buf, si
         return buf;
 }
 
-static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner_uid, procd_client *conn)
+/* The three calls an older procd (no RegisterJob) takes: RegisterSubfamilyWithFlags (or,
+ * older still, RegisterSubfamily), TrackFamilyViaCgroup(Bytes), SetFamilyJob. */
+static int register_in_three(st_track *t, st_jobcg *jc, st_pw *c, const char *id, uid_t owner_uid)
 {
-        procd_client *c = conn;
         procd_error perr = { 0 };
-        if (!c && procd_connect(o->socket_path, &c, &perr) != PROCD_OK)
-                return no_procd(t, -ECONNREFUSED, "no procd at %s (%s)",
-                                o->socket_path ? o->socket_path : PROCD_DEFAULT_SOCKET, perr.msg);
-        /* the starter is the watcher: its exit, even by SIGKILL, kills the job and removes
-         * the job cgroup (an older procd without the flag only unregisters it) */
-        if (procd_register_subfamily_flags(c, t->root, getpid(), 5, PROCD_REGISTER_KILL_ON_WATCHER_EXIT, &perr) !=
-            PROCD_OK) {
+        st_pw_arg reg[] = { ST_PW_I(t->root), ST_PW_I(getpid()), ST_PW_U(5), ST_PW_U(PROCD_REGISTER_KILL_ON_WATCHER_EXIT) };
+        if (st_pw_call(c, "RegisterSubfamilyWithFlags", reg, 4, NULL, &perr) != PROCD_OK) {
                 procd_error perr2 = { 0 };
                 if (perr.status == PROCD_E_BAD_ROOT_PID || perr.status == PROCD_E_ALREADY_REGISTERED ||
-                    procd_register_subfamily(c, t->root, getpid(), 5, &perr2) != PROCD_OK) {
-                        procd_disconnect(c);
+                    st_pw_call(c, "RegisterSubfamily", reg, 3, NULL, &perr2) != PROCD_OK) {
+                        st_pw_close(c);
                         return no_procd(t, -EIO, "procd RegisterSubfamily: %s", perr2.msg[0] ? perr2.msg : perr.msg);
                 }
                 fprintf(stderr, "procd-starter: warning: procd without kill-on-watcher-exit (%s): the job would "
                                 "outlive a killed starter\n",
                         perr.msg);
         }
-        if (procd_track_via_cgroup(c, t->root, jc->job_path, &perr) != PROCD_OK) {
-                procd_unregister_family(c, t->root, NULL);
-                procd_disconnect(c);
+        /* a path that is not UTF-8 (a job name in another encoding) goes as bytes */
+        st_pw_arg tr[] = { ST_PW_I(t->root), ST_PW_S(jc->job_path) };
+        procd_status s = st_pw_call(c, "TrackFamilyViaCgroup", tr, 2, NULL, &perr);
+        if (s == PROCD_E_BAD_ARGUMENT && !st_pw_last_error(c)[0]) {
+                tr[1] = ST_PW_AY(jc->job_path, strlen(jc->job_path));
+                s = st_pw_call(c, "TrackFamilyViaCgroupBytes", tr, 2, NULL, &perr);
+        }
+        if (s != PROCD_OK) {
+                st_pw_arg a = ST_PW_I(t->root);
+                st_pw_call(c, "UnregisterFamily", &a, 1, NULL, NULL);
+                st_pw_close(c);
                 return no_procd(t, -EIO, "procd TrackFamilyViaCgroup %s: %s", jc->job_path, perr.msg);
         }
-        char idbuf[PROCD_JOB_ID_MAX];
-        const char *id = job_id(o, jc, idbuf, sizeof idbuf);
-        if (procd_set_family_job(c, t->root, id, owner_uid, &perr) != PROCD_OK)
+        st_pw_arg job[] = { ST_PW_I(t->root), ST_PW_S(id), ST_PW_U(owner_uid) };
+        if (st_pw_call(c, "SetFamilyJob", job, 3, NULL, &perr) != PROCD_OK)
                 fprintf(stderr, "procd-starter: warning: procd SetFamilyJob %s: %s (the job cannot adopt ssh sessions)\n",
                         id, perr.msg);
+        return 0;
+}
+
+static int try_procd(st_track *t, const st_options *o, st_jobcg *jc, uid_t owner_uid, st_pw *conn)
+{
+        st_pw *c = conn;
+        procd_error perr = { 0 };
+        if (!c && st_pw_connect(o->socket_path, &c, &perr) != PROCD_OK)
+                return no_procd(t, -ECONNREFUSED, "no procd at %s (%s)",
+                                o->socket_path ? o->socket_path : PROCD_DEFAULT_SOCKET, perr.msg);
+        char idbuf[PROCD_JOB_ID_MAX];
+        const char *id = job_id(o, jc, idbuf, sizeof idbuf);
+        /* one call: registered in the job cgroup it already sits in, named as the job, and
+         * the starter its watcher: the starter's exit, even by SIGKILL, kills the job and
+         * removes the job cgroup.  An older procd (UnknownMethod), or a job cgroup path
+         * that is not UTF-8, takes the three calls. */
+        st_pw_arg reg[] = { ST_PW_I(t->root), ST_PW_I(getpid()), ST_PW_U(5), ST_PW_U(PROCD_REGISTER_KILL_ON_WATCHER_EXIT),
+                            ST_PW_S(jc->job_path), ST_PW_S(id), ST_PW_U(owner_uid) };
+        procd_status s = st_pw_call(c, "RegisterJob", reg, TR_ARRAY_SIZE(reg), NULL, &perr);
+        bool older = s != PROCD_OK && (strcmp(st_pw_last_error(c), "org.freedesktop.DBus.Error.UnknownMethod") == 0 ||
+                                       (s == PROCD_E_BAD_ARGUMENT && !st_pw_last_error(c)[0]));
+        if (older && register_in_three(t, jc, c, id, owner_uid) < 0)
+                return -EIO;
+        if (s != PROCD_OK && !older) {
+                st_pw_close(c);
+                return no_procd(t, -EIO, "procd RegisterJob: %s", perr.msg);
+        }
         t->client = c;
         t->ops = &procd_ops;
         return 0;
 }
 
 int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, uid_t owner_uid,
-                  procd_client *conn, tr_error *err)
+                  st_pw *conn, tr_error *err)
 {
         memset(t, 0, sizeof *t);
         t->root = root;
@@ -214,17 +249,17 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
         /* only where the job cgroup was made (jc->mask): no lookups that fail */
         int r = tr_cgroup_open_in(jc->hs, jc->job_path, jc->mask, TR_CG_MAY_ACT, &cg, err);
         if (r < 0) {
-                procd_disconnect(conn);
+                st_pw_close(conn);
                 return tr_error_prefix(err, "opening the job cgroup %s", jc->job_path);
         }
         tr_procfam_spec spec = { .root_pid = root, .root_start_ticks = root_ticks, .max_age_usec = 0 };
         r = tr_family_new(&spec, cg, &t->family, err);
         if (r < 0) { /* the family owns cg even when it fails */
-                procd_disconnect(conn);
+                st_pw_close(conn);
                 return tr_error_prefix(err, "tracking the job family");
         }
         if (o->no_procd) {
-                procd_disconnect(conn);
+                st_pw_close(conn);
                 snprintf(t->reason, sizeof t->reason, "--no-procd");
         } else if (try_procd(t, o, jc, owner_uid, conn) < 0 && o->require_procd)
                 return tr_error_set(err, ECONNREFUSED, "--require-procd: %s", t->reason);
@@ -235,16 +270,17 @@ void st_track_confirm(st_track *t)
 {
         if (t->ops != &procd_ops)
                 return;
-        procd_family_info *fi = NULL;
-        size_t n = 0;
         procd_error perr = { 0 };
-        if (procd_dump(t->client, t->root, &fi, &n, &perr) == PROCD_OK && n > 0 &&
-            fi[0].root_pid == t->root) {
-                t->procd_killed = strcmp(fi[0].state, "killed") == 0 || strcmp(fi[0].state, "killing") == 0;
-                procd_family_info_free(fi, n);
+        st_pw_msg m;
+        st_pw_arg a = ST_PW_I(t->root);
+        size_t n = 0;
+        pid_t root = 0;
+        char state[32] = "";
+        if (st_pw_call(t->client, "Dump", &a, 1, &m, &perr) == PROCD_OK &&
+            st_pw_dump_first(&m, &n, &root, state, sizeof state, &perr) == PROCD_OK && n > 0 && root == t->root) {
+                t->procd_killed = strcmp(state, "killed") == 0 || strcmp(state, "killing") == 0;
                 return;
         }
-        procd_family_info_free(fi, n);
         if (perr.status == PROCD_OK)
                 procd_error_set(&perr, PROCD_E_FAMILY_NOT_FOUND, "family %d is not listed", (int) t->root);
         tr_error err = { 0 };

@@ -13,7 +13,7 @@
 
 #include "jobcg.h"
 #include "options.h"
-#include "procd/client.h"
+#include "procd-wire.h"
 #include "trackers/tracker.h"
 
 typedef struct st_track st_track;
@@ -31,7 +31,7 @@ struct st_track {
         const st_track_ops *ops;
         tr_family *family;  /* always */
         pid_t root;
-        void *client;       /* procd_client * in procd mode */
+        st_pw *client;      /* procd mode: the connection (procd-wire.h) */
         char reason[600];   /* embedded: why not procd, or why procd stopped tracking the job */
         bool procd_killed;  /* st_track_confirm: procd says a KillFamily was asked for the job
                                (procctl kill): Dump state "killing" or "killed" */
@@ -40,12 +40,13 @@ struct st_track {
 /* Build the embedded family; then, unless o->no_procd, try procd at o->socket_path (a warning
  * and the embedded path when no daemon answers, the reason in t->reason; with
  * o->require_procd that is an error instead).  With procd the family is also named as job
- * o->job_id (default: the job's --name, else its cgroup's) of owner_uid (SetFamilyJob), so
+ * o->job_id (default: the job's --name, else its cgroup's) of owner_uid (RegisterJob; an older
+ * procd: RegisterSubfamilyWithFlags, TrackFamilyViaCgroup, SetFamilyJob), so
  * that ssh sessions of that user can be adopted into it (pam_procd_adopt).  conn: a
  * connection to procd opened already (--require-procd's check), taken over in any case;
  * NULL: connect here. */
 int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, uint64_t root_ticks, uid_t owner_uid,
-                  procd_client *conn, tr_error *err);
+                  st_pw *conn, tr_error *err);
 /* In procd mode: check that procd still knows the family (after a procd restart it may
  * not); if not, switch to the embedded tracker with t->reason set.  Sets t->procd_killed.
  * Call it before the starter's own end-of-job kill (itself a KillFamily). */

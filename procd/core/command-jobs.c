@@ -51,6 +51,12 @@ static procd_status set_family_job_impl(pd_commands *cm, const pd_caller *who, p
                                             "SetFamilyJob: uid %u may name only its own families, for itself",
                                             (unsigned) who->uid);
         }
+        pd_cmd_record_job(cm, root_pid, f->root_start_ticks, job_id, owner_uid);
+        return PROCD_OK;
+}
+
+void pd_cmd_record_job(pd_commands *cm, pid_t root_pid, uint64_t start_ticks, const char *job_id, uid_t owner_uid)
+{
         if (!cm->jobs)
                 cm->jobs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
         job_rec *j = g_new0(job_rec, 1);
@@ -58,9 +64,14 @@ static procd_status set_family_job_impl(pd_commands *cm, const pd_caller *who, p
         j->info.owner_uid = owner_uid;
         snprintf(j->info.job_id, sizeof j->info.job_id, "%s", job_id);
         j->info.registered_usec = realtime_usec();
-        j->root_start_ticks = f->root_start_ticks;
+        j->root_start_ticks = start_ticks;
         g_hash_table_replace(cm->jobs, GINT_TO_POINTER(root_pid), j);
-        return PROCD_OK;
+}
+
+void pd_cmd_forget_job(pd_commands *cm, pid_t root_pid)
+{
+        if (cm->jobs)
+                g_hash_table_remove(cm->jobs, GINT_TO_POINTER(root_pid));
 }
 
 static int by_time(const void *a, const void *b)

@@ -3,8 +3,8 @@
  *
  * Job records live beside the registry (cm->jobs, keyed by root pid): a record whose
  * family is gone or whose root pid now belongs to another process (start time) is dropped
- * when met.  Registration stays what it was: the starter calls SetFamilyJob right after
- * RegisterSubfamily, so older clients and the classic transport are unaffected.
+ * when met.  RegisterSubfamily stays what it was (SetFamilyJob names a family after it); RegisterJob
+ * (command.h) names the family as it registers it.
  */
 #pragma once
 
@@ -16,6 +16,13 @@
  * family it owns, for itself.  Naming again replaces the record (and its time). */
 procd_status pd_cmd_set_family_job(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *job_id,
                                    uid_t owner_uid, procd_error *err);
+
+/* The record behind SetFamilyJob, without its checks: root_pid (started at start_ticks) is
+ * job job_id (valid) of owner_uid.  RegisterJob writes it before the family is registered
+ * (so that the "registered" event carries the job) and drops it (pd_cmd_forget_job) when the
+ * registration fails. */
+void pd_cmd_record_job(pd_commands *cm, pid_t root_pid, uint64_t start_ticks, const char *job_id, uid_t owner_uid);
+void pd_cmd_forget_job(pd_commands *cm, pid_t root_pid);
 
 /* The jobs of uid ((uid_t) -1: every job, root only; a non-root caller may list only its
  * own), oldest first.  *out malloc'd (free()). */

@@ -182,10 +182,15 @@ procd_status pd_cmd_register_subfamily(pd_commands *cm, const pd_caller *who, pi
         return pd_cmd_register_subfamily_flags(cm, who, root_pid, watcher_pid, interval, 0, err);
 }
 
-static procd_status register_flags_impl(pd_commands *cm, const pd_caller *who, pid_t root_pid,
-                                             pid_t watcher_pid, uint32_t interval, uint32_t flags, procd_error *err)
+/* RegisterSubfamily(WithFlags), and RegisterJob when j->cgroup is set (its cgroup and job
+ * checked by the caller): *f the family, *in_cgroup whether it is tracked through j->cgroup
+ * already. */
+static procd_status register_impl(pd_commands *cm, const pd_caller *who, const pd_job_registration *j,
+                                  pd_family **fout, bool *in_cgroup, procd_error *err)
 {
-        procd_status s = need_root(who, "RegisterSubfamily", err);
+        pid_t root_pid = j->root_pid, watcher_pid = j->watcher_pid;
+        uint32_t interval = j->interval_sec, flags = j->flags;
+        procd_status s = need_root(who, j->cgroup ? "RegisterJob" : "RegisterSubfamily", err);
         if (s != PROCD_OK)
                 return s;
         if (flags & ~(uint32_t) PROCD_REGISTER_KILL_ON_WATCHER_EXIT)
@@ -239,7 +244,15 @@ static procd_status register_flags_impl(pd_commands *cm, const pd_caller *who, p
         tr_error terr = { 0 };
         bool bad_watcher = false;
         pd_family *f = NULL;
-        int k = pd_registry_register(cm->reg, root_pid, &rp, watcher_pid, interval, &f, &bad_watcher, &terr);
+        /* the job is named before the family is registered: the "registered" event carries it */
+        if (j->cgroup)
+                pd_cmd_record_job(cm, root_pid, rp.start_ticks, j->job_id, j->owner_uid);
+        /* the flag is set before the family is first saved (one state write, not two) */
+        unsigned fl = (flags & PROCD_REGISTER_KILL_ON_WATCHER_EXIT) ? PD_FAMILY_KILL_ON_WATCHER_EXIT : 0;
+        int k = pd_registry_register_in(cm->reg, root_pid, &rp, watcher_pid, interval, j->cgroup, fl, &f, in_cgroup,
+                                        &bad_watcher, &terr);
+        if (k < 0 && j->cgroup)
+                pd_cmd_forget_job(cm, root_pid);
         if (k == -EMFILE || k == -ENFILE) {
                 /* procd's own limit, not the caller's fault: never BAD_WATCHER_PID for it */
                 struct rlimit rl = { 0 };
@@ -258,8 +271,7 @@ static procd_status register_flags_impl(pd_commands *cm, const pd_caller *who, p
                 return procd_error_set(err, PROCD_E_INTERNAL, "registering %d: %s", (int) root_pid, terr.msg);
         }
         pd_registry_cg_touch(cm->reg, f); /* its cgroup's fds: in the bounded awake set */
-        if (flags & PROCD_REGISTER_KILL_ON_WATCHER_EXIT)
-                pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILL_ON_WATCHER_EXIT, true);
+        *fout = f;
         g_info("registered family %d (watcher %d, interval %u s, parent %d)", (int) root_pid, (int) watcher_pid,
                interval, (int) f->parent->root_pid);
         return PROCD_OK;
@@ -316,6 +328,23 @@ static bool cgroup_below(const char *path, const char *base)
         return strncmp(path, base, n) == 0 && path[n] == '/' && path[n + 1 + strspn(path + n + 1, "/")] != '\0';
 }
 
+/* Whether who may have family f (NULL: a new one) tracked through cgroup. */
+static procd_status cgroup_for(pd_commands *cm, const pd_caller *who, const char *cgroup, const pd_family *f,
+                               procd_error *err)
+{
+        procd_status s = pd_cmd_cgroup_acceptable(cm, cgroup, f, err);
+        if (s != PROCD_OK || !who->confined)
+                return s;
+        const char *famcg = pd_famcg_base(pd_registry_family_cgroups(cm->reg));
+        if (!cgroup_below(cgroup, famcg) && !cgroup_below(cgroup, cm->classic_cgroup_base))
+                return procd_error_set(err, PROCD_E_BAD_CGROUP,
+                                       "cgroup %s is below neither the family cgroup base (%s) nor the classic "
+                                       "cgroup base (%s)",
+                                       cgroup, famcg ? famcg : "none",
+                                       cm->classic_cgroup_base ? cm->classic_cgroup_base : "none");
+        return PROCD_OK;
+}
+
 static procd_status track_cgroup_impl(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *cgroup,
                                  procd_error *err)
 {
@@ -325,18 +354,9 @@ static procd_status track_cgroup_impl(pd_commands *cm, const pd_caller *who, pid
                 s = find_subfamily(cm, root_pid, &f, err);
         if (s != PROCD_OK)
                 return s;
-        s = pd_cmd_cgroup_acceptable(cm, cgroup, f, err);
+        s = cgroup_for(cm, who, cgroup, f, err);
         if (s != PROCD_OK)
                 return s;
-        if (who->confined) {
-                const char *famcg = pd_famcg_base(pd_registry_family_cgroups(cm->reg));
-                if (!cgroup_below(cgroup, famcg) && !cgroup_below(cgroup, cm->classic_cgroup_base))
-                        return procd_error_set(err, PROCD_E_BAD_CGROUP,
-                                            "cgroup %s is below neither the family cgroup base (%s) nor the classic "
-                                            "cgroup base (%s)",
-                                            cgroup, famcg ? famcg : "none",
-                                            cm->classic_cgroup_base ? cm->classic_cgroup_base : "none");
-        }
         tr_error terr = { 0 };
         int k = pd_registry_track_cgroup(cm->reg, f, cgroup, &terr);
         if (k < 0)
@@ -725,6 +745,7 @@ static void job_finish(pd_job *j, procd_status s, const procd_error *err)
         if (j->source)
                 g_source_remove(j->source);
         j->source = 0;
+        pd_registry_flush_saves(j->cm->reg); /* saved before the answer */
         j->done(s, err, j->userdata);
         g_free(j);
 }
@@ -849,6 +870,10 @@ static void family_async_impl(pd_commands *cm, const pd_caller *who, pd_job_kind
                 done(err.status, &err, userdata);
                 return;
         }
+        /* the flags set here and cleared when the first round finishes the call: one save
+         * (before the answer, job_finish), not two; a call left for later rounds is saved
+         * when this returns, before the main loop runs again */
+        pd_registry_hold_saves(cm->reg);
         supersede(cm, f, who);
         if (kind == PD_JOB_KILL) {
                 pd_registry_set_flag(cm->reg, f, PD_FAMILY_KILLING | PD_FAMILY_KILLED, true);
@@ -869,6 +894,7 @@ static void family_async_impl(pd_commands *cm, const pd_caller *who, pd_job_kind
         j->userdata = userdata;
         cm->pending_jobs = g_slist_prepend(cm->pending_jobs, j);
         job_round(j); /* the first round now: most calls are done after it */
+        pd_registry_release_saves(cm->reg);
 }
 
 void pd_cmd_cancel_pending(pd_commands *cm)
@@ -1086,8 +1112,49 @@ static procd_status audited(const char *op, const pd_caller *who, pid_t family, 
 procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *who, pid_t root_pid,
                                              pid_t watcher_pid, uint32_t interval, uint32_t flags, procd_error *err)
 {
-        procd_status s = register_flags_impl(cm, who, root_pid, watcher_pid, interval, flags, err);
+        pd_job_registration j = { .root_pid = root_pid, .watcher_pid = watcher_pid, .interval_sec = interval,
+                                  .flags = flags };
+        pd_family *f = NULL;
+        bool in_cgroup = false;
+        procd_status s = register_impl(cm, who, &j, &f, &in_cgroup, err);
         return audited("register", who, root_pid, NULL, 0, s, err);
+}
+
+static procd_status register_job_impl(pd_commands *cm, const pd_caller *who, const pd_job_registration *j,
+                                      procd_error *err)
+{
+        /* every check of the three calls before anything changes */
+        procd_status s = need_root(who, "RegisterJob", err);
+        if (s != PROCD_OK)
+                return s;
+        if (!j->job_id || !procd_job_id_valid(j->job_id))
+                return procd_error_set(err, PROCD_E_BAD_ARGUMENT, "RegisterJob: a job id is 1..%d printable characters",
+                                       PROCD_JOB_ID_MAX - 1);
+        /* the root's own family (already registered, or stale) may hold the cgroup: the
+         * registration then answers, as RegisterSubfamily would first */
+        s = cgroup_for(cm, who, j->cgroup, j->root_pid > 1 ? pd_registry_find(cm->reg, j->root_pid) : NULL, err);
+        if (s != PROCD_OK)
+                return s;
+        pd_family *f = NULL;
+        bool in_cgroup = false;
+        s = register_impl(cm, who, j, &f, &in_cgroup, err);
+        if (s != PROCD_OK || in_cgroup)
+                return s;
+        /* the root is not in the cgroup (yet): moved in as TrackFamilyViaCgroup does */
+        s = track_cgroup_impl(cm, who, j->root_pid, j->cgroup, err);
+        if (s != PROCD_OK) {
+                pd_cmd_forget_job(cm, j->root_pid);
+                pd_registry_unregister(cm->reg, f);
+        }
+        return s;
+}
+
+procd_status pd_cmd_register_job(pd_commands *cm, const pd_caller *who, const pd_job_registration *j,
+                                 procd_error *err)
+{
+        procd_status s = register_job_impl(cm, who, j, err);
+        return audited("register", who, j->root_pid, j->job_id && procd_job_id_valid(j->job_id) ? j->job_id : NULL, 0,
+                       s, err);
 }
 
 typedef procd_status (*track_fn)(pd_commands *, const pd_caller *, pid_t, const char *, procd_error *);

@@ -86,6 +86,21 @@ procd_status pd_cmd_register_subfamily_flags(pd_commands *cm, const pd_caller *w
                                              procd_error *err);
 procd_status pd_cmd_track_cgroup(pd_commands *cm, const pd_caller *who, pid_t root_pid, const char *cgroup,
                                  procd_error *err);
+/* RegisterJob: RegisterSubfamilyWithFlags + TrackFamilyViaCgroup + SetFamilyJob in one call,
+ * with the checks of all three (root only; a confined caller's cgroup below its bases; the
+ * cgroup acceptable; a valid job id) made before anything changes.  A root already sitting
+ * in the cgroup is registered tracked through it (no family cgroup made, nothing moved,
+ * saved once); else as the three calls would (registered, then moved in; unregistered again
+ * when the move fails).  Audited as "register" with the job. */
+typedef struct pd_job_registration {
+        pid_t root_pid, watcher_pid;
+        uint32_t interval_sec, flags; /* as RegisterSubfamilyWithFlags */
+        const char *cgroup;           /* as TrackFamilyViaCgroup */
+        const char *job_id;           /* as SetFamilyJob */
+        uid_t owner_uid;
+} pd_job_registration;
+procd_status pd_cmd_register_job(pd_commands *cm, const pd_caller *who, const pd_job_registration *j,
+                                 procd_error *err);
 /* The refusals every cgroup a family is to track goes through, at registration and at
  * restore alike: a bad path, "/", a cgroup that holds procd (its own or an ancestor), one
  * another family than f (NULL: any family) tracks.  PROCD_E_BAD_CGROUP with the reason. */

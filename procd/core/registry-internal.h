@@ -35,6 +35,8 @@ struct pd_registry {
         void *log_data;
         pd_registry_changed_fn changed;
         void *changed_data;
+        unsigned saves_held;      /* pd_registry_hold_saves depth */
+        bool save_due;            /* a change while held: the hook runs at the flush */
         pd_registry_watcher_fn watcher_exit;
         void *watcher_exit_data;
         pd_registry_family_fn family_hook; /* events (event-watch.c) */
@@ -71,6 +73,8 @@ void pd_reg_cg_index(pd_registry *r, pd_family *f, bool add);
 /* Build (or rebuild) f's tr_family from its tracking methods.  made: the handle of the
  * cgroup procd just made for f (taken), NULL to open f->cgroup_path. */
 int pd_reg_build_tracker(pd_registry *r, pd_family *f, tr_cgroup *made, tr_error *err);
+/* Whether pid sits in cgroup path or below it (in the hierarchy families are matched by). */
+bool pd_reg_pid_in_cgroup(const tr_hierarchies *hs, pid_t pid, const char *path);
 /* Give f the tracker of spec and cg (taken, may be NULL: /proc). */
 int pd_reg_install_tracker(pd_registry *r, pd_family *f, const tr_procfam_spec *spec, tr_cgroup *cg,
                            tr_error *err);

@@ -159,8 +159,7 @@ static int set_str(char **dst, const char *src)
         return 0;
 }
 
-/* Whether pid sits in cgroup path or below it (in the hierarchy families are matched by). */
-static bool pid_in_cgroup(const tr_hierarchies *hs, pid_t pid, const char *path)
+bool pd_reg_pid_in_cgroup(const tr_hierarchies *hs, pid_t pid, const char *path)
 {
         _cleanup_free_ char *cur = NULL;
         return pd_famcg_pid_cgroup(hs, pid, &cur) == 0 && tr_cgroup_path_under(cur, path);
@@ -241,7 +240,7 @@ int pd_registry_track_cgroup(pd_registry *r, pd_family *f, const char *cgroup, t
         if (k < 0)
                 return k;
         bool proc = !f->tf || f->proc_tracked;
-        bool root_inside = pid_in_cgroup(r->hs, f->root_pid, cgroup);
+        bool root_inside = pd_reg_pid_in_cgroup(r->hs, f->root_pid, cgroup);
         GArray *failed = g_array_new(FALSE, FALSE, sizeof(pd_ident));
         size_t total = 0;
         for (int round = 0; round < (proc ? 2 : 8); round++) {

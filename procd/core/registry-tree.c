@@ -155,7 +155,17 @@ static int read_kept(pid_t pid, GArray *kept)
 int pd_registry_register(pd_registry *r, pid_t root_pid, const tr_proc *root_stat, pid_t watcher_pid,
                          uint32_t interval_sec, pd_family **out, bool *bad_watcher, tr_error *err)
 {
+        bool in_cgroup;
+        return pd_registry_register_in(r, root_pid, root_stat, watcher_pid, interval_sec, NULL, 0, out, &in_cgroup,
+                                       bad_watcher, err);
+}
+
+int pd_registry_register_in(pd_registry *r, pid_t root_pid, const tr_proc *root_stat, pid_t watcher_pid,
+                            uint32_t interval_sec, const char *cgroup, unsigned flags, pd_family **out, bool *in_cgroup,
+                            bool *bad_watcher, tr_error *err)
+{
         *bad_watcher = false;
+        *in_cgroup = false;
         pd_family *f = pd_reg_family_alloc();
         if (!f)
                 return tr_error_set(err, ENOMEM, "out of memory");
@@ -189,9 +199,26 @@ int pd_registry_register(pd_registry *r, pid_t root_pid, const tr_proc *root_sta
         tr_pid_cgroups pc = { { 0 } };
         bool have_pc = tr_pid_cgroups_read(r->hs, root_pid, &pc, NULL) >= 0;
         pd_family *parent = find_parent(r, root_pid, p.start_ticks, p.ppid, have_pc ? &pc : NULL);
-        pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid, parent->root_pid };
-        tr_cgroup *made = give_cgroup(r, f, parent, &rt);
+        tr_cgroup *made = NULL;
+        /* the root's cgroups as just read, in the hierarchy families are matched by
+         * (pd_reg_pid_in_cgroup's test without reading them again) */
+        int prim = pd_famcg_primary(r->hs);
+        if (cgroup && have_pc && prim >= 0 && pc.paths[prim] && tr_cgroup_path_under(pc.paths[prim], cgroup)) {
+                /* placed by its starter: tracked as TrackFamilyViaCgroup would leave it */
+                f->cgroup_path = strdup(cgroup);
+                if (!f->cgroup_path) {
+                        tr_pid_cgroups_clear(&pc);
+                        pd_reg_family_free(f);
+                        return tr_error_set(err, ENOMEM, "out of memory");
+                }
+                f->cgroup_origin = PD_CG_HANDED;
+                *in_cgroup = true;
+        } else {
+                pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid, parent->root_pid };
+                made = give_cgroup(r, f, parent, &rt);
+        }
         tr_pid_cgroups_clear(&pc);
+        f->flags |= flags;
         k = pd_reg_build_tracker(r, f, made, err);
         if (k < 0) {
                 release_cgroup(r, f);

@@ -15,8 +15,27 @@
 
 void pd_reg_changed(pd_registry *r)
 {
+        if (r->saves_held)
+                r->save_due = true;
+        else if (r->changed)
+                r->changed(r->changed_data);
+}
+
+void pd_registry_hold_saves(pd_registry *r) { r->saves_held++; }
+
+void pd_registry_flush_saves(pd_registry *r)
+{
+        if (!r->save_due)
+                return;
+        r->save_due = false;
         if (r->changed)
                 r->changed(r->changed_data);
+}
+
+void pd_registry_release_saves(pd_registry *r)
+{
+        if (r->saves_held && --r->saves_held == 0)
+                pd_registry_flush_saves(r);
 }
 
 void pd_registry_set_changed_hook(pd_registry *r, pd_registry_changed_fn fn, void *userdata)

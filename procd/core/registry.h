@@ -151,6 +151,14 @@ size_t pd_registry_count(const pd_registry *r); /* registered subfamilies */
  * gone (*bad_watcher says which). */
 int pd_registry_register(pd_registry *r, pid_t root_pid, const tr_proc *root_stat, pid_t watcher_pid,
                          uint32_t interval_sec, pd_family **out, bool *bad_watcher, tr_error *err);
+/* The same, for a root already placed in a cgroup of its own (RegisterJob): when the root
+ * sits in cgroup (or below it), the family is tracked through it as handed
+ * (TrackFamilyViaCgroup's PD_CG_HANDED: nothing moved, no cgroup made) and *in_cgroup is
+ * set; else registered as above (the caller then moves it with track_cgroup).  flags
+ * (PD_FAMILY_*) are set before the family is first saved. */
+int pd_registry_register_in(pd_registry *r, pid_t root_pid, const tr_proc *root_stat, pid_t watcher_pid,
+                            uint32_t interval_sec, const char *cgroup, unsigned flags, pd_family **out, bool *in_cgroup,
+                            bool *bad_watcher, tr_error *err);
 /* Fold f's members and subfamilies into its parent and free it.  -EINVAL for the root. */
 int pd_registry_unregister(pd_registry *r, pd_family *f);
 
@@ -200,6 +208,12 @@ void pd_registry_set_log(pd_registry *r, pd_registry_log_fn fn, void *userdata);
  * flags, a /proc family's membership after a snapshot): procd saves its state file. */
 typedef void (*pd_registry_changed_fn)(void *userdata);
 void pd_registry_set_changed_hook(pd_registry *r, pd_registry_changed_fn fn, void *userdata);
+/* Changes made between hold and release call the hook once, at the release, or earlier at
+ * a flush: whoever answers a client while holding flushes first, so that an answer never
+ * goes out before the change it reports is saved.  Nested holds count. */
+void pd_registry_hold_saves(pd_registry *r);
+void pd_registry_flush_saves(pd_registry *r);
+void pd_registry_release_saves(pd_registry *r);
 /* Called instead of the default (unregister) when a family's watcher exits. */
 typedef void (*pd_registry_watcher_fn)(void *userdata, pd_family *f);
 void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, void *userdata);

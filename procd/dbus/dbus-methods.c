@@ -92,6 +92,22 @@ static procd_status m_register_flags(call *k)
         return s;
 }
 
+/* RegisterJob (iiuussu): root, watcher, interval, flags, cgroup, job id, owner uid. */
+static procd_status m_register_job(call *k)
+{
+        dbus_int32_t root, watcher;
+        dbus_uint32_t interval, flags, owner;
+        const char *cgroup = NULL, *job = NULL;
+        procd_status s = get_args(k, DBUS_TYPE_INT32, &root, DBUS_TYPE_INT32, &watcher, DBUS_TYPE_UINT32, &interval,
+                                  DBUS_TYPE_UINT32, &flags, DBUS_TYPE_STRING, &cgroup, DBUS_TYPE_STRING, &job,
+                                  DBUS_TYPE_UINT32, &owner, DBUS_TYPE_INVALID);
+        pd_job_registration j = { .root_pid = root, .watcher_pid = watcher, .interval_sec = interval, .flags = flags,
+                                  .cgroup = cgroup, .job_id = job, .owner_uid = owner };
+        if (s == PROCD_OK)
+                s = pd_cmd_register_job(k->cm, &k->who, &j, &k->err);
+        return s;
+}
+
 typedef procd_status (*track_str_fn)(pd_commands *, const pd_caller *, pid_t, const char *, procd_error *);
 
 static procd_status track_str(call *k, track_str_fn fn)
@@ -465,6 +481,7 @@ static const struct method {
         { "AdoptProcess", "ii", m_adopt },
         { "TrackFamilyViaCgroupBytes", "iay", m_track_cgroup_bytes },
         { "GetMetrics", "", m_get_metrics },
+        { "RegisterJob", "iiuussu", m_register_job },
 };
 
 static void send_and_unref(DBusConnection *c, DBusMessage *call_msg, DBusMessage *reply)

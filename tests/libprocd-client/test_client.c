@@ -4,6 +4,7 @@
  * procd_status (the wire contract, libprocd-client/include/procd/wire.h). */
 #include <CUnit/CUnit.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "harness.h"
 #include "procd/client.h"
 #include "testsupport.h"
+#include "trackers/cgroup.h"
 
 /* One line per call: call's status is want; err (e_) filled on failure. */
 #define EXPECT(call, want)                                                                               \
@@ -63,6 +65,101 @@ static int suite_clean(void)
         if (D.pid > 1)
                 ph_stop(&D, 10000);
         return 0;
+}
+
+/* Whether pid sits in cgroup path (a line of /proc/PID/cgroup ends in it). */
+static bool in_cgroup(pid_t pid, const char *path)
+{
+        char f[64], line[4096];
+        snprintf(f, sizeof f, "/proc/%d/cgroup", (int) pid);
+        FILE *fp = fopen(f, "r");
+        bool found = false;
+        size_t n = strlen(path);
+        while (fp && fgets(line, sizeof line, fp)) {
+                size_t l = strcspn(line, "\n");
+                found |= l >= n && strncmp(line + l - n, path, n) == 0 && line[l - n - 1] == ':';
+        }
+        if (fp)
+                fclose(fp);
+        return found;
+}
+
+/* The job of root in ListJobs, "" when none. */
+static void job_of(procd_client *c, pid_t root, char *out, size_t size)
+{
+        procd_job_info *jobs = NULL;
+        size_t n = 0;
+        out[0] = '\0';
+        if (procd_list_jobs(c, (uid_t) -1, &jobs, &n, NULL) == PROCD_OK)
+                for (size_t i = 0; i < n; i++)
+                        if (jobs[i].root_pid == root)
+                                snprintf(out, size, "%s", jobs[i].job_id);
+        free(jobs);
+}
+
+/* RegisterJob: a root already in its cgroup is tracked through it as it sits (nothing
+ * moved, named at once, kill-on-watcher-exit set); a root outside it is moved in as
+ * TrackFamilyViaCgroup would; every refusal of the three calls, with nothing registered. */
+static void test_register_job(void)
+{
+        if (!ts_need_root("RegisterJob against procd") || !ts_cgroup_base())
+                return;
+        procd_client *c = ph_connect(&D);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        char p1[256], p2[256], job[PROCD_JOB_ID_MAX];
+        tr_cgroup *cg1 = NULL, *cg2 = NULL;
+        pid_t s1 = ph_sleeper_in_cgroup("rj-in", p1, sizeof p1, &cg1);
+        pid_t s2 = ph_sleeper_in_cgroup("rj-move", p2, sizeof p2, &cg2);
+        pid_t out = ts_sleeper(), w = ts_sleeper(), other = ts_sleeper(), gone = ts_sleeper();
+        CU_ASSERT_FATAL(s1 > 1 && s2 > 1 && out > 1 && w > 1 && other > 1 && gone > 1);
+        ts_kill_reap(gone);
+        uint32_t kill = PROCD_REGISTER_KILL_ON_WATCHER_EXIT;
+
+        /* refused, nothing registered (one line per case) */
+        EXPECT(procd_register_job(c, other, w, 5, kill, p1, "", 0, &e_), PROCD_E_BAD_ARGUMENT);
+        EXPECT(procd_register_job(c, other, w, 5, kill, "relative", "rj", 0, &e_), PROCD_E_BAD_CGROUP);
+        EXPECT(procd_register_job(c, other, w, 5, kill, "/", "rj", 0, &e_), PROCD_E_BAD_CGROUP);
+        EXPECT(procd_register_job(c, other, w, 5, 0x80, p1, "rj", 0, &e_), PROCD_E_BAD_ARGUMENT);
+        EXPECT(procd_register_job(c, other, 0, 5, kill, p1, "rj", 0, &e_), PROCD_E_BAD_WATCHER_PID);
+        EXPECT(procd_register_job(c, other, gone, 5, kill, p1, "rj", 0, &e_), PROCD_E_BAD_WATCHER_PID);
+        EXPECT(procd_register_job(c, other, w, 0, kill, p1, "rj", 0, &e_), PROCD_E_BAD_INTERVAL);
+        EXPECT(procd_register_job(c, gone, w, 5, kill, p1, "rj", 0, &e_), PROCD_E_BAD_ROOT_PID);
+        EXPECT(procd_register_job(c, getpid(), w, 5, kill, p1, "rj", 0, &e_), PROCD_E_ALREADY_REGISTERED); /* procd's parent: the root family's root */
+        EXPECT(procd_dump(c, other, &(procd_family_info *){ NULL }, &(size_t){ 0 }, &e_), PROCD_E_FAMILY_NOT_FOUND);
+        job_of(c, other, job, sizeof job);
+        CU_ASSERT_STRING_EQUAL(job, "");
+
+        /* in its cgroup already: tracked through it, nothing moved, named */
+        EXPECT(procd_register_job(c, s1, w, 5, kill, p1, "rj-one", 0, &e_), PROCD_OK);
+        procd_family_info fi;
+        CU_ASSERT_TRUE(ph_dump_one(c, s1, &fi));
+        CU_ASSERT_PTR_NOT_NULL(strstr(fi.tracking, p1));
+        CU_ASSERT_STRING_EQUAL(fi.source, "cgroup");
+        CU_ASSERT_TRUE(in_cgroup(s1, p1));
+        job_of(c, s1, job, sizeof job);
+        CU_ASSERT_STRING_EQUAL(job, "rj-one");
+        EXPECT(procd_register_job(c, s1, w, 5, kill, p1, "rj-one", 0, &e_), PROCD_E_ALREADY_REGISTERED);
+        EXPECT(procd_register_job(c, other, w, 5, kill, p1, "rj", 0, &e_), PROCD_E_BAD_CGROUP); /* s1's cgroup */
+
+        /* outside it: moved in (the other manager's sleeper s2 stays there too) */
+        EXPECT(procd_register_job(c, out, 0, 5, 0, p2, "rj-two", 0, &e_), PROCD_OK);
+        CU_ASSERT_TRUE(in_cgroup(out, p2));
+        job_of(c, out, job, sizeof job);
+        CU_ASSERT_STRING_EQUAL(job, "rj-two");
+
+        /* kill-on-watcher-exit: the watcher's end kills s1's family */
+        ts_kill_reap(w);
+        CU_ASSERT_TRUE(ph_wait_gone(s1, 10000));
+        ts_wait(s1, 5000);
+        EXPECT(procd_unregister_family(c, out, &e_), PROCD_OK);
+        ts_kill_reap(out);
+        ts_kill_reap(s2);
+        ts_kill_reap(other);
+        procd_disconnect(c);
+        tr_cgroup_destroy(cg1, 5000000, NULL);
+        tr_cgroup_destroy(cg2, 5000000, NULL);
+        tr_cgroup_free(cg1);
+        tr_cgroup_free(cg2);
 }
 
 static void test_each_call(void)
@@ -149,6 +246,7 @@ int main(void)
                 CU_TEST_INFO_NULL,
         };
         CU_TestInfo online[] = {
+                { "RegisterJob: in its cgroup, moved in, refusals", test_register_job },
                 { "each call once against procd, errors mapped", test_each_call },
                 CU_TEST_INFO_NULL,
         };

@@ -783,8 +783,9 @@ static void test_no_strays_no_zombies(void)
         ts_reap_orphans(0); /* only if an assertion above failed */
 }
 
-/* libdbus-1 (and libsystemd, libgcrypt... behind it) is mapped into the starter only when it
- * may talk to procd or systemd: the job reads its parent's (the starter's) maps. */
+/* libdbus-1 (and libsystemd, libgcrypt... behind it) is mapped into the starter only for a
+ * systemd scope: never with --no-procd, nor for a job procd tracks (procd-wire.c speaks
+ * D-Bus to procd itself): the job reads its parent's (the starter's) maps. */
 static void test_libdbus_on_demand(void)
 {
         NEED_ROOT();
@@ -793,19 +794,24 @@ static void test_libdbus_on_demand(void)
         run_starter(&r, "nodbus", 30000, count);
         CU_ASSERT_EQUAL(r.code, 0);
         CU_ASSERT_STRING_EQUAL(r.out, "0\n");
-        /* procd may track it (no --no-procd): loaded, though no procd answers there */
+        /* tracked by a real procd: not loaded either */
         char sock[PATH_MAX], rep[PATH_MAX];
-        sr_path(sock, sizeof sock, "dbus-nosock", ".sock");
+        sr_path(sock, sizeof sock, "dbus-procd", ".sock");
         sr_path(rep, sizeof rep, "dbus", ".json");
-        const char *a2[] = { "--socket", sock, "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "dbus",
-                             "--report", rep, "--", "/bin/sh", "-c", "grep -c libdbus-1 /proc/$PPID/maps", NULL };
+        pid_t pd = sr_procd_start(sock, "dbus-procd");
+        CU_ASSERT_FATAL(pd > 1);
+        const char *a2[] = { "--socket", sock, "--require-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(),
+                             "--name", "dbus", "--report", rep, "--", "/bin/sh", "-c",
+                             "grep -c libdbus-1 /proc/$PPID/maps || true", NULL };
         uint64_t t0 = tr_now_usec();
         pid_t sp = sr_spawn("dbus", a2);
         CU_ASSERT_FATAL(sp > 1);
         finish(sp, "dbus", &r, 30000, t0);
         CU_ASSERT_EQUAL(r.code, 0);
-        CU_ASSERT_TRUE(atoi(r.out) > 0);
-        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "no procd at"));
+        CU_ASSERT_STRING_EQUAL(r.out, "0\n");
+        CU_ASSERT_TRUE(report_has("dbus", "\"tracker\": \"procd\""));
+        CU_ASSERT_PTR_NULL(strstr(r.err, "warning"));
+        sr_procd_stop(pd, sock);
 }
 
 static void test_sigterm_grace(void)
@@ -1477,7 +1483,7 @@ int main(int argc, char **argv)
                 { "limits mapped to this host's files", test_limit_mapping },
                 { "v2-only knob: error, --best-effort warning", test_missing_controller },
                 { "no strays, no zombies: setsid and double fork", test_no_strays_no_zombies },
-                { "libdbus loaded only when procd or systemd may be used", test_libdbus_on_demand },
+                { "libdbus loaded only for a systemd scope (not with procd)", test_libdbus_on_demand },
                 { "SIGTERM grace then kill", test_sigterm_grace },
                 { "SIGTSTP/SIGCONT freeze and thaw", test_suspend_continue },
                 { "--user --cwd --env --stdin --stdout", test_user_env_cwd_stdio },

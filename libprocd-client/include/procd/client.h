@@ -43,6 +43,15 @@ procd_status procd_register_subfamily(procd_client *c, pid_t root_pid, pid_t wat
 /* RegisterSubfamily with flags (RegisterSubfamilyWithFlags on the wire). */
 procd_status procd_register_subfamily_flags(procd_client *c, pid_t root_pid, pid_t watcher_pid,
                                             uint32_t max_snapshot_interval_sec, uint32_t flags, procd_error *err);
+/* RegisterJob (libprocd-client 0.1.1 on, node PROCD_CLIENT_1.1): register_subfamily_flags +
+ * track_via_cgroup + set_family_job in one call, for a job root_pid its starter already
+ * placed in cgroup: tracked through that cgroup (no family cgroup made, nothing moved),
+ * named job_id of owner_uid.  The same checks as the three calls.  A procd without it answers
+ * PROCD_E_BAD_ARGUMENT with "unknown method RegisterJob": make the three calls then.  cgroup
+ * must be UTF-8 (PROCD_E_BAD_ARGUMENT, nothing sent, otherwise: the three calls take it). */
+procd_status procd_register_job(procd_client *c, pid_t root_pid, pid_t watcher_pid, uint32_t max_snapshot_interval_sec,
+                                uint32_t flags, const char *cgroup, const char *job_id, uid_t owner_uid,
+                                procd_error *err);
 /* A cgroup path that is not UTF-8 is sent as bytes (TrackFamilyViaCgroupBytes). */
 procd_status procd_track_via_cgroup(procd_client *c, pid_t root_pid, const char *cgroup, procd_error *err);
 procd_status procd_track_via_environment(procd_client *c, pid_t root_pid, const char *marker, procd_error *err);
