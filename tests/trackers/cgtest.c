@@ -155,26 +155,31 @@ pid_t start_gated(tr_cgroup *cg, int (*fn)(void *), void *arg)
         return pid;
 }
 
+/* n bytes of anonymous memory, every page touched; NULL when the mapping fails */
+static char *touch(size_t n)
+{
+        char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return NULL;
+        for (size_t off = 0; off < n; off += 4096)
+                p[off] = 1;
+        return p;
+}
+
 int run_touch(void *arg)
 {
         size_t n = (size_t) (uintptr_t) arg;
-        char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
+        char *p = touch(n);
+        if (!p)
                 return 3;
-        for (size_t off = 0; off < n; off += 4096)
-                p[off] = 1;
         munmap(p, n);
         return 0;
 }
 
 int run_hold(void *arg)
 {
-        size_t n = (size_t) (uintptr_t) arg;
-        char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
+        if (!touch((size_t) (uintptr_t) arg))
                 return 3;
-        for (size_t off = 0; off < n; off += 4096)
-                p[off] = 1;
         for (;;)
                 pause();
 }
