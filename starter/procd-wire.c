@@ -43,7 +43,8 @@ static bool out_bytes(pw_out *o, const void *b, size_t n)
 {
         if (n > o->cap - o->n)
                 return false;
-        memcpy(o->p + o->n, b, n);
+        if (n)
+                memcpy(o->p + o->n, b, n);
         o->n += n;
         return true;
 }
@@ -484,6 +485,8 @@ static int read_more(st_pw *c)
 
 static void consume(st_pw *c, size_t n)
 {
+        if (n == 0) /* c->in is still NULL before the first read */
+                return;
         memmove(c->in, c->in + n, c->in_n - n);
         c->in_n -= n;
 }
