@@ -1,14 +1,15 @@
 /* dbus-dlopen.c - libdbus-1 loaded when the starter first calls it, not at every start.
  *
  * Only procd-starter links this file (not the procd_starter library the tests link): it
- * defines every libdbus function the starter's code can reach (the systemd strategy; procd
- * is reached without libdbus, procd-wire.c) as a trampoline into libdbus-1.so.3, opened on the first call.  The binary
- * then carries no DT_NEEDED entry for libdbus-1 (linked --as-needed), so a job run with
- * outside a systemd scope never maps libdbus and what it pulls in (libsystemd,
- * libgcrypt, liblzma, libzstd, liblz4, libcap, libgpg-error): ~0.55 ms of dynamic loading per
- * start on the issue-20 host.  The table is the one mutable global: loaded once, read after.
- * Whoever needs D-Bus and wants a clean error calls st_dbus_load() first; a trampoline that
- * finds no library says why and exits 125. */
+ * defines every libdbus function the starter's code can reach (the systemd strategy,
+ * jobcg-systemd.c: 31 functions; procd is reached without libdbus, procd-wire.c) as a
+ * trampoline into libdbus-1.so.3, opened on the first call.  The binary then carries no
+ * DT_NEEDED entry for libdbus-1 (linked --as-needed: a function missing here would add one,
+ * which test_starter sees), so a job run outside a systemd scope never maps libdbus and
+ * what it pulls in (libsystemd, libgcrypt, liblzma, libzstd, liblz4, libcap, libgpg-error):
+ * ~0.55 ms of dynamic loading per start on the issue-20 host.  The table is the one mutable
+ * global: loaded once, read after.  Whoever needs D-Bus and wants a clean error calls
+ * st_dbus_load() first; a trampoline that finds no library says why and exits 125. */
 #include "dbus-dlopen.h"
 
 #include <dlfcn.h>
@@ -27,51 +28,37 @@
 
 /* ret, name, (parameters), (arguments); V for void functions */
 #define ST_DBUS_FUNCTIONS(R, V) \
-        R(char *, dbus_address_escape_value, (const char *value), (value)) \
         V(void, dbus_bus_add_match, (DBusConnection *connection, const char *rule, DBusError *error), (connection, rule, error)) \
         R(dbus_bool_t, dbus_bus_register, (DBusConnection *connection, DBusError *error), (connection, error)) \
         V(void, dbus_connection_close, (DBusConnection *connection), (connection)) \
         V(void, dbus_connection_flush, (DBusConnection *connection), (connection)) \
         R(dbus_bool_t, dbus_connection_get_is_authenticated, (DBusConnection *connection), (connection)) \
-        R(dbus_bool_t, dbus_connection_get_is_connected, (DBusConnection *connection), (connection)) \
-        R(dbus_bool_t, dbus_connection_get_unix_fd, (DBusConnection *connection, int *fd), (connection, fd)) \
         R(DBusConnection *, dbus_connection_open_private, (const char *address, DBusError *error), (address, error)) \
         R(DBusMessage *, dbus_connection_pop_message, (DBusConnection *connection), (connection)) \
         R(dbus_bool_t, dbus_connection_read_write, (DBusConnection *connection, int timeout_milliseconds), (connection, timeout_milliseconds)) \
         R(dbus_bool_t, dbus_connection_send, (DBusConnection *connection, DBusMessage *message, dbus_uint32_t *client_serial), (connection, message, client_serial)) \
-        R(DBusMessage *, dbus_connection_send_with_reply_and_block, (DBusConnection *connection, DBusMessage *message, int timeout_milliseconds, DBusError *error), (connection, message, timeout_milliseconds, error)) \
         V(void, dbus_connection_set_exit_on_disconnect, (DBusConnection *connection, dbus_bool_t exit_on_disconnect), (connection, exit_on_disconnect)) \
         V(void, dbus_connection_unref, (DBusConnection *connection), (connection)) \
         V(void, dbus_error_free, (DBusError *error), (error)) \
         V(void, dbus_error_init, (DBusError *error), (error)) \
-        V(void, dbus_free, (void *memory), (memory)) \
         R(dbus_bool_t, dbus_message_append_args_valist, (DBusMessage *message, int first_arg_type, va_list var_args), (message, first_arg_type, var_args)) \
         R(dbus_bool_t, dbus_message_get_args_valist, (DBusMessage *message, DBusError *error, int first_arg_type, va_list var_args), (message, error, first_arg_type, var_args)) \
-        R(DBusMessage *, dbus_message_copy, (const DBusMessage *message), (message)) \
         R(const char *, dbus_message_get_error_name, (DBusMessage *message), (message)) \
         R(const char *, dbus_message_get_member, (DBusMessage *message), (message)) \
         R(dbus_uint32_t, dbus_message_get_reply_serial, (DBusMessage *message), (message)) \
-        R(const char *, dbus_message_get_signature, (DBusMessage *message), (message)) \
         R(int, dbus_message_get_type, (DBusMessage *message), (message)) \
-        R(dbus_bool_t, dbus_message_has_interface, (DBusMessage *message, const char *iface), (message, iface)) \
-        R(dbus_bool_t, dbus_message_has_signature, (DBusMessage *message, const char *signature), (message, signature)) \
         R(dbus_bool_t, dbus_message_is_signal, (DBusMessage *message, const char *iface, const char *signal_name), (message, iface, signal_name)) \
         R(dbus_bool_t, dbus_message_iter_append_basic, (DBusMessageIter *iter, int type, const void *value), (iter, type, value)) \
         R(dbus_bool_t, dbus_message_iter_close_container, (DBusMessageIter *iter, DBusMessageIter *sub), (iter, sub)) \
         R(int, dbus_message_iter_get_arg_type, (DBusMessageIter *iter), (iter)) \
         V(void, dbus_message_iter_get_basic, (DBusMessageIter *iter, void *value), (iter, value)) \
-        R(int, dbus_message_iter_get_element_count, (DBusMessageIter *iter), (iter)) \
-        R(int, dbus_message_iter_get_element_type, (DBusMessageIter *iter), (iter)) \
-        V(void, dbus_message_iter_get_fixed_array, (DBusMessageIter *iter, void *value, int *n_elements), (iter, value, n_elements)) \
         R(dbus_bool_t, dbus_message_iter_init, (DBusMessage *message, DBusMessageIter *iter), (message, iter)) \
         V(void, dbus_message_iter_init_append, (DBusMessage *message, DBusMessageIter *iter), (message, iter)) \
-        R(dbus_bool_t, dbus_message_iter_next, (DBusMessageIter *iter), (iter)) \
         R(dbus_bool_t, dbus_message_iter_open_container, (DBusMessageIter *iter, int type, const char *contained_signature, DBusMessageIter *sub), (iter, type, contained_signature, sub)) \
         V(void, dbus_message_iter_recurse, (DBusMessageIter *iter, DBusMessageIter *sub), (iter, sub)) \
         R(DBusMessage *, dbus_message_new_method_call, (const char *bus_name, const char *path, const char *iface, const char *method), (bus_name, path, iface, method)) \
         R(dbus_bool_t, dbus_message_set_destination, (DBusMessage *message, const char *destination), (message, destination)) \
         V(void, dbus_message_unref, (DBusMessage *message), (message)) \
-        R(dbus_bool_t, dbus_validate_utf8, (const char *alleged_utf8, DBusError *error), (alleged_utf8, error))
 
 
 #define FIELD(ret_, name_, params_, args_) ret_(*name_) params_;
