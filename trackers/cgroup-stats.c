@@ -213,11 +213,9 @@ static void usage_memory(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, s
                 return;
         }
         uint64_t lru_anon, lru_all;
-        if ((want & TR_WANT_MEMORY_STAT) && tr_cg_hot_read(cg, H1_MEM_STAT, buf, size) >= 0) {
-                (void) tr_parse_memory_stat_v1(buf, u);
-        } else if ((want & TR_WANT_RSS) && !(want & TR_WANT_MEMORY_STAT) &&
-                   tr_cg_hot_read(cg, H1_MEM_NUMA_STAT, buf, size) >= 0 &&
-                   tr_parse_memory_numa_stat_v1(buf, sysconf(_SC_PAGESIZE), &lru_anon, &lru_all) == 0) {
+        bool cheap = (want & TR_WANT_RSS) && !(want & TR_WANT_MEMORY_STAT);
+        if (cheap && tr_cg_hot_read(cg, H1_MEM_NUMA_STAT, buf, size) >= 0 &&
+            tr_parse_memory_numa_stat_v1(buf, sysconf(_SC_PAGESIZE), &lru_anon, &lru_all) == 0) {
                 /* the hierarchical LRU lists: anon holds rss and shmem (shmem pages are
                  * swap-backed: on the anon lists), all of them rss + cache, as memory.stat's
                  * total_rss + total_shmem and total_rss + total_cache below.  Pages still in a
@@ -225,8 +223,9 @@ static void usage_memory(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, s
                 tr_u64_set(u, &u->rss_bytes, lru_anon, TR_SRC_CGROUP_V1);
                 if (want & TR_WANT_MEMORY)
                         tr_u64_set(u, &u->memory_current_bytes, lru_all, TR_SRC_CGROUP_V1);
-        } else if ((want & TR_WANT_RSS) && tr_cg_hot_read(cg, H1_MEM_STAT, buf, size) >= 0) {
-                (void) tr_parse_memory_stat_v1(buf, u); /* a kernel without CONFIG_NUMA */
+        } else if ((want & (TR_WANT_MEMORY_STAT | TR_WANT_RSS)) && tr_cg_hot_read(cg, H1_MEM_STAT, buf, size) >= 0) {
+                /* asked for, or no memory.numa_stat (a kernel without CONFIG_NUMA) */
+                (void) tr_parse_memory_stat_v1(buf, u);
         }
         /* v1 memory.usage_in_bytes is a fuzz value (per-CPU charge batches; the kernel's
          * cgroup-v1 memory.rst 5.5 says to take RSS+CACHE from memory.stat for an exact one):
