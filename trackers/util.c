@@ -116,6 +116,18 @@ int tr_write_file_at(int dirfd, const char *name, const char *value, tr_error *e
         return 0;
 }
 
+char *tr_put_u64(char *w, uint64_t v)
+{
+        char buf[20]; /* UINT64_MAX has 20 digits */
+        size_t i = sizeof buf;
+        do {
+                buf[--i] = (char) ('0' + v % 10);
+                v /= 10;
+        } while (v);
+        memcpy(w, buf + i, sizeof buf - i);
+        return w + (sizeof buf - i);
+}
+
 int tr_take_u64(const char **p, uint64_t *out)
 {
         const char *s = *p;

@@ -75,6 +75,10 @@ int tr_read_fd_grow(int fd, char **buf, size_t *cap);
 /* Write value to dirfd/name (O_WRONLY|O_CLOEXEC, single write).  Returns 0 or -errno. */
 int tr_write_file_at(int dirfd, const char *name, const char *value, tr_error *err);
 
+/* Write v in decimal (what "%" PRIu64 prints, up to 20 digits, no NUL) at w; the end is
+ * returned.  For hot paths where a printf costs more than the rest. */
+char *tr_put_u64(char *w, uint64_t v);
+
 /* Parse the unsigned decimal at *p and advance *p past it.  0, or -EINVAL when *p holds no
  * digit, -ERANGE on overflow. */
 int tr_take_u64(const char **p, uint64_t *out);

@@ -78,29 +78,18 @@ static void creq_done(creq *q)
         creq_free(q);
 }
 
-/* Decimal digits of v written backwards from end; the start is returned. */
-static char *put_u32(char *end, uint32_t v)
-{
-        do
-                *--end = (char) ('0' + v % 10u);
-        while ((v /= 10u) != 0);
-        return end;
-}
-
 /* ADDR.<pid>.<serial>, by hand: a g_strdup_printf was ~1,600 instructions of every
  * request (issue 20). */
 static char *reply_path(const pd_classic_server *s, int32_t client_pid, uint32_t serial)
 {
-        char tail[24], *end = tail + sizeof tail;
-        char *p = put_u32(end, serial);
-        *--p = '.';
-        p = put_u32(p, (uint32_t) client_pid);
-        *--p = '.';
-        size_t na = strlen(s->address), nt = (size_t) (end - p);
-        char *path = g_malloc(na + nt + 1);
+        size_t na = strlen(s->address);
+        char *path = g_malloc(na + 2 * (1 + 10) + 1), *w = path + na;
         memcpy(path, s->address, na);
-        memcpy(path + na, p, nt);
-        path[na + nt] = '\0';
+        *w++ = '.';
+        w = tr_put_u64(w, (uint32_t) client_pid);
+        *w++ = '.';
+        w = tr_put_u64(w, serial);
+        *w = '\0';
         return path;
 }
 

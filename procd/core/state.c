@@ -44,19 +44,6 @@ void pd_state_clear(pd_state *s)
 #define LINE_FIXED_MAX (6 + 16 * (2 + 21 + 20) + 6 * (2 + 10) + 1)
 #define MEMBER_MAX (1 + 11 + 1 + 20) /* ",-2147483648:18446744073709551615" */
 
-/* An unsigned decimal (what "%" PRIu64 prints). */
-static char *w_dec(char *w, uint64_t v)
-{
-        char buf[20]; /* UINT64_MAX has 20 digits */
-        size_t i = sizeof buf;
-        do {
-                buf[--i] = (char) ('0' + v % 10);
-                v /= 10;
-        } while (v);
-        memcpy(w, buf + i, sizeof buf - i);
-        return w + (sizeof buf - i);
-}
-
 static char *w_bytes(char *w, const char *s, size_t n)
 {
         memcpy(w, s, n);
@@ -64,7 +51,7 @@ static char *w_bytes(char *w, const char *s, size_t n)
 }
 
 #define W_KEY(w, key) w_bytes(w, "\t" key "=", sizeof("\t" key "=") - 1)
-#define W_U64(w, key, v) w_dec(W_KEY(w, key), (v))
+#define W_U64(w, key, v) tr_put_u64(W_KEY(w, key), (v))
 
 /* Whether g_strescape would change v: a control byte, DEL or above, a backslash or a quote. */
 static bool needs_escape(const char *v)
@@ -108,9 +95,9 @@ static char *w_idents(char *w, const pd_state_member *m, size_t n)
                         *w++ = ',';
                 if (pid < 0) /* never written (pids are > 1); as %d prints it */
                         *w++ = '-';
-                w = w_dec(w, pid < 0 ? (uint64_t) -(int64_t) pid : (uint64_t) pid);
+                w = tr_put_u64(w, pid < 0 ? (uint64_t) -(int64_t) pid : (uint64_t) pid);
                 *w++ = ':';
-                w = w_dec(w, m[j].start_ticks);
+                w = tr_put_u64(w, m[j].start_ticks);
         }
         return w;
 }
@@ -118,7 +105,7 @@ static char *w_idents(char *w, const pd_state_member *m, size_t n)
 static void put_dec(GString *out, uint64_t v)
 {
         char buf[20];
-        g_string_append_len(out, buf, w_dec(buf, v) - buf);
+        g_string_append_len(out, buf, tr_put_u64(buf, v) - buf);
 }
 
 void pd_state_format_header(GString *out)

@@ -1,8 +1,10 @@
-/* Unit tests of trackers/util.c parsers: decimal counters (the hand parser's edges), sizes
+/* Unit tests of trackers/util.c parsers: decimal counters (the hand parser's edges and the
+ * writer), sizes
  * (suffixes, fractions, "max", errors). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "testsupport.h"
 #include "trackers/util.h"
@@ -46,6 +48,23 @@ static void test_u64(void)
         check_u64("1\n\n", -EINVAL, 0);
 }
 
+static void check_put(uint64_t v, const char *want)
+{
+        char buf[24];
+        memset(buf, 'x', sizeof buf);
+        char *end = tr_put_u64(buf, v);
+        CU_ASSERT_EQUAL((size_t) (end - buf), strlen(want));
+        CU_ASSERT(memcmp(buf, want, strlen(want)) == 0 && *end == 'x'); /* no NUL written */
+}
+
+static void test_put_u64(void)
+{
+        check_put(0, "0");
+        check_put(7, "7");
+        check_put(4294967296ull, "4294967296");
+        check_put(UINT64_MAX, "18446744073709551615");
+}
+
 static void test_sizes(void)
 {
         check_size("0", 0, 0);
@@ -81,6 +100,7 @@ int main(void)
 {
         CU_TestInfo tests[] = {
                 { "decimal counters", test_u64 },
+                { "decimals written", test_put_u64 },
                 { "sizes", test_sizes },
                 { "bad sizes", test_bad_sizes },
                 CU_TEST_INFO_NULL,
