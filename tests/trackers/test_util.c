@@ -1,6 +1,5 @@
 /* Unit tests of trackers/util.c parsers: decimal counters (the hand parser's edges and the
- * writer), sizes
- * (suffixes, fractions, "max", errors). */
+ * writer), sizes (suffixes, fractions, "max", errors). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
