@@ -170,18 +170,19 @@ int tr_parse_memory_numa_stat_v1(const char *text, long page_size, uint64_t *ano
 {
         if (!text || page_size <= 0)
                 return -EINVAL;
+        static const char prefix[] = "hierarchical_"; /* the lines without it: this cgroup alone */
         static const char *const keys[] = { "anon=", "total=" };
-        static const size_t lens[] = { 5, 6 };
         uint64_t *const outs[] = { anon_bytes, total_bytes };
+        const size_t np = sizeof prefix - 1;
         unsigned found = 0;
         for (const char *p = text; *p && found != 3; p = next_line(p)) {
-                if (strncmp(p, "hierarchical_", 13) != 0) /* the first 4 lines: this cgroup alone */
+                if (strncmp(p, prefix, np) != 0)
                         continue;
                 for (size_t i = 0; i < 2; i++) {
-                        size_t n = lens[i];
-                        if (strncmp(p + 13, keys[i], n) != 0)
+                        size_t n = strlen(keys[i]);
+                        if (strncmp(p + np, keys[i], n) != 0)
                                 continue;
-                        const char *v = p + 13 + n;
+                        const char *v = p + np + n;
                         uint64_t pages;
                         int r = tr_take_u64(&v, &pages);
                         if (r < 0)
