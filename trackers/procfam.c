@@ -813,16 +813,32 @@ int tr_procfam_signal(tr_procfam *f, int sig, tr_error *err)
         return signal_members(f, sig, err);
 }
 
-/* SIGSTOP every member and rescan until a scan shows no member that was not there before. */
+static bool all_stopped(const tr_procfam *f);
+
+/* SIGSTOP every member and rescan until the family is still: a scan in which every live
+ * member shows stopped (T or t) and nothing new, then one more scan with nothing new.
+ * A member caught inside fork() shows R or D until the fork returns (a SIGSTOP that lands
+ * mid-copy does not cancel a fork; only a fatal signal does, see copy_process() since
+ * Linux 5.x), and its child can be attached after the directory listing of the scan that
+ * saw the parent stopped: without the second scan that child is never seen, outlives its
+ * killed parent, and is reparented out of the tree.  Returns 0 when still or when the
+ * deadline passed first. */
 static int stop_all(tr_procfam *f, uint64_t deadline, tr_error *err)
 {
+        bool still = false;
+        uint64_t pause = 100;
         for (;;) {
                 (void) signal_members(f, SIGSTOP, NULL);
                 int r = private_update(f, err);
                 if (r < 0)
                         return r;
-                if (f->n_new == 0 || tr_now_usec() >= deadline)
+                if (f->n_new == 0 && still)
                         return 0;
+                if (tr_now_usec() >= deadline)
+                        return 0;
+                still = f->n_new == 0 && all_stopped(f);
+                if (f->n_new == 0 && !still)
+                        tr_backoff(&pause, deadline); /* a member not stopped yet: let it */
         }
 }
 
@@ -839,7 +855,10 @@ int tr_procfam_kill(tr_procfam *f, uint64_t timeout_usec, tr_kill_result *res, t
                 return r;
         while (count_live(f, true) > 0) {
                 res->rounds++;
-                r = stop_all(f, deadline, err);
+                /* a member that does not stop within a second is stuck (D state), not
+                 * forking: kill what is there rather than wait out the whole timeout */
+                uint64_t stop_by = tr_now_usec() + 1000000u;
+                r = stop_all(f, stop_by < deadline ? stop_by : deadline, err);
                 if (r < 0)
                         return r;
                 (void) signal_members(f, SIGKILL, NULL);
