@@ -438,6 +438,11 @@ procd_status procd_unregister_family(procd_client *c, pid_t pid, procd_error *er
         return pid_call(c, "UnregisterFamily", pid, err);
 }
 
+procd_status procd_kill_and_unregister_family(procd_client *c, pid_t pid, procd_error *err)
+{
+        return pid_call(c, "KillAndUnregisterFamily", pid, err);
+}
+
 procd_status procd_snapshot(procd_client *c, procd_error *err)
 {
         return call(c, "Snapshot", NULL, err, DBUS_TYPE_INVALID);

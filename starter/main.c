@@ -477,7 +477,7 @@ int main(int argc, char **argv)
         /* an empty job cgroup tracked here has nothing left to kill (nothing enters a cgroup
          * without a process of its own but by a migration); procd is still told */
         bool kill = populated || t.client;
-        if (kill && (t.ops->kill(&t, END_KILL_TIMEOUT_USEC, &empty, &kerr) < 0 || !empty))
+        if (kill && (t.ops->end(&t, END_KILL_TIMEOUT_USEC, &empty, &kerr) < 0 || !empty))
                 fprintf(stderr, "procd-starter: warning: killing what is left of the job: %s\n",
                         kerr.msg[0] ? kerr.msg : "not empty at the bound");
         reap_strays(-1, &jc);

@@ -22,6 +22,9 @@ typedef struct st_track_ops {
         const char *name; /* "embedded", "procd" */
         int (*signal)(st_track *t, int sig, tr_error *err);
         int (*kill)(st_track *t, uint64_t timeout_usec, bool *empty, tr_error *err);
+        /* the end of job's kill, after the root is gone: kill; procd also forgets the
+         * family then (KillAndUnregisterFamily), so close sends nothing more */
+        int (*end)(st_track *t, uint64_t timeout_usec, bool *empty, tr_error *err);
         int (*freeze)(st_track *t, tr_error *err);
         int (*thaw)(st_track *t, tr_error *err);
         void (*close)(st_track *t);

@@ -707,6 +707,7 @@ static procd_status kill_family_impl(pd_commands *cm, const pd_caller *who, pid_
 struct pd_job {
         pd_commands *cm;
         pd_job_kind kind;
+        bool unregister; /* KillAndUnregisterFamily: unregistered once the kill is done */
         pd_caller who;
         pid_t pid;
         uint64_t root_start;
@@ -716,10 +717,14 @@ struct pd_job {
         void *userdata;
 };
 
-static const char *job_op(pd_job_kind kind)
+static const char *job_op(pd_job_kind kind, bool unregister)
 {
+        if (unregister)
+                return "KillAndUnregisterFamily";
         return kind == PD_JOB_KILL ? "KillFamily" : kind == PD_JOB_SUSPEND ? "SuspendFamily" : "ContinueFamily";
 }
+
+static void unregister_now(pd_commands *cm, pd_family *f);
 
 static pd_family *job_family(pd_job *j);
 
@@ -734,20 +739,26 @@ static void job_event(pd_job *j, procd_status s, const procd_error *err)
         }
 }
 
+/* The flag cleared, and for KillAndUnregisterFamily whose kill succeeded the family
+ * unregistered (its rights were checked before this round), saved once, then answered. */
 static void job_finish(pd_job *j, procd_status s, const procd_error *err)
 {
+        pd_registry *reg = j->cm->reg;
+        pd_registry_hold_saves(reg); /* whatever done() changes joins the save below it */
         j->cm->pending_jobs = g_slist_remove(j->cm->pending_jobs, j);
         job_event(j, s, err);
         pd_family *f = j->kind != PD_JOB_CONTINUE ? job_family(j) : NULL;
         if (f)
-                pd_registry_set_flag(j->cm->reg, f, j->kind == PD_JOB_KILL ? PD_FAMILY_KILLING : PD_FAMILY_SUSPENDING,
-                                     false);
+                pd_registry_set_flag(reg, f, j->kind == PD_JOB_KILL ? PD_FAMILY_KILLING : PD_FAMILY_SUSPENDING, false);
+        if (f && j->unregister && s == PROCD_OK)
+                unregister_now(j->cm, f);
         if (j->source)
                 g_source_remove(j->source);
         j->source = 0;
-        pd_registry_flush_saves(j->cm->reg); /* saved before the answer */
+        pd_registry_flush_saves(reg); /* saved before the answer */
         j->done(s, err, j->userdata);
         g_free(j);
+        pd_registry_release_saves(reg);
 }
 
 /* The job's family, while it is still the one the call named. */
@@ -765,12 +776,12 @@ static gboolean job_round(gpointer data)
         pd_family *f = job_family(j);
         if (!f) {
                 procd_error_set(&err, PROCD_E_FAMILY_NOT_FOUND, "%s: family %d was unregistered meanwhile",
-                             job_op(j->kind), (int) j->pid);
+                             job_op(j->kind, j->unregister), (int) j->pid);
                 job_finish(j, err.status, &err);
                 return G_SOURCE_REMOVE;
         }
         /* a subfamily another uid owns may have been registered below it since */
-        procd_status s = may_act_on_subtree(&j->who, f, job_op(j->kind), &err);
+        procd_status s = may_act_on_subtree(&j->who, f, job_op(j->kind, j->unregister), &err);
         if (s != PROCD_OK) {
                 job_finish(j, s, &err);
                 return G_SOURCE_REMOVE;
@@ -794,7 +805,7 @@ static gboolean job_round(gpointer data)
         if (again && j->kind != PD_JOB_KILL)
                 /* asked, not confirmed within the bound (a member in D state): the freezer
                  * finishes on its own; as the synchronous call always answered */
-                g_message("%s %d: not confirmed within %.1f s", job_op(j->kind), (int) j->pid,
+                g_message("%s %d: not confirmed within %.1f s", job_op(j->kind, false), (int) j->pid,
                           (double) j->cm->freeze_timeout_usec / 1e6);
         job_finish(j, s, &err);
         return G_SOURCE_REMOVE;
@@ -841,12 +852,15 @@ static void supersede(pd_commands *cm, pd_family *f, const pd_caller *who)
         }
 }
 
-static void family_async_impl(pd_commands *cm, const pd_caller *who, pd_job_kind kind, pid_t pid, pd_job_done_fn done,
-                         void *userdata)
+/* unregister (KillAndUnregisterFamily; kind PD_JOB_KILL): the rights KillFamily asks (the
+ * family and every subfamily) cover UnregisterFamily's (the family), so one check here
+ * before anything changes, and again before every round, stands for both. */
+static void family_async_impl(pd_commands *cm, const pd_caller *who, pd_job_kind kind, bool unregister, pid_t pid,
+                              pd_job_done_fn done, void *userdata)
 {
         procd_error err = { 0 };
         pd_family *f = NULL;
-        procd_status s = find_actionable(cm, who, pid, job_op(kind), &f, &err);
+        procd_status s = find_actionable(cm, who, pid, job_op(kind, unregister), &f, &err);
         if (s != PROCD_OK) {
                 done(s, &err, userdata);
                 return;
@@ -885,6 +899,7 @@ static void family_async_impl(pd_commands *cm, const pd_caller *who, pd_job_kind
         pd_job *j = g_new0(pd_job, 1);
         j->cm = cm;
         j->kind = kind;
+        j->unregister = unregister;
         j->who = *who;
         j->pid = pid;
         j->root_start = f->root_start_ticks;
@@ -916,12 +931,17 @@ static procd_status unregister_family_impl(pd_commands *cm, const pd_caller *who
                 s = may_act_on(who, f, "UnregisterFamily", err);
         if (s != PROCD_OK)
                 return s;
+        unregister_now(cm, f);
+        return PROCD_OK;
+}
+
+static void unregister_now(pd_commands *cm, pd_family *f)
+{
         pid_t root = f->root_pid;
         pd_registry_unregister(cm->reg, f);
         if (cm->meter)
                 pd_usage_meter_forget(cm->meter, root);
-        g_info("unregistered family %d", (int) pid);
-        return PROCD_OK;
+        g_info("unregistered family %d", (int) root);
 }
 
 procd_status pd_cmd_snapshot(pd_commands *cm, const pd_caller *who, procd_error *err)
@@ -1255,6 +1275,7 @@ procd_status pd_cmd_quit(pd_commands *cm, const pd_caller *who, procd_error *err
 typedef struct audit_async {
         pd_caller who;
         pd_job_kind kind;
+        bool unregister;
         pid_t pid;
         char job[PROCD_JOB_ID_MAX];
         pd_job_done_fn done;
@@ -1266,19 +1287,35 @@ static void audit_async_done(procd_status s, const procd_error *err, void *data)
         audit_async *a = data;
         audited(a->kind == PD_JOB_KILL ? "kill" : a->kind == PD_JOB_SUSPEND ? "suspend" : "continue", &a->who, a->pid,
                 a->job, 0, s, err);
+        /* KillAndUnregisterFamily: the record UnregisterFamily would add, once it was done */
+        if (a->unregister && s == PROCD_OK)
+                audited("unregister", &a->who, a->pid, a->job, 0, s, NULL);
         a->done(s, err, a->userdata);
         g_free(a);
+}
+
+static void family_async_audited(pd_commands *cm, const pd_caller *who, pd_job_kind kind, bool unregister, pid_t pid,
+                                 pd_job_done_fn done, void *userdata)
+{
+        audit_async *a = g_new0(audit_async, 1);
+        a->who = *who;
+        a->kind = kind;
+        a->unregister = unregister;
+        a->pid = pid;
+        job_before(cm, pid, a->job, sizeof a->job);
+        a->done = done;
+        a->userdata = userdata;
+        family_async_impl(cm, who, kind, unregister, pid, audit_async_done, a);
 }
 
 void pd_cmd_family_async(pd_commands *cm, const pd_caller *who, pd_job_kind kind, pid_t pid, pd_job_done_fn done,
                          void *userdata)
 {
-        audit_async *a = g_new0(audit_async, 1);
-        a->who = *who;
-        a->kind = kind;
-        a->pid = pid;
-        job_before(cm, pid, a->job, sizeof a->job);
-        a->done = done;
-        a->userdata = userdata;
-        family_async_impl(cm, who, kind, pid, audit_async_done, a);
+        family_async_audited(cm, who, kind, false, pid, done, userdata);
+}
+
+void pd_cmd_kill_and_unregister_async(pd_commands *cm, const pd_caller *who, pid_t pid, pd_job_done_fn done,
+                                      void *userdata)
+{
+        family_async_audited(cm, who, PD_JOB_KILL, true, pid, done, userdata);
 }

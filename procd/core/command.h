@@ -135,6 +135,13 @@ typedef enum pd_job_kind { PD_JOB_KILL, PD_JOB_SUSPEND, PD_JOB_CONTINUE } pd_job
 typedef void (*pd_job_done_fn)(procd_status s, const procd_error *err, void *userdata);
 void pd_cmd_family_async(pd_commands *cm, const pd_caller *who, pd_job_kind kind, pid_t pid, pd_job_done_fn done,
                          void *userdata);
+/* KillAndUnregisterFamily: KillFamily, then, once the family is empty, UnregisterFamily, both
+ * saved in one state write before done() (OK: killed and unregistered).  Refused (nothing
+ * changed) where KillFamily would be: its rights cover UnregisterFamily's.  A kill that fails
+ * (Unkillable, an error) leaves the family registered and answers as KillFamily would.
+ * Audited "kill", then "unregister" when that was done. */
+void pd_cmd_kill_and_unregister_async(pd_commands *cm, const pd_caller *who, pid_t pid, pd_job_done_fn done,
+                                      void *userdata);
 /* Finish every pending asynchronous call with an error (shutdown). */
 void pd_cmd_cancel_pending(pd_commands *cm);
 procd_status pd_cmd_unregister_family(pd_commands *cm, const pd_caller *who, pid_t pid, procd_error *err);

@@ -291,7 +291,7 @@ static procd_status pid_only(call *k, pid_fn fn)
         return s;
 }
 
-/* KillFamily, SuspendFamily and ContinueFamily reply once done: the call is kept (message
+/* KillFamily, KillAndUnregisterFamily, SuspendFamily and ContinueFamily reply once done: the call is kept (message
  * and connection referenced) and answered from the main loop. */
 typedef struct deferred_call {
         DBusConnection *c;
@@ -316,7 +316,8 @@ static void deferred_done(procd_status s, const procd_error *err, void *data)
         g_free(d);
 }
 
-static procd_status deferred(call *k, pd_job_kind kind)
+/* kind: PD_JOB_KILL + unregister is KillAndUnregisterFamily */
+static procd_status deferred(call *k, pd_job_kind kind, bool unregister)
 {
         dbus_int32_t pid;
         procd_status s = get_args(k, DBUS_TYPE_INT32, &pid, DBUS_TYPE_INVALID);
@@ -327,13 +328,17 @@ static procd_status deferred(call *k, pd_job_kind kind)
         d->m = dbus_message_ref(k->m);
         d->stats = k->cm->stats;
         k->deferred = true;
-        pd_cmd_family_async(k->cm, &k->who, kind, pid, deferred_done, d);
+        if (unregister)
+                pd_cmd_kill_and_unregister_async(k->cm, &k->who, pid, deferred_done, d);
+        else
+                pd_cmd_family_async(k->cm, &k->who, kind, pid, deferred_done, d);
         return PROCD_OK;
 }
 
-static procd_status m_suspend(call *k) { return deferred(k, PD_JOB_SUSPEND); }
-static procd_status m_continue(call *k) { return deferred(k, PD_JOB_CONTINUE); }
-static procd_status m_kill(call *k) { return deferred(k, PD_JOB_KILL); }
+static procd_status m_suspend(call *k) { return deferred(k, PD_JOB_SUSPEND, false); }
+static procd_status m_continue(call *k) { return deferred(k, PD_JOB_CONTINUE, false); }
+static procd_status m_kill(call *k) { return deferred(k, PD_JOB_KILL, false); }
+static procd_status m_kill_unregister(call *k) { return deferred(k, PD_JOB_KILL, true); }
 static procd_status m_unregister(call *k) { return pid_only(k, pd_cmd_unregister_family); }
 static procd_status m_snapshot(call *k) { return pd_cmd_snapshot(k->cm, &k->who, &k->err); }
 static procd_status m_quit(call *k) { return pd_cmd_quit(k->cm, &k->who, &k->err); }
@@ -482,6 +487,7 @@ static const struct method {
         { "TrackFamilyViaCgroupBytes", "iay", m_track_cgroup_bytes },
         { "GetMetrics", "", m_get_metrics },
         { "RegisterJob", "iiuussu", m_register_job },
+        { "KillAndUnregisterFamily", "i", m_kill_unregister },
 };
 
 static void send_and_unref(DBusConnection *c, DBusMessage *call_msg, DBusMessage *reply)

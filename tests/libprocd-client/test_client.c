@@ -99,7 +99,8 @@ static void job_of(procd_client *c, pid_t root, char *out, size_t size)
 
 /* RegisterJob: a root already in its cgroup is tracked through it as it sits (nothing
  * moved, named at once, kill-on-watcher-exit set); a root outside it is moved in as
- * TrackFamilyViaCgroup would; every refusal of the three calls, with nothing registered. */
+ * TrackFamilyViaCgroup would; every refusal of the three calls, with nothing registered.
+ * KillAndUnregisterFamily ends the job: its cgroup emptied and the family gone at the answer. */
 static void test_register_job(void)
 {
         if (!ts_need_root("RegisterJob against procd") || !ts_cgroup_base())
@@ -151,7 +152,15 @@ static void test_register_job(void)
         ts_kill_reap(w);
         CU_ASSERT_TRUE(ph_wait_gone(s1, 10000));
         ts_wait(s1, 5000);
-        EXPECT(procd_unregister_family(c, out, &e_), PROCD_OK);
+        /* the starter's end of job: one call kills the job's cgroup (s2 with it) and
+         * unregisters the family; the answer comes after both */
+        EXPECT(procd_kill_and_unregister_family(c, out, &e_), PROCD_OK);
+        CU_ASSERT_FALSE(ts_alive(out));
+        CU_ASSERT_FALSE(ts_alive(s2));
+        EXPECT(procd_dump(c, out, &(procd_family_info *){ NULL }, &(size_t){ 0 }, &e_), PROCD_E_FAMILY_NOT_FOUND);
+        job_of(c, out, job, sizeof job);
+        CU_ASSERT_STRING_EQUAL(job, "");
+        EXPECT(procd_kill_and_unregister_family(c, out, &e_), PROCD_E_FAMILY_NOT_FOUND);
         ts_kill_reap(out);
         ts_kill_reap(s2);
         ts_kill_reap(other);
@@ -218,6 +227,9 @@ static void test_each_call(void)
         EXPECT(procd_adopt_process(c, a, gone, &e_), PROCD_E_FAMILY_NOT_FOUND);
         EXPECT(procd_adopt_process(c, getpid(), a, &e_), PROCD_E_BAD_ARGUMENT); /* procd's ancestor */
 
+        EXPECT(procd_kill_and_unregister_family(c, 0, &e_), PROCD_E_ROOT_FAMILY);
+        EXPECT(procd_kill_and_unregister_family(c, gone, &e_), PROCD_E_FAMILY_NOT_FOUND);
+        CU_ASSERT_TRUE(ph_dump_one(c, a, &(procd_family_info){ 0 })); /* a still registered */
         EXPECT(procd_kill_family(c, b, &e_), PROCD_OK);
         CU_ASSERT_TRUE(ph_wait_gone(b, 5000));
         CU_ASSERT(ts_wait(b, 5000) >= 0); /* reaped: killed by procd */

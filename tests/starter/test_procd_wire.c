@@ -336,7 +336,7 @@ static void test_live(void)
         CU_ASSERT_FATAL(ph_start_in(&D, NULL, NULL, 10000) >= 0);
         CU_ASSERT_EQUAL(st_pw_call(c, "Dump", &a, 1, &m, &e), PROCD_OK);
 
-        /* the end of a job: KillFamily, then UnregisterFamily */
+        /* the end of a job for an older procd: KillFamily, then UnregisterFamily */
         CU_ASSERT_EQUAL(st_pw_call(c, "KillFamily", &a, 1, NULL, &e), PROCD_OK);
         CU_ASSERT_TRUE(ph_wait_gone(s, 5000));
         ts_wait(s, 5000);
@@ -344,7 +344,23 @@ static void test_live(void)
         e.msg[0] = '\0';
         CU_ASSERT_EQUAL(st_pw_call(c, "KillFamily", &a, 1, NULL, &e), PROCD_E_FAMILY_NOT_FOUND);
         CU_ASSERT(e.status == PROCD_E_FAMILY_NOT_FOUND && e.msg[0]);
+
+        /* and for this one: KillAndUnregisterFamily, answered once both are done */
+        char path2[256];
+        tr_cgroup *cg2 = NULL;
+        pid_t s2 = ph_sleeper_in_cgroup("pw-end", path2, sizeof path2, &cg2);
+        CU_ASSERT_FATAL(s2 > 1);
+        st_pw_arg reg2[] = { ST_PW_I(s2), ST_PW_I(0), ST_PW_U(5), ST_PW_U(0), ST_PW_S(path2), ST_PW_S("pw-end"),
+                             ST_PW_U(0) };
+        st_pw_arg a2 = ST_PW_I(s2);
+        CU_ASSERT_EQUAL(st_pw_call(c, "RegisterJob", reg2, 7, NULL, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(st_pw_call(c, "KillAndUnregisterFamily", &a2, 1, NULL, &e), PROCD_OK);
+        CU_ASSERT_FALSE(ts_alive(s2));
+        CU_ASSERT_EQUAL(st_pw_call(c, "Dump", &a2, 1, &m, &e), PROCD_E_FAMILY_NOT_FOUND);
+        ts_wait(s2, 5000);
         st_pw_close(c);
+        tr_cgroup_destroy(cg2, 5000000, NULL);
+        tr_cgroup_free(cg2);
 
         /* nobody listening: a clear transport error */
         char none[300];
@@ -365,7 +381,7 @@ int main(void)
                 CU_TEST_INFO_NULL,
         };
         CU_TestInfo online[] = {
-                { "live: auth pipelined, RegisterJob, Dump, restart, kill and unregister", test_live },
+                { "live: auth pipelined, RegisterJob, Dump, restart, kill and unregister, KillAndUnregisterFamily", test_live },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo suites[] = {

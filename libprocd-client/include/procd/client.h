@@ -86,6 +86,12 @@ procd_status procd_continue_family(procd_client *c, pid_t pid, procd_error *err)
  * would not die. */
 procd_status procd_kill_family(procd_client *c, pid_t pid, procd_error *err);
 procd_status procd_unregister_family(procd_client *c, pid_t pid, procd_error *err);
+/* KillAndUnregisterFamily (libprocd-client 0.1.1 on, node PROCD_CLIENT_1.1): kill_family,
+ * then unregister_family once the family is empty, in one call; returns after both.  Refused
+ * (nothing changed) where kill_family would be; a kill that fails (PROCD_E_UNKILLABLE) leaves
+ * the family registered.  A procd without it answers PROCD_E_BAD_ARGUMENT with "unknown
+ * method KillAndUnregisterFamily": make the two calls then. */
+procd_status procd_kill_and_unregister_family(procd_client *c, pid_t pid, procd_error *err);
 procd_status procd_snapshot(procd_client *c, procd_error *err);
 procd_status procd_quit(procd_client *c, procd_error *err);
 

@@ -429,6 +429,82 @@ static void test_async_suspend_continue(void)
         ph_chain_kill(2, ch);
 }
 
+static void count_save(void *data) { (*(int *) data)++; }
+
+/* Whether the pid roots a registered family, and its process lives: one line per case. */
+static void check_kept(pid_t pid, const char *what)
+{
+        bool kept = pd_registry_find(R, pid) != NULL && ts_alive(pid);
+        if (!kept)
+                fprintf(stderr, "%s: family %d gone after a refused KillAndUnregisterFamily\n", what, (int) pid);
+        CU_ASSERT_TRUE(kept);
+}
+
+/* KillAndUnregisterFamily: refused, with nothing changed (no state save, the families and
+ * their processes kept), wherever KillFamily would be (a subfamily of another uid's
+ * included); otherwise done() once the family is killed and unregistered, saved once when
+ * the first round finished it (the call's flags and the unregistration in one write). */
+static void test_kill_and_unregister(void)
+{
+        if (!ts_need_root("KillAndUnregisterFamily refusals")) /* A drops to another uid (setresuid) */
+                return;
+        pid_t a = 0, b = 0;
+        CU_ASSERT_FATAL(owner_split(&a, &b) == 0); /* A USER's, registered; B root's, below it */
+        procd_error e;
+        CU_ASSERT_EQUAL(pd_cmd_register_subfamily(&CM, &ROOT, b, 0, 60, &e), PROCD_OK);
+        int saves = 0;
+        pd_registry_set_changed_hook(R, count_save, &saves);
+        const struct {
+                const pd_caller *who;
+                pid_t pid;
+                procd_status want;
+        } refused[] = {
+                { &USER, a, PROCD_E_PERMISSION },       /* B below A is root's */
+                { &USER, b, PROCD_E_PERMISSION },       /* root's */
+                { &ROOT, 0, PROCD_E_ROOT_FAMILY },      /* holds procd */
+                { &ROOT, 1, PROCD_E_BAD_ROOT_PID },
+                { &ROOT, 999999, PROCD_E_FAMILY_NOT_FOUND },
+        };
+        for (size_t i = 0; i < TR_ARRAY_SIZE(refused); i++) {
+                done_rec d = { 0 };
+                pd_cmd_kill_and_unregister_async(&CM, refused[i].who, refused[i].pid, on_done, &d);
+                if (d.calls != 1 || d.s != refused[i].want)
+                        fprintf(stderr, "case %zu (pid %d): %d calls, %s\n", i, (int) refused[i].pid, d.calls,
+                                procd_status_name(d.s));
+                CU_ASSERT_EQUAL(d.calls, 1);
+                CU_ASSERT_EQUAL(d.s, refused[i].want);
+        }
+        check_kept(a, "A");
+        check_kept(b, "B");
+        CU_ASSERT_EQUAL(saves, 0);
+        CU_ASSERT_PTR_NULL(CM.pending_jobs);
+
+        /* root's own family: killed, unregistered, one save */
+        pid_t s = ts_sleeper();
+        CU_ASSERT_FATAL(s > 1);
+        CU_ASSERT_EQUAL_FATAL(pd_cmd_register_subfamily(&CM, &ROOT, s, 0, 60, &e), PROCD_OK);
+        saves = 0;
+        done_rec d = { 0 };
+        pd_cmd_kill_and_unregister_async(&CM, &ROOT, s, on_done, &d);
+        bool first_round = d.calls == 1;
+        for (int i = 0; i < 300 && d.calls == 0; i++)
+                g_main_context_iteration(NULL, TRUE);
+        CU_ASSERT_EQUAL(d.calls, 1);
+        CU_ASSERT_EQUAL(d.s, PROCD_OK);
+        CU_ASSERT_PTR_NULL(pd_registry_find(R, s));
+        CU_ASSERT_FALSE(ts_alive(s));
+        /* a call left for a later round saves its flags before the loop runs again */
+        CU_ASSERT_EQUAL(saves, first_round ? 1 : 2);
+        CU_ASSERT_PTR_NULL(CM.pending_jobs);
+        pd_registry_set_changed_hook(R, NULL, NULL);
+        ts_kill_reap(s);
+
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, b, &e), PROCD_OK);
+        CU_ASSERT_EQUAL(pd_cmd_unregister_family(&CM, &ROOT, a, &e), PROCD_OK);
+        kill(b, SIGKILL);
+        ts_kill_reap(a);
+}
+
 static void *thread_sleep(void *arg)
 {
         pid_t *tid = arg;
@@ -609,6 +685,7 @@ static CU_TestInfo tests[] = {
         { "subtree authorization", test_subtree_authorization },
         { "reused root pid", test_reused_pid },
         { "asynchronous suspend/continue", test_async_suspend_continue },
+        { "KillAndUnregisterFamily: refusals change nothing, one save", test_kill_and_unregister },
         { "thread ids", test_thread_ids },
         { "root gone: re-track a cgroup family", test_root_gone_retrack },
         { "pending calls capped per uid", test_pending_cap_per_uid },
