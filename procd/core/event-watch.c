@@ -84,7 +84,7 @@ static void check_populated(fam_watch *fw)
         fw->populated = false;
         tr_usage u;
         tr_usage_init(&u);
-        bool have = tr_family_usage(f->tf, &u, NULL) >= 0;
+        bool have = pd_events_listened(fw->w->ev) && tr_family_usage(f->tf, &u, NULL) >= 0;
         pd_event e = { .kind = PD_EVENT_EMPTIED, .root_pid = fw->root_pid, .usage = have ? &u : NULL };
         pd_events_emit(fw->w->ev, &e);
 }
@@ -199,7 +199,7 @@ static void family_hook(void *data, pd_family *f, pd_family_change what)
         case PD_FAMILY_EMPTIED: { /* a /proc family, found by a snapshot */
                 tr_usage u;
                 tr_usage_init(&u);
-                bool have = f->tf && tr_family_usage(f->tf, &u, NULL) >= 0;
+                bool have = f->tf && pd_events_listened(w->ev) && tr_family_usage(f->tf, &u, NULL) >= 0;
                 pd_event e = { .kind = PD_EVENT_EMPTIED, .root_pid = f->root_pid, .usage = have ? &u : NULL };
                 pd_events_emit(w->ev, &e);
                 break;

@@ -6,6 +6,7 @@
 
 typedef struct sink {
         pd_event_sink_fn fn;
+        pd_event_listening_fn listening;
         void *userdata;
 } sink;
 
@@ -51,9 +52,9 @@ void pd_events_set_job_lookup(pd_events *ev, pd_event_job_fn fn, void *userdata)
         ev->job_data = userdata;
 }
 
-void pd_events_add_sink(pd_events *ev, pd_event_sink_fn fn, void *userdata)
+void pd_events_add_sink(pd_events *ev, pd_event_sink_fn fn, pd_event_listening_fn listening, void *userdata)
 {
-        sink s = { fn, userdata };
+        sink s = { fn, listening, userdata };
         g_array_append_val(ev->sinks, s);
 }
 
@@ -81,6 +82,18 @@ void pd_events_emit(pd_events *ev, const pd_event *e)
                 const sink *s = &g_array_index(ev->sinks, sink, i);
                 s->fn(s->userdata, &copy);
         }
+}
+
+bool pd_events_listened(const pd_events *ev)
+{
+        if (!ev)
+                return false;
+        for (guint i = 0; i < ev->sinks->len; i++) {
+                const sink *s = &g_array_index(ev->sinks, sink, i);
+                if (!s->listening || s->listening(s->userdata))
+                        return true;
+        }
+        return false;
 }
 
 void pd_events_family(pd_events *ev, pd_event_kind kind, pid_t root_pid)

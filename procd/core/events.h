@@ -54,12 +54,17 @@ typedef const char *(*pd_event_job_fn)(void *userdata, pid_t root_pid);
 pd_events *pd_events_new(void);
 void pd_events_free(pd_events *ev);
 void pd_events_set_job_lookup(pd_events *ev, pd_event_job_fn fn, void *userdata);
-/* At most a few sinks (one per face). */
-void pd_events_add_sink(pd_events *ev, pd_event_sink_fn fn, void *userdata);
+/* Whether a sink has anyone to pass events to now (a face with no subscriber: false). */
+typedef bool (*pd_event_listening_fn)(void *userdata);
+/* At most a few sinks (one per face); listening NULL: always listening. */
+void pd_events_add_sink(pd_events *ev, pd_event_sink_fn fn, pd_event_listening_fn listening, void *userdata);
 void pd_events_remove_sink(pd_events *ev, pd_event_sink_fn fn, void *userdata);
 
 /* Tell every sink.  ev->job NULL: looked up by root pid.  ev NULL-safe hub (NULL: nothing). */
 void pd_events_emit(pd_events *ev, const pd_event *e);
+/* Whether any sink has a listener: data only an event carries (FamilyEmptied's final
+ * usage, a dozen cgroup files per job) is read only then. */
+bool pd_events_listened(const pd_events *ev);
 /* Shorthand for the family events without data. */
 void pd_events_family(pd_events *ev, pd_event_kind kind, pid_t root_pid);
 /* procd restored n families at start: emitted, and kept as the start event that a new

@@ -99,6 +99,17 @@ static void events_sink(void *data, const pd_event *e)
         }
 }
 
+static bool events_listening(void *data)
+{
+        const pd_dbus_server *s = data;
+        for (guint i = 0; i < s->conns->len; i++) {
+                const pd_conn *pc = s->conns->pdata[i];
+                if (pc->subscribed && !pc->dropped)
+                        return true;
+        }
+        return false;
+}
+
 /* Subscribe / Unsubscribe (no arguments): the connection's own state, so handled here.
  * A new subscriber first gets the start event (FamiliesRestored) when procd restored
  * families: it cannot have been connected when that happened.  false: not one of them. */
@@ -383,7 +394,7 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_ui
         }
         dbus_server_set_new_connection_function(server, new_connection, s, NULL);
         if (cm->events)
-                pd_events_add_sink(cm->events, events_sink, s);
+                pd_events_add_sink(cm->events, events_sink, events_listening, s);
         *out = s;
         return 0;
 }
