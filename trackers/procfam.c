@@ -813,13 +813,15 @@ int tr_procfam_signal(tr_procfam *f, int sig, tr_error *err)
         return signal_members(f, sig, err);
 }
 
-static bool all_stopped(const tr_procfam *f);
+static bool all_stopped(const tr_procfam *f, bool only_signalable);
 
 /* SIGSTOP every member and rescan until the family is still: a scan in which every live
- * member shows stopped (T or t) and nothing new, then one more scan with nothing new.
- * A member caught inside fork() shows R or D until the fork returns (a SIGSTOP that lands
- * mid-copy does not cancel a fork; only a fatal signal does, see copy_process() since
- * Linux 5.x), and its child can be attached after the directory listing of the scan that
+ * member we may signal (not pid 1, not ourselves) shows stopped (T or t) and nothing new,
+ * then one more scan with nothing new.
+ * A member caught inside fork() shows R or D until the fork returns (kernel/fork.c
+ * copy_process(): only a fatal signal cancels a fork in progress, a SIGSTOP landing during
+ * it is taken after it; Linux 4.20 on, "signal: Don't restart fork when signals come in"),
+ * and its child can be attached after the directory listing of the scan that
  * saw the parent stopped: without the second scan that child is never seen, outlives its
  * killed parent, and is reparented out of the tree.  Returns 0 when still or when the
  * deadline passed first. */
@@ -836,7 +838,7 @@ static int stop_all(tr_procfam *f, uint64_t deadline, tr_error *err)
                         return 0;
                 if (tr_now_usec() >= deadline)
                         return 0;
-                still = f->n_new == 0 && all_stopped(f);
+                still = f->n_new == 0 && all_stopped(f, true);
                 if (f->n_new == 0 && !still)
                         tr_backoff(&pause, deadline); /* a member not stopped yet: let it */
         }
@@ -885,10 +887,11 @@ int tr_procfam_kill(tr_procfam *f, uint64_t timeout_usec, tr_kill_result *res, t
         return 0;
 }
 
-static bool all_stopped(const tr_procfam *f)
+static bool all_stopped(const tr_procfam *f, bool only_signalable)
 {
         for (size_t i = 0; i < f->n; i++)
-                if (is_live(&f->m[i]) && f->m[i].state != 'T' && f->m[i].state != 't')
+                if (is_live(&f->m[i]) && (!only_signalable || signalable(f->m[i].pid)) && f->m[i].state != 'T' &&
+                    f->m[i].state != 't')
                         return false;
         return true;
 }
@@ -913,7 +916,7 @@ int tr_procfam_freeze(tr_procfam *f, uint64_t timeout_usec, tr_freeze_state *rea
                 r = stop_all(f, deadline, err);
                 if (r < 0)
                         return r;
-                if (all_stopped(f)) {
+                if (all_stopped(f, false)) {
                         *reached = TR_FROZEN;
                         return 0;
                 }
