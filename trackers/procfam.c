@@ -813,7 +813,15 @@ int tr_procfam_signal(tr_procfam *f, int sig, tr_error *err)
         return signal_members(f, sig, err);
 }
 
-static bool all_stopped(const tr_procfam *f, bool only_signalable);
+/* Every live member shows stopped (T or t); only_signalable: those we may signal. */
+static bool all_stopped(const tr_procfam *f, bool only_signalable)
+{
+        for (size_t i = 0; i < f->n; i++)
+                if (is_live(&f->m[i]) && (!only_signalable || signalable(f->m[i].pid)) && f->m[i].state != 'T' &&
+                    f->m[i].state != 't')
+                        return false;
+        return true;
+}
 
 /* SIGSTOP every member and rescan until the family is still: a scan in which every live
  * member we may signal (not pid 1, not ourselves) shows stopped (T or t) and nothing new,
@@ -885,15 +893,6 @@ int tr_procfam_kill(tr_procfam *f, uint64_t timeout_usec, tr_kill_result *res, t
         tr_pidset_normalize(&res->survivors);
         res->elapsed_usec = tr_now_usec() - t0;
         return 0;
-}
-
-static bool all_stopped(const tr_procfam *f, bool only_signalable)
-{
-        for (size_t i = 0; i < f->n; i++)
-                if (is_live(&f->m[i]) && (!only_signalable || signalable(f->m[i].pid)) && f->m[i].state != 'T' &&
-                    f->m[i].state != 't')
-                        return false;
-        return true;
 }
 
 static bool none_stopped(const tr_procfam *f)

@@ -88,25 +88,28 @@ static void send_event(pd_conn *pc, const pd_event *e)
                 dbus_message_unref(sig);
 }
 
+/* A connection events go to: subscribed, not flagged as dropped, still connected. */
+static bool listens(const pd_conn *pc)
+{
+        return pc->subscribed && !pc->dropped && dbus_connection_get_is_connected(pc->c);
+}
+
 /* The events sink: every live subscriber. */
 static void events_sink(void *data, const pd_event *e)
 {
         pd_dbus_server *s = data;
-        for (guint i = 0; i < s->conns->len; i++) {
-                pd_conn *pc = s->conns->pdata[i];
-                if (pc->subscribed && !pc->dropped && dbus_connection_get_is_connected(pc->c))
-                        send_event(pc, e);
-        }
+        for (guint i = 0; i < s->conns->len; i++)
+                if (listens(s->conns->pdata[i]))
+                        send_event(s->conns->pdata[i], e);
 }
 
+/* Whether the sink has a live subscriber (pd_events_listened). */
 static bool events_listening(void *data)
 {
         const pd_dbus_server *s = data;
-        for (guint i = 0; i < s->conns->len; i++) {
-                const pd_conn *pc = s->conns->pdata[i];
-                if (pc->subscribed && !pc->dropped)
+        for (guint i = 0; i < s->conns->len; i++)
+                if (listens(s->conns->pdata[i]))
                         return true;
-        }
         return false;
 }
 
