@@ -367,20 +367,31 @@ int tr_pid_cgroups_parse(const tr_hierarchies *hs, const char *text, tr_pid_cgro
         return 0;
 }
 
-int tr_pid_cgroups_read_file(const tr_hierarchies *hs, const char *file, tr_pid_cgroups *out, tr_error *err)
+static int read_cgroup_file(const tr_hierarchies *hs, int dirfd, const char *file, tr_pid_cgroups *out, tr_error *err)
 {
         /* one pread for the usual text (tr_pread_all: a short read of this single-record
          * seq_file is its end); a longer one (deep paths: EFBIG) read again whole */
         char small[4096];
         _cleanup_free_ char *text = NULL;
-        int r = tr_read_file_at(AT_FDCWD, file, small, sizeof small, NULL);
+        int r = tr_read_file_at(dirfd, file, small, sizeof small, NULL);
         if (r == -EFBIG)
-                r = tr_read_file_alloc_at(AT_FDCWD, file, &text, NULL, err);
+                r = tr_read_file_alloc_at(dirfd, file, &text, NULL, err);
         else if (r < 0)
                 return tr_error_setx(err, -r, "read %s", file);
         if (r < 0)
                 return r;
         return tr_pid_cgroups_parse(hs, text ? text : small, out, err);
+}
+
+int tr_pid_cgroups_read_file(const tr_hierarchies *hs, const char *file, tr_pid_cgroups *out, tr_error *err)
+{
+        return read_cgroup_file(hs, AT_FDCWD, file, out, err);
+}
+
+int tr_pid_cgroups_read_at(const tr_hierarchies *hs, int proc_dirfd, tr_pid_cgroups *out, tr_error *err)
+{
+        int r = read_cgroup_file(hs, proc_dirfd, "cgroup", out, err);
+        return r == -ENOENT ? tr_error_set(err, ESRCH, "the process is gone") : r;
 }
 
 int tr_pid_cgroups_read(const tr_hierarchies *hs, pid_t pid, tr_pid_cgroups *out, tr_error *err)

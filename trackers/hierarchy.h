@@ -57,12 +57,17 @@ typedef struct tr_hierarchy {
                                  does not wait for an RCU grace period */
 } tr_hierarchy;
 
+typedef struct tr_ancestry tr_ancestry; /* ancestry.h */
+
 typedef struct tr_hierarchies {
         tr_cgroup_mode mode;
         int n;
         tr_hierarchy h[TR_MAX_HIER];
         int v2;                    /* index of the cgroup2 mount, or -1 */
         int v1_of[TR_CTRL_COUNT];  /* index of the v1 hierarchy holding each controller, or -1 */
+        /* the caller's ancestors, held for the gate (cgroup-gate.c) by a long-lived user
+         * (procd), which attaches it after discovery and frees it; NULL: walked by pid */
+        tr_ancestry *ancestry;
 } tr_hierarchies;
 
 /* Parse mountinfo text.  Duplicate mounts of one hierarchy keep the first.  Fails only on
@@ -90,6 +95,8 @@ int tr_pid_cgroups_parse(const tr_hierarchies *hs, const char *text, tr_pid_cgro
 int tr_pid_cgroups_read(const tr_hierarchies *hs, pid_t pid, tr_pid_cgroups *out, tr_error *err);
 /* The same from a file of that format (/proc/PID/cgroup itself, or a copy of one). */
 int tr_pid_cgroups_read_file(const tr_hierarchies *hs, const char *file, tr_pid_cgroups *out, tr_error *err);
+/* The same through an fd of the process's /proc/PID directory (-ESRCH once it is gone). */
+int tr_pid_cgroups_read_at(const tr_hierarchies *hs, int proc_dirfd, tr_pid_cgroups *out, tr_error *err);
 void tr_pid_cgroups_clear(tr_pid_cgroups *pc);
 
 /* Filesystem path of cgroup path `cg_path` (as /proc/PID/cgroup names it) in hierarchy h:
