@@ -40,6 +40,10 @@ int tr_cgroup_open(const tr_hierarchies *hs, const char *path, unsigned flags, t
 int tr_cgroup_open_in(const tr_hierarchies *hs, const char *path, uint32_t hier_mask, unsigned flags,
                       tr_cgroup **out, tr_error *err);
 
+/* A second handle on src's cgroup, with flags of its own: src's directory fds duplicated
+ * (no path walked again), its paths copied. */
+int tr_cgroup_open_same(const tr_cgroup *src, unsigned flags, tr_cgroup **out, tr_error *err);
+
 /* Open pid's most-specific cgroup in every hierarchy (paths may differ per hierarchy). */
 int tr_cgroup_open_pid(const tr_hierarchies *hs, pid_t pid, unsigned flags, tr_cgroup **out,
                        tr_error *err);
