@@ -46,15 +46,18 @@ const char *tr_cgroup_mode_name(tr_cgroup_mode m); /* "v2", "hybrid", "v1", "non
 
 #define TR_MAX_HIER 16
 
+/* The short fields first, and discovery writes each string only as long as it is and no
+ * slot past n: a fresh process (procd-starter) faults in fewer of tr_hierarchies' ~34 pages
+ * (procd-starter on a 10-hierarchy host: 237 -> 231 page faults per job). */
 typedef struct tr_hierarchy {
         bool is_v2;
-        char mount_point[PATH_MAX]; /* e.g. /sys/fs/cgroup/memory */
-        char mount_root[PATH_MAX];  /* mountinfo field 4, "/" unless a namespace/bind mount */
-        char key[256];      /* how /proc/PID/cgroup names it: "" (v2), "cpu,cpuacct", "name=systemd" */
-        uint32_t controllers; /* bit (1u << tr_controller); v2: from the mount root's
-                                 cgroup.controllers when discovered live, else 0 */
         bool favordynmods;    /* v2 mounted with favordynmods (kernel 6.0+): a migration
                                  does not wait for an RCU grace period */
+        uint32_t controllers; /* bit (1u << tr_controller); v2: from the mount root's
+                                 cgroup.controllers when discovered live, else 0 */
+        char key[256];      /* how /proc/PID/cgroup names it: "" (v2), "cpu,cpuacct", "name=systemd" */
+        char mount_point[PATH_MAX]; /* e.g. /sys/fs/cgroup/memory */
+        char mount_root[PATH_MAX];  /* mountinfo field 4, "/" unless a namespace/bind mount */
 } tr_hierarchy;
 
 typedef struct tr_ancestry tr_ancestry; /* ancestry.h */
@@ -71,7 +74,8 @@ typedef struct tr_hierarchies {
 } tr_hierarchies;
 
 /* Parse mountinfo text.  Duplicate mounts of one hierarchy keep the first.  Fails only on
- * unparsable text; a host without cgroups yields TR_MODE_NONE. */
+ * unparsable text; a host without cgroups yields TR_MODE_NONE.  Only h[0..n-1] are written
+ * (each string up to its NUL); ancestry is set to NULL. */
 int tr_hierarchies_parse(tr_hierarchies *out, const char *mountinfo, tr_error *err);
 
 /* Set controllers of the v2 hierarchy from the text of its root cgroup.controllers. */
