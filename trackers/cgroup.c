@@ -436,6 +436,27 @@ int tr_cgroup_open_same(const tr_cgroup *src, unsigned flags, tr_cgroup **out, t
         return cg_finish_open(&cg, out, src->path[0] ? src->path[0] : "", err);
 }
 
+int tr_cgroup_join(tr_cgroup *into, tr_cgroup *from, tr_error *err)
+{
+        if (into->hs != from->hs || into->flags != from->flags) {
+                tr_cgroup_free(from);
+                return tr_error_set(err, EINVAL, "joining cgroup handles of other hierarchies or rights");
+        }
+        for (int i = 0; i < into->hs->n; i++) {
+                if (into->path[i] || !from->path[i])
+                        continue;
+                into->path[i] = TR_TAKE_PTR(from->path[i]);
+                into->dirfd[i] = from->dirfd[i];
+                from->dirfd[i] = -1;
+                if (i == into->hs->v2 && into->v2_fd < 0) {
+                        into->v2_fd = from->v2_fd;
+                        from->v2_fd = -1;
+                }
+        }
+        tr_cgroup_free(from);
+        return 0;
+}
+
 tr_cgroup *tr_cg_new(const tr_hierarchies *hs, unsigned flags) { return cg_new(hs, flags); }
 
 int tr_cg_adopt(tr_cgroup *cg, int i, const char *parent_path, const char *name, int fd)

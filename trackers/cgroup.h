@@ -44,6 +44,11 @@ int tr_cgroup_open_in(const tr_hierarchies *hs, const char *path, uint32_t hier_
  * (no path walked again), its paths copied. */
 int tr_cgroup_open_same(const tr_cgroup *src, unsigned flags, tr_cgroup **out, tr_error *err);
 
+/* Move from's hierarchies that into has no cgroup in into into (one handle on a cgroup made
+ * in parts: a child made from one parent handle in some hierarchies, by path in others).
+ * from is freed either way; -EINVAL when the two handles differ in hierarchies or flags. */
+int tr_cgroup_join(tr_cgroup *into, tr_cgroup *from, tr_error *err);
+
 /* Open pid's most-specific cgroup in every hierarchy (paths may differ per hierarchy). */
 int tr_cgroup_open_pid(const tr_hierarchies *hs, pid_t pid, unsigned flags, tr_cgroup **out,
                        tr_error *err);
