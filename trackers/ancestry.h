@@ -18,7 +18,7 @@
  *
  * Each link is checked when walked: the fd of pid P is opened, then the child's parent is
  * read again and must still be P (P alive at the open, so the fd names it and not a later
- * process given its pid). */
+ * process given its pid).  One thread uses a chain (procd: its main loop). */
 #pragma once
 
 #include <stdbool.h>
