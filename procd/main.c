@@ -34,6 +34,7 @@
 #include "procd/core/event-watch.h"
 #include "procd/core/events.h"
 #include "procd/version.h"
+#include "trackers/ancestry.h"
 #include "trackers/hierarchy.h"
 #include "trackers/util.h"
 
@@ -432,6 +433,9 @@ int main(int argc, char **argv)
         tr_error err = { 0 };
         if (tr_hierarchies_discover(&d.hs, &err) < 0)
                 g_warning("no cgroup hierarchies (%s): /proc tracking only", err.msg);
+        /* procd's ancestors held for the gate before every kill/freeze (trackers/ancestry.h);
+         * without memory for it they are walked by pid, as before */
+        (void) tr_ancestry_new(&d.hs.ancestry);
 
         sigset_t mask;
         sigemptyset(&mask);
@@ -620,6 +624,7 @@ out:
 early_out:
         if (d.parent_pidfd >= 0)
                 close(d.parent_pidfd);
+        tr_ancestry_free(d.hs.ancestry);
         pd_log_file_close(d.log_file);
         g_free(d.classic.argv);
         return d.exit_code;

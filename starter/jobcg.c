@@ -69,8 +69,9 @@ int st_cpuset_fill(const tr_hierarchies *hs, const char *path, tr_error *err)
  * cpu.stat or cgroup.freeze); the hierarchies the requested limits are written in; v1
  * devices for device rules.  Not cpu, cpuset, net_cls, perf_event, name=systemd... unless
  * a limit needs them: the job keeps the starter's cgroup there (a mkdir, an open, a
- * cgroup.procs write and an rmdir fewer each).  Without v2: every hierarchy. */
-static uint32_t job_hierarchies(const tr_hierarchies *hs, const st_options *o, const char *top)
+ * cgroup.procs write and an rmdir fewer each).  Without v2: every hierarchy.  top_v2_fd:
+ * <top>'s directory in v2 when held (its files looked up there), else -1. */
+static uint32_t job_hierarchies(const tr_hierarchies *hs, const st_options *o, const char *top, int top_v2_fd)
 {
         if (hs->v2 < 0)
                 return TR_HIER_ALL;
@@ -89,12 +90,39 @@ static uint32_t job_hierarchies(const tr_hierarchies *hs, const st_options *o, c
                 if (hs->v1_of[v2_or_v1[k].c] < 0)
                         continue;
                 snprintf(file, sizeof file, "%s/%s", dir, v2_or_v1[k].v2_file);
-                if (!have_dir || access(file, F_OK) != 0)
+                bool in_v2 = top_v2_fd >= 0 ? faccessat(top_v2_fd, v2_or_v1[k].v2_file, F_OK, 0) == 0
+                                            : have_dir && access(file, F_OK) == 0;
+                if (!in_v2)
                         mask |= 1u << hs->v1_of[v2_or_v1[k].c];
         }
         if (o->devices.n > 0 && hs->v1_of[TR_CTRL_DEVICES] >= 0)
                 mask |= 1u << hs->v1_of[TR_CTRL_DEVICES];
         return mask;
+}
+
+/* <top>/job in every hierarchy of jc->mask.  In the lock hierarchy, where <top> was just
+ * made (lockcg), as its child: no walk from the hierarchy root again (its and the base's
+ * cgroup.controllers and subtree_control read a second time, two mkdirs that meet EEXIST). */
+static int create_job(st_jobcg *jc, tr_cgroup *lockcg, tr_error *err)
+{
+        const tr_hierarchies *hs = jc->hs;
+        uint32_t lock_bit = lockcg ? 1u << st_lock_hierarchy(hs) : 0;
+        if (!(jc->mask & lock_bit))
+                return tr_cgroup_create_in(hs, jc->job_path, jc->mask, &jc->job, err);
+        tr_cgroup *in_lock = NULL;
+        int r = tr_cgroup_create_child(lockcg, "job", lock_bit, true, &in_lock, err);
+        if (r < 0)
+                return r;
+        if (!(jc->mask & ~lock_bit)) {
+                jc->job = in_lock;
+                return 0;
+        }
+        r = tr_cgroup_create_in(hs, jc->job_path, jc->mask & ~lock_bit, &jc->job, err);
+        if (r < 0) {
+                tr_cgroup_free(in_lock);
+                return r;
+        }
+        return tr_cgroup_join(jc->job, in_lock, err);
 }
 
 static bool systemd_wanted(const st_options *o)
@@ -125,7 +153,7 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
 
         /* the mask without the checks of <top> in v2 first (a superset): where <top> may be
          * made, so where it must not exist already and where it is new */
-        jc->mask = job_hierarchies(hs, o, "");
+        jc->mask = job_hierarchies(hs, o, "", -1);
         jc->ops = &st_jobcg_cgroupfs_ops;
         if (systemd_wanted(o)) {
                 jc->ops = &st_jobcg_systemd_ops;
@@ -168,10 +196,10 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
         }
         snprintf(jc->job_path, sizeof jc->job_path, "%s/job", jc->top);
         snprintf(jc->starter_path, sizeof jc->starter_path, "%s/starter", jc->top);
+        _cleanup_cgroup_ tr_cgroup *lockcg = NULL; /* <top> in the lock hierarchy */
         if (base_fd >= 0) {
                 /* <top> locked before anything else of it exists: a sweep meets no part of
                  * it without its lock directory (orphans.h) */
-                _cleanup_cgroup_ tr_cgroup *lockcg = NULL;
                 r = tr_cgroup_create_in(hs, jc->top, 1u << st_lock_hierarchy(hs), &lockcg, err);
                 if (r < 0)
                         return tr_error_prefix(err, "creating %s", jc->top);
@@ -180,7 +208,8 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
                         return tr_error_prefix(err, "locking %s", jc->top);
         }
         /* <top> exists in v2 now: whether it gives cpu.stat and cgroup.freeze narrows the mask */
-        jc->mask = job_hierarchies(hs, o, jc->top);
+        jc->mask = job_hierarchies(hs, o, jc->top,
+                                   lockcg && hs->v2 == st_lock_hierarchy(hs) ? tr_cgroup_dirfd(lockcg, hs->v2) : -1);
         for (int i = 0; i < hs->n; i++)
                 if (!(jc->mask & (1u << i)))
                         jc->top_created[i] = false;
@@ -199,7 +228,7 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
                                 return tr_error_prefix(err, "moving the scope helper");
                 }
         }
-        r = tr_cgroup_create_in(hs, jc->job_path, jc->mask, &jc->job, err);
+        r = create_job(jc, lockcg, err);
         if (r < 0)
                 return tr_error_prefix(err, "creating %s", jc->job_path);
         r = cpuset ? st_cpuset_fill(hs, jc->job_path, err) : 0;

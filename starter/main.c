@@ -484,13 +484,15 @@ int main(int argc, char **argv)
 
         tr_usage u;
         tr_error uerr = { 0 };
-        if (st_track_usage(&t, &u, &uerr) < 0)
+        unsigned want = st_track_usage_wanted(&o);
+        if (st_track_usage(&t, want, &u, &uerr) < 0)
                 fprintf(stderr, "procd-starter: warning: final usage: %s\n", uerr.msg);
         res.oom_killed = u.oom_kills.available && u.oom_kills.value > 0;
         res.terminated_by = job_ender(&res, &ls, t.procd_killed);
         res.terminated = res.terminated_by != NULL;
         res.limits = &limits;
-        tr_cgroup_limit_events(jc.job, &res.events); /* before the job cgroup goes */
+        if (want == TR_WANT_ALL) /* the report's only */
+                tr_cgroup_limit_events(jc.job, &res.events); /* before the job cgroup goes */
         res.tracker = t.ops->name; /* after the last procd call: "procd" only if it still tracked the job */
         res.tracker_reason = t.ops == NULL || strcmp(t.ops->name, "procd") != 0 ? t.reason : NULL;
         st_track_close(&t);

@@ -274,8 +274,9 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
         t->root = root;
         t->ops = &embedded_ops;
         tr_cgroup *cg = NULL;
-        /* only where the job cgroup was made (jc->mask): no lookups that fail */
-        int r = tr_cgroup_open_in(jc->hs, jc->job_path, jc->mask, TR_CG_MAY_ACT, &cg, err);
+        /* the job cgroup's own directories (made where jc->mask says), their fds duplicated:
+         * no path walked again */
+        int r = tr_cgroup_open_same(jc->job, TR_CG_MAY_ACT, &cg, err);
         if (r < 0) {
                 st_pw_close(conn);
                 return tr_error_prefix(err, "opening the job cgroup %s", jc->job_path);
@@ -315,10 +316,15 @@ void st_track_confirm(st_track *t)
         pd_fail(t, "Dump", &perr, &err);
 }
 
-int st_track_usage(st_track *t, tr_usage *u, tr_error *err)
+unsigned st_track_usage_wanted(const st_options *o)
+{
+        return !o->quiet || o->report_path ? TR_WANT_ALL : TR_WANT_OOM;
+}
+
+int st_track_usage(st_track *t, unsigned want, tr_usage *u, tr_error *err)
 {
         tr_usage_init(u);
-        return tr_family_usage(t->family, u, err);
+        return tr_family_usage_want(t->family, want, u, err);
 }
 
 void st_track_close(st_track *t)

@@ -54,5 +54,10 @@ int st_track_open(st_track *t, const st_options *o, st_jobcg *jc, pid_t root, ui
  * not); if not, switch to the embedded tracker with t->reason set.  Sets t->procd_killed.
  * Call it before the starter's own end-of-job kill (itself a KillFamily). */
 void st_track_confirm(st_track *t);
-int st_track_usage(st_track *t, tr_usage *u, tr_error *err);
+/* The groups of usage fields (enum tr_usage_want) the end of a job needs: everything when
+ * the report is shown (not --quiet) or written (--report); else only the OOM kills, which
+ * the exit code needs (ST_EXIT_OOM).  A quiet job without a report reads 1-2 files instead
+ * of ~15. */
+unsigned st_track_usage_wanted(const st_options *o);
+int st_track_usage(st_track *t, unsigned want, tr_usage *u, tr_error *err);
 void st_track_close(st_track *t);

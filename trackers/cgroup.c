@@ -413,6 +413,50 @@ int tr_cgroup_open_in(const tr_hierarchies *hs, const char *path, uint32_t hier_
         return cg_finish_open(&cg, out, path, err);
 }
 
+int tr_cgroup_open_same(const tr_cgroup *src, unsigned flags, tr_cgroup **out, tr_error *err)
+{
+        _cleanup_cgroup_ tr_cgroup *cg = cg_new(src->hs, flags);
+        if (!cg)
+                return tr_error_set(err, ENOMEM, "out of memory");
+        for (int i = 0; i < src->hs->n; i++) {
+                if (!src->path[i])
+                        continue;
+                int r = set_path(cg, i, src->path[i], err);
+                if (r < 0)
+                        return r;
+                /* a slot src has not opened (lazy, at rest): opened at its path on first use */
+                if (src->dirfd[i] < 0) {
+                        cg->dirfd[i] = TR_CG_DIR_LAZY;
+                        continue;
+                }
+                cg->dirfd[i] = fcntl(src->dirfd[i], F_DUPFD_CLOEXEC, 3);
+                if (cg->dirfd[i] < 0)
+                        return tr_error_setx(err, errno, "dup of the cgroup %s's fd", src->path[i]);
+        }
+        return cg_finish_open(&cg, out, src->path[0] ? src->path[0] : "", err);
+}
+
+int tr_cgroup_join(tr_cgroup *into, tr_cgroup *from, tr_error *err)
+{
+        if (into->hs != from->hs || into->flags != from->flags) {
+                tr_cgroup_free(from);
+                return tr_error_set(err, EINVAL, "joining cgroup handles of other hierarchies or rights");
+        }
+        for (int i = 0; i < into->hs->n; i++) {
+                if (into->path[i] || !from->path[i])
+                        continue;
+                into->path[i] = TR_TAKE_PTR(from->path[i]);
+                into->dirfd[i] = from->dirfd[i];
+                from->dirfd[i] = -1;
+                if (i == into->hs->v2 && into->v2_fd < 0) {
+                        into->v2_fd = from->v2_fd;
+                        from->v2_fd = -1;
+                }
+        }
+        tr_cgroup_free(from);
+        return 0;
+}
+
 tr_cgroup *tr_cg_new(const tr_hierarchies *hs, unsigned flags) { return cg_new(hs, flags); }
 
 int tr_cg_adopt(tr_cgroup *cg, int i, const char *parent_path, const char *name, int fd)

@@ -40,6 +40,15 @@ int tr_cgroup_open(const tr_hierarchies *hs, const char *path, unsigned flags, t
 int tr_cgroup_open_in(const tr_hierarchies *hs, const char *path, uint32_t hier_mask, unsigned flags,
                       tr_cgroup **out, tr_error *err);
 
+/* A second handle on src's cgroup, with flags of its own: src's directory fds duplicated
+ * (no path walked again), its paths copied. */
+int tr_cgroup_open_same(const tr_cgroup *src, unsigned flags, tr_cgroup **out, tr_error *err);
+
+/* Move from's hierarchies that into has no cgroup in into into (one handle on a cgroup made
+ * in parts: a child made from one parent handle in some hierarchies, by path in others).
+ * from is freed either way; -EINVAL when the two handles differ in hierarchies or flags. */
+int tr_cgroup_join(tr_cgroup *into, tr_cgroup *from, tr_error *err);
+
 /* Open pid's most-specific cgroup in every hierarchy (paths may differ per hierarchy). */
 int tr_cgroup_open_pid(const tr_hierarchies *hs, pid_t pid, unsigned flags, tr_cgroup **out,
                        tr_error *err);

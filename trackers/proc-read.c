@@ -120,17 +120,28 @@ static const char *find_key(const char *text, const char *key)
         return NULL;
 }
 
-int tr_proc_stat_read(pid_t pid, tr_proc *out)
+static int stat_read_file(int dirfd, const char *file, tr_proc *out)
 {
-        if (pid <= 0)
-                return -EINVAL;
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        int r = tr_read_file_at(AT_FDCWD, path, buf, sizeof buf, NULL);
+        char buf[1024];
+        int r = tr_read_file_at(dirfd, file, buf, sizeof buf, NULL);
         if (r < 0)
                 return r == -ENOENT ? -ESRCH : r;
         memset(out, 0, sizeof *out);
         return tr_parse_proc_stat(buf, sysconf(_SC_PAGESIZE), out);
+}
+
+int tr_proc_stat_read(pid_t pid, tr_proc *out)
+{
+        if (pid <= 0)
+                return -EINVAL;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        return stat_read_file(AT_FDCWD, path, out);
+}
+
+int tr_proc_stat_read_at(int proc_dirfd, tr_proc *out)
+{
+        return stat_read_file(proc_dirfd, "stat", out);
 }
 
 int tr_parse_proc_status(const char *text, tr_proc *out)

@@ -47,6 +47,9 @@ int tr_parse_proc_stat(const char *text, long page_size, tr_proc *out);
 /* Read and parse /proc/PID/stat of one process (page size from sysconf).  0, -ESRCH when
  * the process is gone, or -errno. */
 int tr_proc_stat_read(pid_t pid, tr_proc *out);
+/* The same through an fd of the process's /proc/PID directory (-ESRCH once it is gone,
+ * even when its pid names another process now). */
+int tr_proc_stat_read_at(int proc_dirfd, tr_proc *out);
 /* /proc/PID/status text -> uid (Uid: real), groups (Groups:); sets has_status. */
 int tr_parse_proc_status(const char *text, tr_proc *out);
 /* /proc/PID/io text -> read_bytes, write_bytes; sets has_io. */

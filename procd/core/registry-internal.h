@@ -73,6 +73,11 @@ void pd_reg_cg_index(pd_registry *r, pd_family *f, bool add);
 /* Build (or rebuild) f's tr_family from its tracking methods.  made: the handle of the
  * cgroup procd just made for f (taken), NULL to open f->cgroup_path. */
 int pd_reg_build_tracker(pd_registry *r, pd_family *f, tr_cgroup *made, tr_error *err);
+/* The same for a family whose root's cgroups the caller read while the root was still
+ * f's root (a start-time check after the read): a handed cgroup is opened from root_pc,
+ * without reading them and the start time again.  root_pc NULL: as pd_reg_build_tracker. */
+int pd_reg_build_tracker_seen(pd_registry *r, pd_family *f, tr_cgroup *made, const tr_pid_cgroups *root_pc,
+                              tr_error *err);
 /* Whether pid sits in cgroup path or below it (in the hierarchy families are matched by). */
 bool pd_reg_pid_in_cgroup(const tr_hierarchies *hs, pid_t pid, const char *path);
 /* Give f the tracker of spec and cg (taken, may be NULL: /proc). */

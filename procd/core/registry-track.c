@@ -83,6 +83,12 @@ void pd_reg_cg_index(pd_registry *r, pd_family *f, bool add)
  * cgroup procd just made for f (consumed), NULL to open f->cgroup_path. */
 int pd_reg_build_tracker(pd_registry *r, pd_family *f, tr_cgroup *made, tr_error *err)
 {
+        return pd_reg_build_tracker_seen(r, f, made, NULL, err);
+}
+
+int pd_reg_build_tracker_seen(pd_registry *r, pd_family *f, tr_cgroup *made, const tr_pid_cgroups *root_pc,
+                              tr_error *err)
+{
         _cleanup_cgroup_ tr_cgroup *cg = made;
         if (f->root_pid <= 1)
                 return 0; /* a root family rooted at init: nothing to track */
@@ -97,6 +103,14 @@ int pd_reg_build_tracker(pd_registry *r, pd_family *f, tr_cgroup *made, tr_error
                 /* procd made it: the family is that directory (its root sits in the leaf,
                  * subfamilies in child cgroups: all counted) */
                 int k = cg ? 0 : tr_cgroup_open(r->hs, f->cgroup_path, TR_CG_MAY_ACT | TR_CG_OWNED, &cg, err);
+                if (k < 0)
+                        return k;
+                spec.max_age_usec = (uint64_t) f->interval_sec * 1000000u;
+        } else if (f->cgroup_path && root_pc) {
+                /* the root's own (deeper) cgroup, from what the caller read of it */
+                int k = cg ? 0
+                           : tr_cgroup_open_for_cgroups(r->hs, NULL, f->cgroup_path, root_pc, f->cgroup_path,
+                                                        TR_CG_MAY_ACT, &cg, err);
                 if (k < 0)
                         return k;
                 spec.max_age_usec = (uint64_t) f->interval_sec * 1000000u;

@@ -185,19 +185,23 @@ int pd_registry_register_in(pd_registry *r, pid_t root_pid, const tr_proc *root_
                 return tr_error_setx(err, -k, "root pid %d", (int) root_pid);
         }
         f->root_start_ticks = p.start_ticks;
-        tr_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid);
+        /* the root's cgroups, read before its uid: the uid's start-time check after both
+         * says they were the root's (the tracker opens its cgroup from them) */
+        tr_pid_cgroups pc = { { 0 } };
+        bool have_pc = tr_pid_cgroups_read(r->hs, root_pid, &pc, NULL) >= 0;
+        bool pc_checked = tr_proc_uid_checked(root_pid, f->root_start_ticks, &f->root_uid) == 0 && have_pc;
         /* condor_procd's rule: what the root forked before now stays in the parent family */
         if (read_kept(root_pid, f->kept) < 0) {
+                tr_pid_cgroups_clear(&pc);
                 pd_reg_family_free(f);
                 return tr_error_set(err, ENOMEM, "out of memory");
         }
         if (watcher_pid > 0 && (k = pd_reg_open_watcher(f, watcher_pid, 0)) < 0) {
+                tr_pid_cgroups_clear(&pc);
                 pd_reg_family_free(f);
                 *bad_watcher = true;
                 return tr_error_setx(err, -k, "watcher pid %d", (int) watcher_pid);
         }
-        tr_pid_cgroups pc = { { 0 } };
-        bool have_pc = tr_pid_cgroups_read(r->hs, root_pid, &pc, NULL) >= 0;
         pd_family *parent = find_parent(r, root_pid, p.start_ticks, p.ppid, have_pc ? &pc : NULL);
         tr_cgroup *made = NULL;
         /* the root's cgroups as just read, in the hierarchy families are matched by
@@ -217,9 +221,9 @@ int pd_registry_register_in(pd_registry *r, pid_t root_pid, const tr_proc *root_
                 pd_famcg_root rt = { root_pid, f->root_start_ticks, p.ppid, parent->root_pid };
                 made = give_cgroup(r, f, parent, &rt);
         }
-        tr_pid_cgroups_clear(&pc);
         f->flags |= flags;
-        k = pd_reg_build_tracker(r, f, made, err);
+        k = pd_reg_build_tracker_seen(r, f, made, pc_checked && *in_cgroup ? &pc : NULL, err);
+        tr_pid_cgroups_clear(&pc);
         if (k < 0) {
                 release_cgroup(r, f);
                 pd_reg_family_free(f);

@@ -223,7 +223,7 @@ static int starter_once(bench *b, const char *name, char **cmd, phases *ph, bool
                 if (populated)
                         t.ops->kill(&t, 5000000, &empty, &err);
                 tr_usage u;
-                st_track_usage(&t, &u, &err);
+                st_track_usage(&t, st_track_usage_wanted(&o), &u, &err);
                 st_track_close(&t);
         } else {
                 tr_family_free(t.family);

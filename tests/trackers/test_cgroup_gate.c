@@ -1,7 +1,8 @@
 /* test_cgroup_gate.c - the safety gate (cgroup-gate.c): every destructive operation
  * (kill, freeze, thaw, signal, destroy) refuses a hierarchy root, a handle opened without
  * TR_CG_MAY_ACT (attach and write too), a cgroup holding the caller and one holding the
- * caller's parent; bad paths are refused at open (integration, root; see cgtest.h). */
+ * caller's parent (its chain walked by pid, and held by /proc/PID fds as procd holds it);
+ * bad paths are refused at open (integration, root; see cgtest.h). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "cgtest.h"
+#include "trackers/ancestry.h"
 
 static int refusals(tr_cgroup *cg, bool destroy_too)
 {
@@ -65,8 +67,19 @@ static int run_anc_child(void *arg)
                 return 101;
         int bad = refusals(theirs, false);
         tr_cgroup_free(theirs);
+        /* the same through the chain held by /proc/PID fds (procd's way, ancestry.h):
+         * walked at the first check, held at the others, still refusing */
+        static tr_hierarchies held;
+        held = *aa->hs;
+        if (tr_ancestry_new(&held.ancestry) < 0 ||
+            tr_cgroup_open(&held, aa->parent_cg, TR_CG_MAY_ACT | TR_CG_OWNED, &theirs, NULL) < 0)
+                return 102;
+        bad |= refusals(theirs, false) << 4;
+        bool walked_once = tr_ancestry_walks(held.ancestry) == 1;
+        tr_cgroup_free(theirs);
+        tr_ancestry_free(held.ancestry);
         tr_cgroup_free(mine);
-        return bad;
+        return bad ? bad : walked_once ? 0 : 103;
 }
 
 /* A moves itself into parent_cg and forks B; B moves to child_cg: parent_cg no longer holds

@@ -1,5 +1,6 @@
-/* test_cgroup_setup.c - create, attach, destroy (cgroup-setup.c) on real cgroups
- * (integration, root; see cgtest.h). */
+/* test_cgroup_setup.c - create, attach, destroy (cgroup-setup.c) on real cgroups, and a
+ * handle joined from parts or opened again from another (cgroup.c) (integration, root; see
+ * cgtest.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -104,19 +105,89 @@ static void check_leaves(const tr_hierarchies *hs, const char *tag)
         ts_kill_reap(p2);
 }
 
+/* Whether two fds name the same directory. */
+static bool same_dir(int a, int b)
+{
+        struct stat sa, sb;
+        return a >= 0 && b >= 0 && a != b && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+}
+
+/* A cgroup made in parts (one hierarchy as a child of a parent handle, the others by path)
+ * joined into one handle (tr_cgroup_join, as procd-starter makes its job cgroup), and a
+ * second handle on it with its fds duplicated (tr_cgroup_open_same). */
+static void check_join(const tr_hierarchies *hs, const char *tag)
+{
+        char name[64], sub[96];
+        snprintf(name, sizeof name, "j-%s", tag);
+        tr_cgroup *top = make_cg(hs, name);
+        if (!top)
+                return;
+        int first = tr_cgroup_primary_index(top);
+        uint32_t one = 1u << first;
+        tr_error err = { 0 };
+        tr_cgroup *part = NULL, *rest = NULL, *same = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_create_child(top, "c", one, true, &part, &err), 0);
+        ts_cgroup_path(sub, sizeof sub, name);
+        snprintf(sub + strlen(sub), sizeof sub - strlen(sub), "/c");
+        bool others = false;
+        for (int i = 0; i < hs->n; i++)
+                others = others || (i != first && tr_cgroup_path(top, i));
+        if (others) {
+                CU_ASSERT_EQUAL_FATAL(tr_cgroup_create_in(hs, sub, TR_HIER_ALL & ~one, &rest, &err), 0);
+                CU_ASSERT_PTR_NULL(tr_cgroup_path(rest, first));
+                /* other rights: refused, and the part freed */
+                tr_cgroup *ro = NULL;
+                CU_ASSERT_EQUAL_FATAL(tr_cgroup_open_in(hs, sub, one, 0, &ro, &err), 0);
+                CU_ASSERT_EQUAL(tr_cgroup_join(rest, ro, &err), -EINVAL);
+                CU_ASSERT_PTR_NULL(tr_cgroup_path(rest, first));
+                CU_ASSERT_EQUAL(tr_cgroup_join(rest, part, &err), 0);
+        } else {
+                rest = part; /* one hierarchy: nothing to join */
+        }
+        for (int i = 0; i < hs->n; i++) {
+                if (!tr_cgroup_path(top, i))
+                        continue;
+                CU_ASSERT_PTR_NOT_NULL_FATAL(tr_cgroup_path(rest, i));
+                CU_ASSERT(strcmp(tr_cgroup_path(rest, i), sub) == 0);
+                CU_ASSERT(tr_cgroup_dirfd(rest, i) >= 0);
+        }
+        assert_everywhere(rest, true);
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open_same(rest, TR_CG_MAY_ACT, &same, &err), 0);
+        for (int i = 0; i < hs->n; i++) {
+                if (!tr_cgroup_path(rest, i)) {
+                        CU_ASSERT_PTR_NULL(tr_cgroup_path(same, i));
+                        continue;
+                }
+                CU_ASSERT(strcmp(tr_cgroup_path(same, i), tr_cgroup_path(rest, i)) == 0);
+                CU_ASSERT(same_dir(tr_cgroup_dirfd(same, i), tr_cgroup_dirfd(rest, i)));
+                CU_ASSERT(fcntl(tr_cgroup_dirfd(same, i), F_GETFD) & FD_CLOEXEC);
+        }
+        /* the copy acts on the cgroup: a process started through it is a member of both */
+        pid_t p = start_in(same, ts_sleep_forever, NULL);
+        CU_ASSERT_EQUAL(wait_members(rest, 1, 5000), 1u);
+        ts_kill_reap(p);
+        tr_cgroup_free(same);
+        kill_destroy(rest);
+        kill_destroy(top);
+}
+
 HOST_TEST(destroy, "destroy")
 HOST_TEST(leaves, "v2 processes in leaves")
+HOST_TEST(join, "join and open_same")
 
 int main(void)
 {
         CU_TestInfo host[] = {
                 { "destroy", host_destroy },
                 { "leaves", host_leaves },
+                { "a cgroup made in parts joined, a second handle on it", host_join },
                 CU_TEST_INFO_NULL,
         };
         CU_TestInfo v1[] = {
                 { "destroy", v1_destroy },
                 { "leaves", v1_leaves },
+                { "a cgroup made in parts joined, a second handle on it", v1_join },
                 CU_TEST_INFO_NULL,
         };
         return cgt_run("cgroup-setup", host, v1, NULL);
