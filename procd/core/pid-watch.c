@@ -18,7 +18,8 @@ struct pd_pid_watch_entry {
 
 struct pd_pid_watch {
         int epfd;
-        guint source;
+        guint source;             /* without a mux: a source of its own */
+        pd_fd_mux_entry *in_mux;  /* with one: its epoll fd in the mux's set */
         pd_pid_watch_entry *head;
 };
 
@@ -68,14 +69,17 @@ static gboolean on_ready(gint fd, GIOCondition cond, gpointer data)
         return G_SOURCE_CONTINUE;
 }
 
-pd_pid_watch *pd_pid_watch_new(void)
+pd_pid_watch *pd_pid_watch_new(pd_fd_mux *mux)
 {
         int epfd = epoll_create1(EPOLL_CLOEXEC);
         if (epfd < 0)
                 return NULL;
         pd_pid_watch *w = g_new0(pd_pid_watch, 1);
         w->epfd = epfd;
-        w->source = g_unix_fd_add(epfd, G_IO_IN, on_ready, w);
+        if (mux)
+                w->in_mux = pd_fd_mux_add(mux, epfd, G_IO_IN, on_ready, w);
+        if (!w->in_mux)
+                w->source = g_unix_fd_add(epfd, G_IO_IN, on_ready, w);
         return w;
 }
 
@@ -85,7 +89,10 @@ void pd_pid_watch_free(pd_pid_watch *w)
                 return;
         while (w->head)
                 end_entry(w->head);
-        g_source_remove(w->source);
+        if (w->in_mux)
+                pd_fd_mux_remove(w->in_mux);
+        else
+                g_source_remove(w->source);
         close(w->epfd);
         g_free(w);
 }

@@ -11,12 +11,15 @@
  */
 #pragma once
 
+#include "procd/core/fd-mux.h"
+
 typedef struct pd_pid_watch pd_pid_watch;
 typedef struct pd_pid_watch_entry pd_pid_watch_entry;
 typedef void (*pd_pid_watch_fn)(void *data);
 
-/* A set attached to the default main context; NULL when no epoll fd can be made. */
-pd_pid_watch *pd_pid_watch_new(void);
+/* A set attached to the default main context: its epoll fd in mux's set (fd-mux.h), or a
+ * source of its own when mux is NULL; NULL when no epoll fd can be made. */
+pd_pid_watch *pd_pid_watch_new(pd_fd_mux *mux);
 /* Cancels what is still watched (their callbacks never run). */
 void pd_pid_watch_free(pd_pid_watch *w);
 

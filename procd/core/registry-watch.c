@@ -61,7 +61,7 @@ void pd_reg_arm_watcher(pd_registry *r, pd_family *f)
         w->f = f;
         /* one epoll fd for every watcher: the main loop's cost must not grow with families */
         if (f->watcher.pidfd >= 0 && !r->pid_watch)
-                r->pid_watch = pd_pid_watch_new();
+                r->pid_watch = pd_pid_watch_new(r->fd_mux);
         if (f->watcher.pidfd >= 0 && r->pid_watch)
                 f->watcher_watch = pd_pid_watch_add(r->pid_watch, f->watcher.pidfd, watcher_exit_cb, w, g_free);
         if (f->watcher_watch)
