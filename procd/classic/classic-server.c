@@ -19,6 +19,8 @@
 #include "procd/core/stats.h"
 #include "procd/classic/classic-fifo.h"
 #include "procd/core/command-query.h"
+#include "procd/core/fd-mux.h"
+#include "procd/core/registry.h"
 #include "procd/wire.h"
 #include "trackers/procscan.h"
 #include "trackers/util.h"
@@ -32,6 +34,7 @@ struct pd_classic_server {
         pd_commands *cm;
         pd_cl_fifo cmd, wd;
         guint in_src, hk_src, partial_timer;
+        pd_fd_mux_entry *hk_in_mux; /* the housekeeping timer in the registry's fd mux, else hk_src */
         GByteArray *in;           /* unparsed request bytes */
         bool read_full;           /* the last read filled rbuf: the pipe may hold the rest */
         bool debug;               /* debug lines are kept: asked once, at start (asking reads
@@ -705,6 +708,7 @@ static gboolean housekeeping(gpointer data)
         if (pd_cl_fifo_touch(&s->cmd, &err) < 0 || pd_cl_fifo_touch(&s->wd, &err) < 0) {
                 g_warning("classic: %s: procd cannot be reached any more", err.msg);
                 s->hk_src = 0;
+                s->hk_in_mux = NULL; /* G_SOURCE_REMOVE ends either */
                 if (s->o.lost)
                         s->o.lost(s->o.lost_data);
                 return G_SOURCE_REMOVE;
@@ -762,7 +766,14 @@ int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_class
          * of the poll set and put back, each a wakeup (2 eventfd writes, a read, 2 polls per
          * request).  procd runs no nested loop, so on_input can never recurse. */
         g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, s->in_src), TRUE);
-        s->hk_src = g_timeout_add_seconds(o->housekeeping_sec ? o->housekeeping_sec : 60, housekeeping, s);
+        /* a timer that fires once a minute need not be walked on every request: a timerfd
+         * in the set of rare fds when there is one (fd-mux.h) */
+        unsigned hk_sec = o->housekeeping_sec ? o->housekeeping_sec : 60;
+        pd_fd_mux *mux = pd_registry_fd_mux(cm->reg);
+        if (mux)
+                s->hk_in_mux = pd_fd_mux_add_timer(mux, hk_sec * 1000u, housekeeping, s);
+        if (!s->hk_in_mux)
+                s->hk_src = g_timeout_add_seconds(hk_sec, housekeeping, s);
         *out = s;
         return 0;
 }
@@ -786,6 +797,7 @@ void pd_classic_server_free(pd_classic_server *s)
                 g_source_remove(s->in_src);
         if (s->hk_src)
                 g_source_remove(s->hk_src);
+        pd_fd_mux_remove(s->hk_in_mux);
         if (s->partial_timer)
                 g_source_remove(s->partial_timer);
         for (guint i = 0; i < s->reqs->len; i++) {

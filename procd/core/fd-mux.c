@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 struct pd_fd_mux_entry {
@@ -12,6 +13,8 @@ struct pd_fd_mux_entry {
         int fd;
         GUnixFDSourceFunc fn;
         void *data;
+        GSourceFunc timer_fn; /* a timer: fd is its timerfd (owned), data the entry */
+        void *timer_data;
         bool removed; /* removed while callbacks run: freed after them */
         pd_fd_mux_entry *prev, *next;
         pd_fd_mux_entry *next_dead;
@@ -30,6 +33,10 @@ static void unlink_entry(pd_fd_mux_entry *e)
 {
         pd_fd_mux *m = e->m;
         epoll_ctl(m->epfd, EPOLL_CTL_DEL, e->fd, NULL);
+        if (e->timer_fn) {
+                close(e->fd);
+                e->fd = -1;
+        }
         if (e->prev)
                 e->prev->next = e->next;
         else
@@ -145,6 +152,41 @@ void pd_fd_mux_remove(pd_fd_mux_entry *e)
         e->removed = true; /* an event of this batch may still name it: freed after it */
         e->next_dead = m->dead;
         m->dead = e;
+}
+
+/* A timer's expiry: its count read (the fd is drained), then the callback. */
+static gboolean on_timer(gint fd, GIOCondition cond, gpointer data)
+{
+        (void) cond;
+        pd_fd_mux_entry *e = data;
+        uint64_t expiries;
+        if (read(fd, &expiries, sizeof expiries) != (ssize_t) sizeof expiries)
+                return G_SOURCE_CONTINUE; /* EAGAIN: not due after all */
+        return e->timer_fn(e->timer_data);
+}
+
+pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data)
+{
+        int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        if (tfd < 0)
+                return NULL;
+        struct timespec every = { (time_t) (interval_ms / 1000), (long) (interval_ms % 1000) * 1000000L };
+        if (!interval_ms)
+                every.tv_nsec = 1; /* 0 would disarm it */
+        struct itimerspec its = { .it_interval = every, .it_value = every };
+        pd_fd_mux_entry *e = NULL;
+        if (timerfd_settime(tfd, 0, &its, NULL) == 0)
+                e = pd_fd_mux_add(m, tfd, G_IO_IN, on_timer, NULL);
+        if (!e) {
+                int saved = errno;
+                close(tfd);
+                errno = saved;
+                return NULL;
+        }
+        e->data = e; /* on_timer gets the entry; the caller's data goes to fn */
+        e->timer_fn = fn;
+        e->timer_data = data;
+        return e;
 }
 
 unsigned pd_fd_mux_count(const pd_fd_mux *m) { return m ? m->n : 0; }

@@ -8,7 +8,8 @@
  * pidfd, the watchers' epoll set, inotify and the OOM eventfds' epoll set) sit in one epoll
  * set here, which the main loop polls as a single fd.  The request paths (the classic
  * FIFO, D-Bus sockets) keep sources of their own: an fd in the set costs one more syscall
- * (epoll_wait) each time it fires.
+ * (epoll_wait) each time it fires.  Long periodic timers (the classic FIFOs' housekeeping)
+ * join the set as timerfds, for the same reason.
  *
  * An entry stays until its callback returns G_SOURCE_REMOVE or it is removed; its fd is
  * level-triggered, so a callback that leaves data unread is called again on the next
@@ -35,7 +36,11 @@ void pd_fd_mux_free(pd_fd_mux *m);
 /* Watch fd for cond (G_IO_IN and/or G_IO_OUT; errors and hangups always): fn(fd, cond
  * seen, data) as a g_unix_fd_add callback.  NULL on failure (errno set). */
 pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data);
-/* Stop watching (before fd is closed); NULL is allowed. */
+/* A timer in the set (a timerfd it owns): fn(data) every interval_ms as a g_timeout_add
+ * callback (G_SOURCE_REMOVE ends it), the first after one interval.  NULL on failure
+ * (errno set). */
+pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data);
+/* Stop watching (before fd is closed; a timer's timerfd is closed here); NULL is allowed. */
 void pd_fd_mux_remove(pd_fd_mux_entry *e);
 /* Entries in the set (tests). */
 unsigned pd_fd_mux_count(const pd_fd_mux *m);

@@ -58,7 +58,7 @@ void pd_reg_family_changed(pd_registry *r, pd_family *f, pd_family_change what)
 
 void pd_registry_set_fd_mux(pd_registry *r, pd_fd_mux *mux) { r->fd_mux = mux; }
 
-pd_fd_mux *pd_registry_fd_mux(const pd_registry *r) { return r->fd_mux; }
+pd_fd_mux *pd_registry_fd_mux(const pd_registry *r) { return r ? r->fd_mux : NULL; }
 
 void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, void *userdata)
 {

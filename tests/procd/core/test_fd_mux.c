@@ -1,7 +1,7 @@
 /* test_fd_mux.c - rare fds through one epoll fd: a callback per turn while its fd is
  * readable, G_SOURCE_REMOVE and removal from any callback (its own entry or another
- * ready one), at most PD_FD_MUX_PER_TURN callbacks a turn, free removes what is left, and
- * a pid-watch set inside the mux. */
+ * ready one), at most PD_FD_MUX_PER_TURN callbacks a turn, free removes what is left, a
+ * pid-watch set inside the mux, and a timer. */
 #include <CUnit/CUnit.h>
 #include <fcntl.h>
 #include <glib.h>
@@ -150,6 +150,28 @@ static void test_per_turn_bound(void)
         close_slots(p, N_PIPES);
 }
 
+static gboolean on_tick(gpointer data)
+{
+        int *ticks = data;
+        return ++*ticks < 2 ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+/* A periodic timer: called each interval until it returns G_SOURCE_REMOVE, then gone
+ * (its timerfd closed by the mux). */
+static void test_timer(void)
+{
+        pd_fd_mux *m = pd_fd_mux_new();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        int ticks = 0;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(pd_fd_mux_add_timer(m, 5, on_tick, &ticks));
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 1);
+        for (int i = 0; i < 1000 && pd_fd_mux_count(m); i++)
+                g_main_context_iteration(NULL, TRUE);
+        CU_ASSERT_EQUAL(ticks, 2);
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 0);
+        pd_fd_mux_free(m);
+}
+
 static void on_exit_cb(void *data) { ++*(int *) data; }
 
 /* A pid-watch set whose epoll fd sits in the mux: the exit arrives through both. */
@@ -190,6 +212,7 @@ int main(void)
                 { "a callback removes another ready entry", test_remove_other_ready },
                 { "at most PD_FD_MUX_PER_TURN callbacks a turn", test_per_turn_bound },
                 { "a pid-watch set inside the mux", test_pid_watch_inside },
+                { "a timer until it returns G_SOURCE_REMOVE", test_timer },
                 CU_TEST_INFO_NULL,
         };
         return ts_run_suite("fd mux", NULL, NULL, tests);
