@@ -73,7 +73,8 @@ struct pd_family {
         uid_t root_uid;           /* last seen real uid of the root process */
         tr_pidref watcher;        /* pid 0: no watcher; pidfd -1 without pidfd_open: then
                                      polled by start time */
-        guint watcher_source;     /* without pid_watch: a GLib source */
+        guint watcher_source;     /* a pidfd without pid_watch: a GLib source */
+        bool watcher_polled;      /* no pidfd: the registry's one poll timer checks it */
         pd_pid_watch_entry *watcher_watch; /* the pidfd in the registry's pid-watch set */
         uint32_t interval_sec;    /* max snapshot interval */
         pd_family *parent;        /* NULL for the root family */
