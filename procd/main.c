@@ -54,8 +54,8 @@ typedef struct pd_daemon {
         pd_log_file *log_file;
         bool watch_parent;        /* classic mode without -P: the parent's exit ends procd */
         int parent_pidfd;         /* -1 without pidfd_open (valgrind): getppid() polled */
-        guint parent_src;         /* the getppid() poll, or the pidfd without fd_mux */
-        pd_fd_mux_entry *parent_in_mux; /* the parent's pidfd in fd_mux */
+        guint parent_src;         /* the parent's pidfd or getppid() poll without fd_mux */
+        pd_fd_mux_entry *parent_in_mux; /* ... or either in fd_mux */
         pd_fd_mux *fd_mux;        /* the fds that rarely fire, one main-loop source (fd-mux.h) */
         int signal_fd;
         int exit_code;
@@ -217,6 +217,7 @@ static void parent_gone(pd_daemon *d)
 {
         g_message("watcher pid %d (procd's parent) exited, so procd is exiting", (int) d->classic.root_pid);
         d->parent_src = 0;
+        d->parent_in_mux = NULL; /* the caller's G_SOURCE_REMOVE ends either */
         d->exit_code = 1;
         g_main_loop_quit(d->loop);
 }
@@ -226,12 +227,12 @@ static gboolean parent_exit_cb(gint fd, GIOCondition cond, gpointer data)
         pd_daemon *d = data;
         (void) fd;
         (void) cond;
-        d->parent_in_mux = NULL; /* G_SOURCE_REMOVE ends the entry */
         parent_gone(d);
         return G_SOURCE_REMOVE;
 }
 
-/* Without pidfd_open (valgrind): the parent is gone when procd is reparented. */
+/* Without pidfd_open (kernels before 5.3, valgrind): the parent is gone when procd is
+ * reparented. */
 static gboolean parent_poll_cb(gpointer data)
 {
         pd_daemon *d = data;
@@ -532,9 +533,11 @@ int main(int argc, char **argv)
                 }
                 if (d.parent_pidfd >= 0 && d.fd_mux)
                         d.parent_in_mux = pd_fd_mux_add(d.fd_mux, d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
-                if (d.parent_pidfd >= 0 && !d.parent_in_mux)
+                else if (d.parent_pidfd < 0 && d.watch_parent && d.fd_mux)
+                        d.parent_in_mux = pd_fd_mux_add_timer(d.fd_mux, 1000, parent_poll_cb, &d);
+                if (!d.parent_in_mux && d.parent_pidfd >= 0)
                         d.parent_src = g_unix_fd_add(d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
-                else if (d.parent_pidfd < 0 && d.watch_parent)
+                else if (!d.parent_in_mux && d.parent_pidfd < 0 && d.watch_parent)
                         d.parent_src = g_timeout_add_seconds(1, parent_poll_cb, &d);
         }
         /* the kernel's notifications of family cgroups, only where someone can subscribe
