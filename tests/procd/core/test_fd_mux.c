@@ -174,14 +174,14 @@ static void test_timer(void)
 
 static void on_exit_cb(void *data) { ++*(int *) data; }
 
-/* A pid-watch set whose epoll fd sits in the mux: the exit arrives through both. */
+/* A pid-watch set whose pidfds sit in the mux: the exit ends the entry. */
 static void test_pid_watch_inside(void)
 {
         pd_fd_mux *m = pd_fd_mux_new();
         CU_ASSERT_PTR_NOT_NULL_FATAL(m);
         pd_pid_watch *w = pd_pid_watch_new(m);
         CU_ASSERT_PTR_NOT_NULL_FATAL(w);
-        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 1);
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 0);
         pid_t pid = ts_sleeper();
         CU_ASSERT_FATAL(pid > 1);
         int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
@@ -194,12 +194,13 @@ static void test_pid_watch_inside(void)
         }
         int fired = 0;
         CU_ASSERT_PTR_NOT_NULL_FATAL(pd_pid_watch_add(w, pidfd, on_exit_cb, &fired, NULL));
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 1); /* the pidfd itself, in the mux's set */
         kill(pid, SIGKILL);
         for (int i = 0; i < 1000 && !fired; i++)
                 g_main_context_iteration(NULL, TRUE);
         CU_ASSERT_EQUAL(fired, 1);
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 0); /* one-shot: gone with the exit */
         pd_pid_watch_free(w);
-        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 0);
         pd_fd_mux_free(m);
         ts_kill_reap(pid);
         close(pidfd);
