@@ -224,10 +224,9 @@ static void parent_gone(pd_daemon *d)
 
 static gboolean parent_exit_cb(gint fd, GIOCondition cond, gpointer data)
 {
-        pd_daemon *d = data;
         (void) fd;
         (void) cond;
-        parent_gone(d);
+        parent_gone(data);
         return G_SOURCE_REMOVE;
 }
 
