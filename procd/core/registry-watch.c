@@ -41,10 +41,9 @@ static void watcher_exit_cb(void *data) { watcher_cb(-1, 0, data); }
  * request, classic or D-Bus, a walk over them all in GLib's prepare and check (~200
  * instructions a family).  Watchers found gone are handled after the walk, each family
  * looked up again: an exit may unregister others. */
-static gboolean poll_watchers_cb(gpointer data)
+/* The families polled now; with gone, those whose watcher is gone are added to it. */
+static size_t polled_watchers(pd_registry *r, GArray *gone)
 {
-        pd_registry *r = data;
-        g_autoptr(GArray) gone = g_array_new(FALSE, FALSE, sizeof(tr_proc_ident));
         size_t polled = 0;
         GHashTableIter it;
         gpointer v;
@@ -54,18 +53,28 @@ static gboolean poll_watchers_cb(gpointer data)
                 if (!f->watcher_polled)
                         continue;
                 polled++;
-                if (!tr_pidref_alive(&f->watcher))
+                if (gone && !tr_pidref_alive(&f->watcher))
                         g_array_append_val(gone, ((tr_proc_ident){ f->root_pid, f->root_start_ticks }));
         }
+        return polled;
+}
+
+static gboolean poll_watchers_cb(gpointer data)
+{
+        pd_registry *r = data;
+        g_autoptr(GArray) gone = g_array_new(FALSE, FALSE, sizeof(tr_proc_ident));
+        size_t polled = polled_watchers(r, gone);
         for (guint i = 0; i < gone->len; i++) {
                 tr_proc_ident id = g_array_index(gone, tr_proc_ident, i);
                 pd_family *f = pd_registry_find(r, id.pid);
                 if (!f || f->root_start_ticks != id.start_ticks || !f->watcher_polled)
                         continue;
                 f->watcher_polled = false;
-                polled--;
                 pd_registry_watcher_exited(r, f);
         }
+        /* counted again: an exit's hook may have unregistered or registered polled families */
+        if (gone->len)
+                polled = polled_watchers(r, NULL);
         if (polled)
                 return G_SOURCE_CONTINUE;
         r->watcher_poll = 0;
