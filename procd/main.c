@@ -25,6 +25,7 @@
 #include "procd/core/command-jobs.h"
 #include "procd/dbus/dbus-server.h"
 #include "procd/core/family-cgroup.h"
+#include "procd/core/fd-mux.h"
 #include "procd/log-file.h"
 #include "procd/options.h"
 #include "procd/core/registry.h"
@@ -54,7 +55,9 @@ typedef struct pd_daemon {
         pd_log_file *log_file;
         bool watch_parent;        /* classic mode without -P: the parent's exit ends procd */
         int parent_pidfd;         /* -1 without pidfd_open (valgrind): getppid() polled */
-        guint parent_src;
+        guint parent_src;         /* the parent's pidfd or getppid() poll without fd_mux */
+        pd_fd_mux_entry *parent_in_mux; /* ... or either in fd_mux */
+        pd_fd_mux *fd_mux;        /* the fds that rarely fire, one main-loop source (fd-mux.h) */
         int signal_fd;
         int exit_code;
         char state_path[4096]; /* "" when no state is kept */
@@ -215,6 +218,7 @@ static void parent_gone(pd_daemon *d)
 {
         g_message("watcher pid %d (procd's parent) exited, so procd is exiting", (int) d->classic.root_pid);
         d->parent_src = 0;
+        d->parent_in_mux = NULL; /* the caller's G_SOURCE_REMOVE ends either */
         d->exit_code = 1;
         g_main_loop_quit(d->loop);
 }
@@ -227,7 +231,8 @@ static gboolean parent_exit_cb(gint fd, GIOCondition cond, gpointer data)
         return G_SOURCE_REMOVE;
 }
 
-/* Without pidfd_open (valgrind): the parent is gone when procd is reparented. */
+/* Without pidfd_open (kernels before 5.3, valgrind): the parent is gone when procd is
+ * reparented. */
 static gboolean parent_poll_cb(gpointer data)
 {
         pd_daemon *d = data;
@@ -449,11 +454,14 @@ int main(int argc, char **argv)
         }
 
         d.loop = g_main_loop_new(NULL, FALSE);
+        /* NULL without epoll: each fd then gets a source of its own */
+        d.fd_mux = pd_fd_mux_new();
         if (pd_registry_new(&d.hs, root, d.opt.snapshot_interval, &d.reg, &err) < 0) {
                 g_warning("registry: %s", err.msg);
                 d.exit_code = 1;
                 goto out;
         }
+        pd_registry_set_fd_mux(d.reg, d.fd_mux);
         pd_registry_set_log(d.reg, registry_log, &d);
         /* HTCondor's procd started by condor_master in a root cgroup (no systemd, no
          * delegated cgroup): family cgroups by default, under a base of its own */
@@ -526,9 +534,13 @@ int main(int argc, char **argv)
                         d.exit_code = 1;
                         goto out;
                 }
-                if (d.parent_pidfd >= 0)
+                if (d.parent_pidfd >= 0 && d.fd_mux)
+                        d.parent_in_mux = pd_fd_mux_add(d.fd_mux, d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
+                else if (d.parent_pidfd < 0 && d.watch_parent && d.fd_mux)
+                        d.parent_in_mux = pd_fd_mux_add_timer(d.fd_mux, 1000, parent_poll_cb, &d);
+                if (!d.parent_in_mux && d.parent_pidfd >= 0)
                         d.parent_src = g_unix_fd_add(d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
-                else if (d.watch_parent)
+                else if (!d.parent_in_mux && d.parent_pidfd < 0 && d.watch_parent)
                         d.parent_src = g_timeout_add_seconds(1, parent_poll_cb, &d);
         }
         /* the kernel's notifications of family cgroups, only where someone can subscribe
@@ -556,7 +568,8 @@ int main(int argc, char **argv)
                 pd_registry_set_changed_hook(d.reg, save_state, &d);
                 save_state(&d);
         }
-        guint sig_src = g_unix_fd_add(d.signal_fd, G_IO_IN, signal_cb, &d);
+        pd_fd_mux_entry *sig_in_mux = d.fd_mux ? pd_fd_mux_add(d.fd_mux, d.signal_fd, G_IO_IN, signal_cb, &d) : NULL;
+        guint sig_src = sig_in_mux ? 0 : g_unix_fd_add(d.signal_fd, G_IO_IN, signal_cb, &d);
 
         g_message("procd %s listening on %s%s%s (root family %d, cgroups %s, configuration %s)", PROCD_VERSION,
                   d.server ? d.opt.socket_path : "", d.server && d.classic_server ? " and " : "",
@@ -596,7 +609,9 @@ int main(int argc, char **argv)
         }
 
         g_main_loop_run(d.loop);
-        g_source_remove(sig_src);
+        pd_fd_mux_remove(sig_in_mux);
+        if (sig_src)
+                g_source_remove(sig_src);
         if (d.metrics_src) {
                 g_source_remove(d.metrics_src);
                 unlink(d.opt.metrics_textfile); /* no stale numbers: the alert sees procd gone */
@@ -605,6 +620,7 @@ int main(int argc, char **argv)
                 unlink(d.opt.pidfile);
         if (d.parent_src)
                 g_source_remove(d.parent_src);
+        pd_fd_mux_remove(TR_TAKE_PTR(d.parent_in_mux));
         pd_cmd_cancel_pending(&d.cm); /* a Kill/Suspend/ContinueFamily in progress gets an error reply */
         pd_cmd_clear(&d.cm);
         g_message("shutting down: %zu families registered", pd_registry_count(d.reg));
@@ -617,6 +633,7 @@ out:
         pd_persist_clear(&d.persist);
         pd_stats_clear(&d.stats);
         pd_famcg_free(d.famcg);
+        pd_fd_mux_free(d.fd_mux); /* after every owner of an entry; before their fds close */
         g_main_loop_unref(d.loop);
         if (d.signal_fd >= 0)
                 close(d.signal_fd);

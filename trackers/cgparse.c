@@ -35,9 +35,7 @@ int tr_keyed_u64s(const char *text, const char *const *keys, size_t n, uint64_t 
                 unsigned char c0 = (unsigned char) *p;
                 if (!(first[c0 >> 6] & (1ull << (c0 & 63))))
                         continue;
-                size_t klen = 0;
-                while (p[klen] && p[klen] != ' ' && p[klen] != '\t' && p[klen] != '\n')
-                        klen++;
+                size_t klen = strcspn(p, " \t\n"); /* glibc's is vectorized: ~8 instructions a byte by hand */
                 if (p[klen] != ' ' && p[klen] != '\t')
                         continue;
                 for (size_t i = 0; i < n; i++) {
@@ -176,7 +174,7 @@ int tr_parse_memory_numa_stat_v1(const char *text, long page_size, uint64_t *ano
         const size_t np = sizeof prefix - 1;
         unsigned found = 0;
         for (const char *p = text; *p && found != 3; p = next_line(p)) {
-                if (strncmp(p, prefix, np) != 0)
+                if (*p != prefix[0] || strncmp(p, prefix, np) != 0) /* most lines: one byte decides */
                         continue;
                 for (size_t i = 0; i < 2; i++) {
                         size_t n = strlen(keys[i]);

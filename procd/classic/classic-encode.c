@@ -23,6 +23,14 @@ void pd_cl_reply_clear(pd_cl_reply *r)
         r->cuts = NULL;
 }
 
+void pd_cl_reply_reset(pd_cl_reply *r)
+{
+        g_byte_array_set_size(r->bytes, 0);
+        if (r->cuts)
+                g_array_free(r->cuts, TRUE);
+        r->cuts = NULL;
+}
+
 void pd_cl_reply_item(pd_cl_reply *r, const void *item, size_t n)
 {
         size_t start = n_cuts(r) ? g_array_index(r->cuts, size_t, r->cuts->len - 1) : 0;

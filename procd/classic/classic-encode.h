@@ -20,6 +20,8 @@ typedef struct pd_cl_reply {
 
 void pd_cl_reply_init(pd_cl_reply *r);
 void pd_cl_reply_clear(pd_cl_reply *r);
+/* Empty again for the next reply, its byte buffer kept (r was initialized). */
+void pd_cl_reply_reset(pd_cl_reply *r);
 /* Append one item (at most PIPE_BUF bytes). */
 void pd_cl_reply_item(pd_cl_reply *r, const void *item, size_t n);
 /* End of chunk i (0-based); n_chunks chunks in all. */

@@ -19,12 +19,15 @@
 #include "procd/core/stats.h"
 #include "procd/classic/classic-fifo.h"
 #include "procd/core/command-query.h"
+#include "procd/core/fd-mux.h"
+#include "procd/core/registry.h"
 #include "procd/wire.h"
 #include "trackers/procscan.h"
 #include "trackers/util.h"
 
 #define READ_CHUNK 65536                 /* a pipe's capacity: one read drains it */
 #define OPEN_RETRY_MS 10                 /* reply FIFO not open for reading yet */
+#define SPARE_REPLY_MAX 4096             /* a kept record's reply buffer at most this full */
 
 struct pd_classic_server {
         pd_classic_options o;
@@ -32,11 +35,13 @@ struct pd_classic_server {
         pd_commands *cm;
         pd_cl_fifo cmd, wd;
         guint in_src, hk_src, partial_timer;
+        pd_fd_mux_entry *hk_in_mux; /* the housekeeping timer in the registry's fd mux, else hk_src */
         GByteArray *in;           /* unparsed request bytes */
         bool read_full;           /* the last read filled rbuf: the pipe may hold the rest */
         bool debug;               /* debug lines are kept: asked once, at start (asking reads
                                    * G_MESSAGES_DEBUG from the environment each time) */
         GPtrArray *reqs;          /* creq *: requests in progress */
+        struct creq *spare;       /* the last request's record, kept for the next one */
         pd_admission *adm;
         pd_cl_request scratch;    /* the request being decoded (process_input) */
         uint8_t rbuf[READ_CHUNK];
@@ -67,6 +72,16 @@ static void creq_free(creq *q)
         if (q->fd >= 0)
                 close(q->fd);
         pd_admission_release(q->s->adm, q->slot);
+        /* one record kept for the next request, with its path buffer (always the same
+         * size) and its reply buffer unless a big reply grew it: a creq is ~4.3 KB, and
+         * glibc's malloc of a chunk that size first consolidates the fastbins the request's
+         * small frees filled (malloc_consolidate on every request); with the path and the
+         * reply's two blocks, ~1,100 instructions a request (issue 20) */
+        if (!q->s->spare && q->reply.bytes && q->reply.bytes->len <= SPARE_REPLY_MAX) {
+                pd_cl_reply_reset(&q->reply);
+                q->s->spare = q;
+                return;
+        }
         pd_cl_reply_clear(&q->reply);
         g_free(q->path);
         g_free(q);
@@ -78,12 +93,15 @@ static void creq_done(creq *q)
         creq_free(q);
 }
 
-/* ADDR.<pid>.<serial>, by hand: a g_strdup_printf was ~1,600 instructions of every
- * request (issue 20). */
-static char *reply_path(const pd_classic_server *s, int32_t client_pid, uint32_t serial)
+/* The size of every reply path's buffer. */
+static size_t reply_path_size(const pd_classic_server *s) { return strlen(s->address) + 2 * (1 + 10) + 1; }
+
+/* ADDR.<pid>.<serial> into path (reply_path_size bytes), by hand: a g_strdup_printf was
+ * ~1,600 instructions of every request (issue 20). */
+static char *put_reply_path(const pd_classic_server *s, char *path, int32_t client_pid, uint32_t serial)
 {
         size_t na = strlen(s->address);
-        char *path = g_malloc(na + 2 * (1 + 10) + 1), *w = path + na;
+        char *w = path + na;
         memcpy(path, s->address, na);
         *w++ = '.';
         w = tr_put_u64(w, (uint32_t) client_pid);
@@ -99,7 +117,7 @@ static bool reply_fifo_exists(int32_t client_pid, uint32_t serial, void *data)
         pd_classic_server *s = data;
         if (client_pid <= 0)
                 return false;
-        g_autofree char *p = reply_path(s, client_pid, serial);
+        g_autofree char *p = put_reply_path(s, g_malloc(reply_path_size(s)), client_pid, serial);
         struct stat st;
         return lstat(p, &st) == 0 && S_ISFIFO(st.st_mode);
 }
@@ -590,13 +608,21 @@ static void start_request(pd_classic_server *s, const pd_cl_request *r)
 {
         /* a request's 4 KiB text buffer is neither zeroed nor copied whole: ~9 KB of memory
          * traffic per GET_USAGE that carries 4 bytes of arguments (issue 20) */
-        creq *q = g_malloc(sizeof *q);
+        creq *q = s->spare ? TR_TAKE_PTR(s->spare) : NULL;
+        char *path = q ? q->path : g_malloc(reply_path_size(s));
+        pd_cl_reply reply = { 0 };
+        if (q)
+                reply = q->reply; /* emptied at creq_free */
+        else
+                pd_cl_reply_init(&reply);
+        if (!q)
+                q = g_malloc(sizeof *q);
         memset(q, 0, offsetof(creq, r));
         memcpy(&q->r, r, PD_CL_REQUEST_BYTES(r));
         q->s = s;
         q->fd = -1;
-        pd_cl_reply_init(&q->reply);
-        q->path = reply_path(s, r->client_pid, r->serial);
+        q->reply = reply;
+        q->path = put_reply_path(s, path, r->client_pid, r->serial);
         g_ptr_array_add(s->reqs, q);
         q->deadline_usec = g_get_monotonic_time() + PD_ADMISSION_AUTH_TIMEOUT_SEC * G_USEC_PER_SEC;
         try_open(q);
@@ -705,6 +731,7 @@ static gboolean housekeeping(gpointer data)
         if (pd_cl_fifo_touch(&s->cmd, &err) < 0 || pd_cl_fifo_touch(&s->wd, &err) < 0) {
                 g_warning("classic: %s: procd cannot be reached any more", err.msg);
                 s->hk_src = 0;
+                s->hk_in_mux = NULL; /* G_SOURCE_REMOVE ends either */
                 if (s->o.lost)
                         s->o.lost(s->o.lost_data);
                 return G_SOURCE_REMOVE;
@@ -762,7 +789,14 @@ int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_class
          * of the poll set and put back, each a wakeup (2 eventfd writes, a read, 2 polls per
          * request).  procd runs no nested loop, so on_input can never recurse. */
         g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, s->in_src), TRUE);
-        s->hk_src = g_timeout_add_seconds(o->housekeeping_sec ? o->housekeeping_sec : 60, housekeeping, s);
+        /* a timer that fires once a minute need not be walked on every request: a timerfd
+         * in the set of rare fds when there is one (fd-mux.h) */
+        unsigned hk_sec = o->housekeeping_sec ? o->housekeeping_sec : 60;
+        pd_fd_mux *mux = pd_registry_fd_mux(cm->reg);
+        if (mux)
+                s->hk_in_mux = pd_fd_mux_add_timer(mux, hk_sec * 1000u, housekeeping, s);
+        if (!s->hk_in_mux)
+                s->hk_src = g_timeout_add_seconds(hk_sec, housekeeping, s);
         *out = s;
         return 0;
 }
@@ -786,6 +820,7 @@ void pd_classic_server_free(pd_classic_server *s)
                 g_source_remove(s->in_src);
         if (s->hk_src)
                 g_source_remove(s->hk_src);
+        pd_fd_mux_remove(s->hk_in_mux);
         if (s->partial_timer)
                 g_source_remove(s->partial_timer);
         for (guint i = 0; i < s->reqs->len; i++) {
@@ -794,6 +829,11 @@ void pd_classic_server_free(pd_classic_server *s)
                 creq_free(q);
         }
         g_ptr_array_free(s->reqs, TRUE);
+        if (s->spare) {
+                pd_cl_reply_clear(&s->spare->reply);
+                g_free(s->spare->path);
+                g_free(s->spare);
+        }
         pd_cl_fifo_close(&s->cmd, true);
         pd_cl_fifo_close(&s->wd, true);
         g_byte_array_free(s->in, TRUE);

@@ -1,32 +1,31 @@
-/* pid-watch.c - process exits watched through one epoll fd (see pid-watch.h). */
+/* pid-watch.c - process exits watched through one epoll fd (see pid-watch.h): each pidfd an
+ * entry of the fd mux (fd-mux.h), ended at its first readiness. */
 #include "pid-watch.h"
 
 #include <errno.h>
-#include <glib-unix.h>
 #include <glib.h>
 #include <stdlib.h>
-#include <sys/epoll.h>
-#include <unistd.h>
 
 struct pd_pid_watch_entry {
         pd_pid_watch *w;
-        int pidfd;
+        pd_fd_mux_entry *in_mux;
         pd_pid_watch_fn fn, destroy;
         void *data;
         pd_pid_watch_entry *prev, *next;
 };
 
 struct pd_pid_watch {
-        int epfd;
-        guint source;
-        pd_pid_watch_entry *head;
+        pd_fd_mux *mux;
+        pd_fd_mux *own;           /* the mux made here when none was given */
+        pd_pid_watch_entry *head; /* what a free cancels */
 };
 
-/* Out of the epoll set and the list; the caller frees. */
+/* Out of the mux and the list; the caller frees.  A mux entry removed while the mux runs
+ * callbacks is skipped if it was ready too: a callback may cancel other watches. */
 static void unlink_entry(pd_pid_watch_entry *e)
 {
         pd_pid_watch *w = e->w;
-        epoll_ctl(w->epfd, EPOLL_CTL_DEL, e->pidfd, NULL);
+        pd_fd_mux_remove(e->in_mux);
         if (e->prev)
                 e->prev->next = e->next;
         else
@@ -43,39 +42,28 @@ static void end_entry(pd_pid_watch_entry *e)
         free(e);
 }
 
-/* One event per epoll_wait: a callback may cancel other watches (unregistering a family
- * frees its subfamilies), and a cancelled watch leaves the kernel's ready list at once, so
- * no event read here can name an entry already freed. */
-static gboolean on_ready(gint fd, GIOCondition cond, gpointer data)
+/* The process exited: the watch ends first, then its callback runs. */
+static gboolean on_exit_ready(gint fd, GIOCondition cond, gpointer data)
 {
         (void) fd;
         (void) cond;
-        pd_pid_watch *w = data;
-        struct epoll_event ev;
-        for (;;) {
-                int n = epoll_wait(w->epfd, &ev, 1, 0);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                pd_pid_watch_entry *e = ev.data.ptr;
-                unlink_entry(e);
-                e->fn(e->data);
-                if (e->destroy)
-                        e->destroy(e->data);
-                free(e);
-        }
-        return G_SOURCE_CONTINUE;
+        pd_pid_watch_entry *e = data;
+        unlink_entry(e);
+        e->fn(e->data);
+        if (e->destroy)
+                e->destroy(e->data);
+        free(e);
+        return G_SOURCE_REMOVE; /* removed already: a no-op */
 }
 
-pd_pid_watch *pd_pid_watch_new(void)
+pd_pid_watch *pd_pid_watch_new(pd_fd_mux *mux)
 {
-        int epfd = epoll_create1(EPOLL_CLOEXEC);
-        if (epfd < 0)
+        pd_fd_mux *own = mux ? NULL : pd_fd_mux_new();
+        if (!mux && !own)
                 return NULL;
         pd_pid_watch *w = g_new0(pd_pid_watch, 1);
-        w->epfd = epfd;
-        w->source = g_unix_fd_add(epfd, G_IO_IN, on_ready, w);
+        w->mux = mux ? mux : own;
+        w->own = own;
         return w;
 }
 
@@ -85,8 +73,7 @@ void pd_pid_watch_free(pd_pid_watch *w)
                 return;
         while (w->head)
                 end_entry(w->head);
-        g_source_remove(w->source);
-        close(w->epfd);
+        pd_fd_mux_free(w->own);
         g_free(w);
 }
 
@@ -96,9 +83,9 @@ pd_pid_watch_entry *pd_pid_watch_add(pd_pid_watch *w, int pidfd, pd_pid_watch_fn
         pd_pid_watch_entry *e = calloc(1, sizeof *e);
         if (!e)
                 return NULL;
-        *e = (pd_pid_watch_entry){ .w = w, .pidfd = pidfd, .fn = fn, .destroy = destroy, .data = data, .next = w->head };
-        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = e };
-        if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, pidfd, &ev) < 0) {
+        *e = (pd_pid_watch_entry){ .w = w, .fn = fn, .destroy = destroy, .data = data, .next = w->head };
+        e->in_mux = pd_fd_mux_add(w->mux, pidfd, G_IO_IN, on_exit_ready, e);
+        if (!e->in_mux) {
                 int saved = errno;
                 free(e);
                 errno = saved;

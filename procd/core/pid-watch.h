@@ -3,7 +3,8 @@
  * One GLib fd source per watcher made every main-loop iteration cost O(families): GLib
  * prepares and checks each source and poll() visits each fd (measured with 1,000 families:
  * two thirds of a GET_USAGE's server CPU went there, see NOTES "GET_USAGE cost").  Here all
- * pidfds sit in one epoll set and the main loop polls a single fd.
+ * pidfds sit in one epoll set, the fd mux's (fd-mux.h: the daemon's set of rare fds, or one
+ * of the watch's own), and the main loop polls a single fd.
  *
  * A watch is one-shot: when its pidfd becomes readable (the process exited) the watch is
  * removed, then its callback runs.  Cancelling a watch never closes the pidfd (the caller
@@ -11,12 +12,15 @@
  */
 #pragma once
 
+#include "procd/core/fd-mux.h"
+
 typedef struct pd_pid_watch pd_pid_watch;
 typedef struct pd_pid_watch_entry pd_pid_watch_entry;
 typedef void (*pd_pid_watch_fn)(void *data);
 
-/* A set attached to the default main context; NULL when no epoll fd can be made. */
-pd_pid_watch *pd_pid_watch_new(void);
+/* A set attached to the default main context: its pidfds in mux's set (fd-mux.h), or in a
+ * mux of its own when mux is NULL; NULL when no epoll fd can be made. */
+pd_pid_watch *pd_pid_watch_new(pd_fd_mux *mux);
 /* Cancels what is still watched (their callbacks never run). */
 void pd_pid_watch_free(pd_pid_watch *w);
 

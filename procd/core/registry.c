@@ -56,6 +56,10 @@ void pd_reg_family_changed(pd_registry *r, pd_family *f, pd_family_change what)
                 r->family_hook(r->family_hook_data, f, what);
 }
 
+void pd_registry_set_fd_mux(pd_registry *r, pd_fd_mux *mux) { r->fd_mux = mux; }
+
+pd_fd_mux *pd_registry_fd_mux(const pd_registry *r) { return r ? r->fd_mux : NULL; }
+
 void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, void *userdata)
 {
         r->watcher_exit = fn;
@@ -194,6 +198,9 @@ void pd_registry_free(pd_registry *r)
                 return;
         if (r->timer)
                 g_source_remove(r->timer);
+        if (r->watcher_poll)
+                g_source_remove(r->watcher_poll);
+        pd_fd_mux_remove(r->watcher_poll_in_mux);
         if (r->root)
                 free_tree(r->root);
         tr_cg_budget_free(r->cg_budget); /* after the handles in it */

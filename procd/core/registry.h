@@ -44,6 +44,7 @@
 #include <sys/types.h>
 
 #include "procd/core/family-cgroup.h"
+#include "procd/core/fd-mux.h"
 #include "procd/core/pid-watch.h"
 #include "trackers/hierarchy.h"
 #include "trackers/pidref.h"
@@ -72,7 +73,8 @@ struct pd_family {
         uid_t root_uid;           /* last seen real uid of the root process */
         tr_pidref watcher;        /* pid 0: no watcher; pidfd -1 without pidfd_open: then
                                      polled by start time */
-        guint watcher_source;     /* without pid_watch: a GLib source */
+        guint watcher_source;     /* a pidfd without pid_watch: a GLib source */
+        bool watcher_polled;      /* no pidfd: the registry's one poll timer checks it */
         pd_pid_watch_entry *watcher_watch; /* the pidfd in the registry's pid-watch set */
         uint32_t interval_sec;    /* max snapshot interval */
         pd_family *parent;        /* NULL for the root family */
@@ -214,6 +216,11 @@ void pd_registry_set_changed_hook(pd_registry *r, pd_registry_changed_fn fn, voi
 void pd_registry_hold_saves(pd_registry *r);
 void pd_registry_flush_saves(pd_registry *r);
 void pd_registry_release_saves(pd_registry *r);
+/* The set of rare fds (fd-mux.h, not owned) the watchers' epoll fd joins instead of a main
+ * loop source of its own; set before the first registration.  The getter gives it to the
+ * other rare fds' owners (event-watch.c). */
+void pd_registry_set_fd_mux(pd_registry *r, pd_fd_mux *mux);
+pd_fd_mux *pd_registry_fd_mux(const pd_registry *r);
 /* Called instead of the default (unregister) when a family's watcher exits. */
 typedef void (*pd_registry_watcher_fn)(void *userdata, pd_family *f);
 void pd_registry_set_watcher_hook(pd_registry *r, pd_registry_watcher_fn fn, void *userdata);

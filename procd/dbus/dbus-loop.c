@@ -29,9 +29,10 @@ static gboolean watch_cb(gint fd, GIOCondition cond, gpointer data)
         return G_SOURCE_CONTINUE;
 }
 
+/* data: a set of rare fds (a server's listening socket: fd-mux.h), or NULL (a source) */
 static dbus_bool_t add_watch(DBusWatch *w, void *data)
 {
-        (void) data;
+        pd_fd_mux *mux = data;
         if (!dbus_watch_get_enabled(w))
                 return TRUE;
         unsigned flags = dbus_watch_get_flags(w);
@@ -40,6 +41,11 @@ static dbus_bool_t add_watch(DBusWatch *w, void *data)
                 cond |= G_IO_IN;
         if (flags & DBUS_WATCH_WRITABLE)
                 cond |= G_IO_OUT;
+        if (mux) {
+                pd_fd_mux_entry *e = pd_fd_mux_add(mux, dbus_watch_get_unix_fd(w), cond, watch_cb, w);
+                dbus_watch_set_data(w, e, NULL);
+                return e != NULL;
+        }
         guint id = g_unix_fd_add(dbus_watch_get_unix_fd(w), cond, watch_cb, w);
         /* as the classic FIFO's source: GLib would take the fd out of the poll set and put
          * it back around each dispatch (2 eventfd writes, a read, a poll per message);
@@ -51,7 +57,11 @@ static dbus_bool_t add_watch(DBusWatch *w, void *data)
 
 static void remove_watch(DBusWatch *w, void *data)
 {
-        (void) data;
+        if (data) {
+                pd_fd_mux_remove(dbus_watch_get_data(w));
+                dbus_watch_set_data(w, NULL, NULL);
+                return;
+        }
         guint id = GPOINTER_TO_UINT(dbus_watch_get_data(w));
         if (id)
                 g_source_remove(id);
@@ -147,9 +157,9 @@ void pd_dbus_loop_detach(pd_dbus_loop *l)
         g_free(l);
 }
 
-bool pd_dbus_loop_attach_server(DBusServer *s)
+bool pd_dbus_loop_attach_server(DBusServer *s, pd_fd_mux *mux)
 {
-        return dbus_server_set_watch_functions(s, add_watch, remove_watch, toggle_watch, NULL, NULL) &&
+        return dbus_server_set_watch_functions(s, add_watch, remove_watch, toggle_watch, mux, NULL) &&
                dbus_server_set_timeout_functions(s, add_timeout, remove_timeout, toggle_timeout, NULL, NULL);
 }
 

@@ -6,6 +6,8 @@
 #include <dbus/dbus.h>
 #include <stdbool.h>
 
+#include "procd/core/fd-mux.h"
+
 typedef struct pd_dbus_loop pd_dbus_loop;
 
 /* Attach a connection to the default main context; NULL on out-of-memory. */
@@ -13,6 +15,7 @@ pd_dbus_loop *pd_dbus_loop_attach_connection(DBusConnection *c);
 /* Detach (watches and timeouts removed, idle dispatch cancelled) and free. */
 void pd_dbus_loop_detach(pd_dbus_loop *l);
 
-/* Attach a server's listening socket. */
-bool pd_dbus_loop_attach_server(DBusServer *s);
+/* Attach a server's listening socket: in mux's set when mux is not NULL (new connections
+ * are rare; fd-mux.h), else a source of its own. */
+bool pd_dbus_loop_attach_server(DBusServer *s, pd_fd_mux *mux);
 void pd_dbus_loop_detach_server(DBusServer *s);

@@ -391,7 +391,7 @@ int pd_dbus_server_new(const char *socket_path, gid_t group, unsigned max_per_ui
                 return k;
         }
         const char *mechs[] = { "EXTERNAL", NULL };
-        if (!dbus_server_set_auth_mechanisms(server, mechs) || !pd_dbus_loop_attach_server(server)) {
+        if (!dbus_server_set_auth_mechanisms(server, mechs) || !pd_dbus_loop_attach_server(server, pd_registry_fd_mux(cm->reg))) {
                 pd_dbus_server_free(s);
                 return tr_error_set(err, ENOMEM, "out of memory");
         }

@@ -2,10 +2,14 @@
  * (run by hand as root; not a test).
  *
  *   bench-classic [--short] [--families N] [--background N] [--calls N] [--daemon PATH]
- *                 [--no-state] [--state-tmpfs] [--fifo-usage-only] [--register-gap-ms MS]
+ *                 [--no-state] [--state-tmpfs] [--fifo-usage-only] [--classic-only]
+ *                 [--register-gap-ms MS]
  *                                     (--short: 100 families, 1,000 background, 1,000 calls;
  *                                      --fifo-usage-only: no D-Bus GetUsage loop, so that a
- *                                      profiler attached to procd sees the classic path alone)
+ *                                      profiler attached to procd sees the classic path alone;
+ *                                      --classic-only: procd without --socket, as HTCondor
+ *                                      runs it: no D-Bus listener or client, every family
+ *                                      through the FIFO)
  *
  * Starts build/procd/procd (or --daemon, FIFO only: HTCondor's condor_procd, or
  * build/tests/bench/classic-floor, the protocol alone with no work behind it) with
@@ -107,7 +111,7 @@ static bool root_execd(pid_t pid)
 int main(int argc, char **argv)
 {
         int families = 1000, background = 5000, calls = 5000;
-        bool no_state = false, state_tmpfs = false, fifo_usage_only = false;
+        bool no_state = false, state_tmpfs = false, fifo_usage_only = false, classic_only = false;
         int register_gap_ms = 0;
         for (int i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "--families") && i + 1 < argc)
@@ -128,11 +132,13 @@ int main(int argc, char **argv)
                         state_tmpfs = true;
                 else if (!strcmp(argv[i], "--fifo-usage-only")) /* to profile the classic path alone */
                         fifo_usage_only = true;
+                else if (!strcmp(argv[i], "--classic-only")) /* procd as HTCondor runs it: no D-Bus */
+                        classic_only = true;
                 else if (!strcmp(argv[i], "--register-gap-ms") && i + 1 < argc)
                         register_gap_ms = atoi(argv[++i]);
                 else {
                         fprintf(stderr, "usage: bench-classic [--short] [--families N] [--background N] [--calls N] "
-                                        "[--daemon PATH] [--no-state] [--state-tmpfs] [--fifo-usage-only] "
+                                        "[--daemon PATH] [--no-state] [--state-tmpfs] [--fifo-usage-only] [--classic-only] "
                                         "[--register-gap-ms MS]\n");
                         return 2;
                 }
@@ -174,8 +180,18 @@ int main(int argc, char **argv)
                 return 1;
         }
         snprintf(sock, sizeof sock, "/tmp/procd-bench-classic.%d.sock", (int) getpid());
-        const char *const ours[] = { "-S", "60", "--socket", sock, no_state || *state_file ? "--state-file" : NULL,
-                                     *state_file ? state_file : "", NULL };
+        /* the daemon's arguments: -S 60, then --socket unless --classic-only, then the state
+         * file's when one is asked for */
+        const char *ours[8] = { "-S", "60" };
+        size_t n_ours = 2;
+        if (!classic_only) {
+                ours[n_ours++] = "--socket";
+                ours[n_ours++] = sock;
+        }
+        if (no_state || *state_file) {
+                ours[n_ours++] = "--state-file";
+                ours[n_ours++] = state_file;
+        }
         const char *const theirs[] = { "-S", "60", NULL };
         pid_t *bg = calloc((size_t) background, sizeof *bg);
         pid_t *roots = calloc((size_t) families, sizeof *roots);
@@ -210,11 +226,11 @@ int main(int argc, char **argv)
         }
         cc_client cc;
         procd_client *dc = NULL;
-        if (cc_open(&cc, d.addr, 0, 0) < 0 || (!condor && procd_connect(sock, &dc, NULL) != PROCD_OK)) {
+        if (cc_open(&cc, d.addr, 0, 0) < 0 || (!condor && !classic_only && procd_connect(sock, &dc, NULL) != PROCD_OK)) {
                 fprintf(stderr, "bench-classic: cannot connect\n");
                 goto stop;
         }
-        int half = condor ? n_roots : n_roots / 2;
+        int half = condor || classic_only ? n_roots : n_roots / 2;
         int failed = 0;
 
         /* REGISTER_SUBFAMILY: half the families through each transport */

@@ -87,7 +87,7 @@ static void finish(slot *s, int n)
 
 static void test_exit_and_cancel(void)
 {
-        pd_pid_watch *w = pd_pid_watch_new();
+        pd_pid_watch *w = pd_pid_watch_new(NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(w);
         slot s[N_PROCS];
         CU_ASSERT_FATAL(start(s, N_PROCS, w));
@@ -108,7 +108,7 @@ static void test_exit_and_cancel(void)
 
 static void test_cancel_from_callback(void)
 {
-        pd_pid_watch *w = pd_pid_watch_new();
+        pd_pid_watch *w = pd_pid_watch_new(NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(w);
         slot s[2];
         CU_ASSERT_FATAL(start(s, 2, w));
@@ -129,7 +129,7 @@ static void test_cancel_from_callback(void)
 
 static void test_free_cancels(void)
 {
-        pd_pid_watch *w = pd_pid_watch_new();
+        pd_pid_watch *w = pd_pid_watch_new(NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(w);
         slot s[2];
         CU_ASSERT_FATAL(start(s, 2, w));

@@ -1,12 +1,19 @@
 /* test_registry.c - procd/core/registry.c on its own (no daemon, no transport): registration
  * and lookup, condor_procd's placement of a new subfamily (nearest registered ancestor; a
  * child the ancestor kept at registration stays with that ancestor's parent), unregister
- * folding subfamilies into the parent, and a watcher's exit unregistering its family.  Real
+ * folding subfamilies into the parent, and a watcher's exit unregistering its family (by
+ * its pidfd, and without pidfds by one poll timer for every watcher).  Real
  * processes from tests/support (sleepers, chains), /proc families (no family cgroups). */
 #include <CUnit/CUnit.h>
 #include <errno.h>
 #include <glib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -171,6 +178,80 @@ static void test_watcher_exit_unregisters(void)
         pd_registry_free(r);
 }
 
+/* Iterate the main loop until root's family is gone (bounded at 5 s: a bound, not a claim). */
+static void run_until_unregistered(pd_registry *r, pid_t root)
+{
+        for (int i = 0; i < 500 && pd_registry_find(r, root); i++)
+                if (!g_main_context_iteration(NULL, FALSE))
+                        ts_msleep(10);
+}
+
+/* In a child of the test (the filter stays for the process): pidfd_open refused with EPERM
+ * as a seccomp filter would, two families with watchers; 0 when each step held, else the
+ * number of the step that failed. */
+static int polled_watchers_child(void)
+{
+        struct sock_filter insns[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { .len = TR_ARRAY_SIZE(insns), .filter = insns };
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+                return 1;
+        tr_hierarchies hs; /* not rt_registry(): no CUnit assertion may fail in this child */
+        pd_fd_mux *mux = pd_fd_mux_new();
+        pd_registry *r = NULL;
+        if (tr_hierarchies_discover(&hs, NULL) < 0 || !mux || pd_registry_new(&hs, getpid(), 60, &r, NULL) < 0)
+                return 2;
+        pd_registry_set_fd_mux(r, mux);
+        pid_t a = ts_sleeper(), b = ts_sleeper(), wa = ts_sleeper(), wb = ts_sleeper();
+        pd_family *fa = NULL, *fb = NULL;
+        bool bad = false;
+        if (pd_registry_register(r, a, NULL, wa, 60, &fa, &bad, NULL) < 0 ||
+            pd_registry_register(r, b, NULL, wb, 60, &fb, &bad, NULL) < 0)
+                return 3;
+        int step = 0;
+        if (fa->watcher.pidfd >= 0 || !fa->watcher_polled || !fb->watcher_polled)
+                step = 4; /* no pidfd: polled */
+        else if (pd_fd_mux_count(mux) != 1)
+                step = 5; /* one timer for both watchers */
+        if (!step) {
+                ts_kill_reap(wa);
+                run_until_unregistered(r, a);
+                if (pd_registry_find(r, a) || pd_registry_find(r, b) != fb || pd_fd_mux_count(mux) != 1)
+                        step = 6; /* a's family went, b's stays, the timer too */
+        }
+        if (!step) {
+                ts_kill_reap(wb);
+                run_until_unregistered(r, b);
+                if (pd_registry_find(r, b) || pd_fd_mux_count(mux) != 0)
+                        step = 7; /* b's family went, and the timer with the last polled watcher */
+        }
+        pid_t all[] = { a, b, wa, wb };
+        for (size_t i = 0; i < TR_ARRAY_SIZE(all); i++)
+                if (ts_alive(all[i]))
+                        ts_kill_reap(all[i]);
+        pd_registry_free(r);
+        pd_fd_mux_free(mux);
+        return step;
+}
+
+static void test_polled_watchers(void)
+{
+        pid_t c = fork();
+        CU_ASSERT_FATAL(c >= 0);
+        if (c == 0)
+                _exit(polled_watchers_child());
+        int status = 0;
+        CU_ASSERT_EQUAL(waitpid(c, &status, 0), c);
+        CU_ASSERT_TRUE(WIFEXITED(status));
+        if (WIFEXITED(status) && WEXITSTATUS(status))
+                fprintf(stderr, "polled watchers: step %d failed\n", WEXITSTATUS(status));
+        CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -179,6 +260,7 @@ int main(void)
                 { "placement below the nearest family; unregister folds into the parent", test_placement_and_fold },
                 { "a child kept at registration: its family beside, not below", test_kept_child_placement },
                 { "watcher exit unregisters", test_watcher_exit_unregisters },
+                { "without pidfds: one poll timer for every watcher", test_polled_watchers },
                 CU_TEST_INFO_NULL,
         };
         return ts_run_suite("registry", rt_suite_init, NULL, tests);

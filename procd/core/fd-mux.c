@@ -1,0 +1,192 @@
+/* fd-mux.c - rare fds watched through one epoll fd (see fd-mux.h). */
+#include "fd-mux.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+struct pd_fd_mux_entry {
+        pd_fd_mux *m;
+        int fd;
+        GUnixFDSourceFunc fn;
+        void *data;
+        GSourceFunc timer_fn; /* a timer: fd is its timerfd (owned), data the entry */
+        void *timer_data;
+        bool removed; /* removed while callbacks run: freed after them */
+        pd_fd_mux_entry *prev, *next;
+        pd_fd_mux_entry *next_dead;
+};
+
+struct pd_fd_mux {
+        int epfd;
+        guint source;
+        unsigned n;
+        pd_fd_mux_entry *head;
+        bool dispatching;         /* callbacks run: removed entries wait in dead */
+        pd_fd_mux_entry *dead;
+};
+
+static void unlink_entry(pd_fd_mux_entry *e)
+{
+        pd_fd_mux *m = e->m;
+        epoll_ctl(m->epfd, EPOLL_CTL_DEL, e->fd, NULL);
+        if (e->timer_fn) {
+                close(e->fd);
+                e->fd = -1;
+        }
+        if (e->prev)
+                e->prev->next = e->next;
+        else
+                m->head = e->next;
+        if (e->next)
+                e->next->prev = e->prev;
+        m->n--;
+}
+
+static GIOCondition cond_of(uint32_t events)
+{
+        GIOCondition c = 0;
+        if (events & EPOLLIN)
+                c |= G_IO_IN;
+        if (events & EPOLLOUT)
+                c |= G_IO_OUT;
+        if (events & EPOLLHUP)
+                c |= G_IO_HUP;
+        if (events & EPOLLERR)
+                c |= G_IO_ERR;
+        return c;
+}
+
+/* One epoll_wait a turn: each ready entry at most once (a callback that leaves its fd
+ * readable runs again next turn, after the other sources).  A callback may remove any
+ * entry, one of this batch included: removed entries are skipped and freed at the end. */
+static gboolean on_ready(gint fd, GIOCondition cond, gpointer data)
+{
+        (void) fd;
+        (void) cond;
+        pd_fd_mux *m = data;
+        struct epoll_event evs[PD_FD_MUX_PER_TURN];
+        int n;
+        do
+                n = epoll_wait(m->epfd, evs, PD_FD_MUX_PER_TURN, 0);
+        while (n < 0 && errno == EINTR);
+        m->dispatching = true;
+        for (int i = 0; i < n; i++) {
+                pd_fd_mux_entry *e = evs[i].data.ptr;
+                if (e->removed)
+                        continue;
+                if (!e->fn(e->fd, cond_of(evs[i].events), e->data))
+                        pd_fd_mux_remove(e);
+        }
+        m->dispatching = false;
+        while (m->dead) {
+                pd_fd_mux_entry *e = m->dead;
+                m->dead = e->next_dead;
+                free(e);
+        }
+        return G_SOURCE_CONTINUE;
+}
+
+pd_fd_mux *pd_fd_mux_new(void)
+{
+        int epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (epfd < 0)
+                return NULL;
+        pd_fd_mux *m = g_new0(pd_fd_mux, 1);
+        m->epfd = epfd;
+        m->source = g_unix_fd_add(epfd, G_IO_IN, on_ready, m);
+        /* no nested main loop in procd: without can-recurse GLib would take the fd out of
+         * the poll set and put it back around each dispatch (a wakeup each) */
+        g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, m->source), TRUE);
+        return m;
+}
+
+void pd_fd_mux_free(pd_fd_mux *m)
+{
+        if (!m)
+                return;
+        while (m->head) {
+                pd_fd_mux_entry *e = m->head;
+                unlink_entry(e);
+                free(e);
+        }
+        g_source_remove(m->source);
+        close(m->epfd);
+        g_free(m);
+}
+
+pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data)
+{
+        pd_fd_mux_entry *e = calloc(1, sizeof *e);
+        if (!e)
+                return NULL;
+        *e = (pd_fd_mux_entry){ .m = m, .fd = fd, .fn = fn, .data = data, .next = m->head };
+        struct epoll_event ev = { .events = ((cond & G_IO_IN) ? EPOLLIN : 0) | ((cond & G_IO_OUT) ? EPOLLOUT : 0),
+                                  .data.ptr = e };
+        if (epoll_ctl(m->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+                int saved = errno;
+                free(e);
+                errno = saved;
+                return NULL;
+        }
+        if (m->head)
+                m->head->prev = e;
+        m->head = e;
+        m->n++;
+        return e;
+}
+
+void pd_fd_mux_remove(pd_fd_mux_entry *e)
+{
+        if (!e || e->removed)
+                return;
+        pd_fd_mux *m = e->m;
+        unlink_entry(e);
+        if (!m->dispatching) {
+                free(e);
+                return;
+        }
+        e->removed = true; /* an event of this batch may still name it: freed after it */
+        e->next_dead = m->dead;
+        m->dead = e;
+}
+
+/* A timer's expiry: its count read (the fd is drained), then the callback. */
+static gboolean on_timer(gint fd, GIOCondition cond, gpointer data)
+{
+        (void) cond;
+        pd_fd_mux_entry *e = data;
+        uint64_t expiries;
+        if (read(fd, &expiries, sizeof expiries) != (ssize_t) sizeof expiries)
+                return G_SOURCE_CONTINUE; /* EAGAIN: not due after all */
+        return e->timer_fn(e->timer_data);
+}
+
+pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data)
+{
+        int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        if (tfd < 0)
+                return NULL;
+        struct timespec every = { (time_t) (interval_ms / 1000), (long) (interval_ms % 1000) * 1000000L };
+        if (!interval_ms)
+                every.tv_nsec = 1; /* 0 would disarm it */
+        struct itimerspec its = { .it_interval = every, .it_value = every };
+        pd_fd_mux_entry *e = NULL;
+        if (timerfd_settime(tfd, 0, &its, NULL) == 0)
+                e = pd_fd_mux_add(m, tfd, G_IO_IN, on_timer, NULL);
+        if (!e) {
+                int saved = errno;
+                close(tfd);
+                errno = saved;
+                return NULL;
+        }
+        e->data = e; /* on_timer gets the entry; the caller's data goes to fn */
+        e->timer_fn = fn;
+        e->timer_data = data;
+        return e;
+}
+
+unsigned pd_fd_mux_count(const pd_fd_mux *m) { return m ? m->n : 0; }

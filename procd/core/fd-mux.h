@@ -1,0 +1,46 @@
+/* fd-mux.h - fds that rarely wake procd, watched through one epoll fd: one GLib source.
+ *
+ * GLib walks every source of the context twice per main-loop iteration (prepare, check)
+ * and poll() visits every fd, so each source costs every request, classic or D-Bus, a
+ * few hundred instructions and a wakeup-queue entry in the kernel (issue 20: 5,000 of a
+ * classic GET_USAGE's ~13,900 user-space instructions were GLib's walks over 10 sources).
+ * The fds that fire once in a daemon's life or once per job (the signalfd, the parent's
+ * pidfd, the watchers' epoll set, inotify and the OOM eventfds' epoll set) sit in one epoll
+ * set here, which the main loop polls as a single fd.  The request paths (the classic
+ * FIFO, D-Bus sockets) keep sources of their own: an fd in the set costs one more syscall
+ * (epoll_wait) each time it fires.  Long periodic timers (the classic FIFOs' housekeeping)
+ * join the set as timerfds, for the same reason.
+ *
+ * An entry stays until its callback returns G_SOURCE_REMOVE or it is removed; its fd is
+ * level-triggered, so a callback that leaves data unread is called again on the next
+ * main-loop turn (each ready entry at most once a turn, at most PD_FD_MUX_PER_TURN
+ * entries a turn: the other sources get theirs in between).  Removing an entry never
+ * closes the fd (the caller owns it) and must happen before the caller closes it; a
+ * callback may remove any entry, its own included, but not free the mux.  Single-threaded.
+ */
+#pragma once
+
+#include <glib-unix.h>
+#include <glib.h>
+
+#define PD_FD_MUX_PER_TURN 16
+
+typedef struct pd_fd_mux pd_fd_mux;
+typedef struct pd_fd_mux_entry pd_fd_mux_entry;
+
+/* A set attached to the default main context; NULL when no epoll fd can be made. */
+pd_fd_mux *pd_fd_mux_new(void);
+/* Removes what is still in the set (their callbacks never run again). */
+void pd_fd_mux_free(pd_fd_mux *m);
+
+/* Watch fd for cond (G_IO_IN and/or G_IO_OUT; errors and hangups always): fn(fd, cond
+ * seen, data) as a g_unix_fd_add callback.  NULL on failure (errno set). */
+pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data);
+/* A timer in the set (a timerfd it owns): fn(data) every interval_ms as a g_timeout_add
+ * callback (G_SOURCE_REMOVE ends it), the first after one interval.  NULL on failure
+ * (errno set). */
+pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data);
+/* Stop watching (before fd is closed; a timer's timerfd is closed here); NULL is allowed. */
+void pd_fd_mux_remove(pd_fd_mux_entry *e);
+/* Entries in the set (tests). */
+unsigned pd_fd_mux_count(const pd_fd_mux *m);

@@ -1,0 +1,220 @@
+/* test_fd_mux.c - rare fds through one epoll fd: a callback per turn while its fd is
+ * readable, G_SOURCE_REMOVE and removal from any callback (its own entry or another
+ * ready one), at most PD_FD_MUX_PER_TURN callbacks a turn, free removes what is left, a
+ * pid-watch set inside the mux, and a timer. */
+#include <CUnit/CUnit.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "procd/core/fd-mux.h"
+#include "procd/core/pid-watch.h"
+#include "testsupport.h"
+
+#define N_PIPES (PD_FD_MUX_PER_TURN + 4)
+
+typedef enum action { KEEP, DRAIN, STOP, REMOVE_SELF, REMOVE_OTHER } action;
+
+typedef struct pipe_slot {
+        int fds[2];
+        pd_fd_mux_entry *e;
+        int fired;
+        action act;
+        struct pipe_slot *other; /* REMOVE_OTHER: removed by this slot's callback */
+} pipe_slot;
+
+static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
+{
+        pipe_slot *p = data;
+        p->fired++;
+        CU_ASSERT(cond & G_IO_IN);
+        char b[16];
+        switch (p->act) {
+        case KEEP: /* leaves the byte: level-triggered, called again next turn */
+                return G_SOURCE_CONTINUE;
+        case DRAIN:
+                CU_ASSERT(read(fd, b, sizeof b) > 0);
+                return G_SOURCE_CONTINUE;
+        case STOP:
+                p->e = NULL;
+                return G_SOURCE_REMOVE;
+        case REMOVE_SELF:
+                pd_fd_mux_remove(p->e);
+                p->e = NULL;
+                return G_SOURCE_CONTINUE; /* removed already: the return value no longer counts */
+        case REMOVE_OTHER:
+                pd_fd_mux_remove(p->other->e);
+                p->other->e = NULL;
+                return G_SOURCE_CONTINUE;
+        }
+        return G_SOURCE_CONTINUE;
+}
+
+static void open_slots(pd_fd_mux *m, pipe_slot *p, int n)
+{
+        for (int i = 0; i < n; i++) {
+                p[i] = (pipe_slot){ .act = KEEP };
+                CU_ASSERT_EQUAL_FATAL(pipe2(p[i].fds, O_CLOEXEC | O_NONBLOCK), 0);
+                p[i].e = pd_fd_mux_add(m, p[i].fds[0], G_IO_IN, on_readable, &p[i]);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(p[i].e);
+        }
+}
+
+static void close_slots(pipe_slot *p, int n)
+{
+        for (int i = 0; i < n; i++) {
+                close(p[i].fds[0]);
+                close(p[i].fds[1]);
+        }
+}
+
+static void make_ready(pipe_slot *p) { CU_ASSERT_EQUAL(write(p->fds[1], "x", 1), 1); }
+
+/* Main-loop turns without blocking (the mux's fd was readable before each). */
+static void turns(int n)
+{
+        for (int i = 0; i < n; i++)
+                g_main_context_iteration(NULL, FALSE);
+}
+
+/* One slot of each action, its fd made readable; after three turns: calls seen, entries
+ * left.  A callback that leaves its byte runs every turn; one that reads it, once. */
+static void check_action(action act, int want_fired, unsigned want_left)
+{
+        pd_fd_mux *m = pd_fd_mux_new();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        pipe_slot p[1];
+        open_slots(m, p, 1);
+        p[0].act = act;
+        make_ready(&p[0]);
+        turns(3);
+        CU_ASSERT_EQUAL(p[0].fired, want_fired);
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), want_left);
+        pd_fd_mux_free(m);
+        close_slots(p, 1);
+}
+
+static void test_actions(void)
+{
+        check_action(KEEP, 3, 1);
+        check_action(DRAIN, 1, 1);
+        check_action(STOP, 1, 0);
+        check_action(REMOVE_SELF, 1, 0);
+}
+
+/* Two ready entries, each removing the other: whichever runs first, the other never runs. */
+static void test_remove_other_ready(void)
+{
+        pd_fd_mux *m = pd_fd_mux_new();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        pipe_slot p[2];
+        open_slots(m, p, 2);
+        p[0].act = p[1].act = REMOVE_OTHER;
+        p[0].other = &p[1];
+        p[1].other = &p[0];
+        make_ready(&p[0]);
+        make_ready(&p[1]);
+        turns(1);
+        CU_ASSERT_EQUAL(p[0].fired + p[1].fired, 1);
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 1); /* the one that ran stays */
+        pd_fd_mux_free(m);
+        close_slots(p, 2);
+}
+
+/* More ready entries than a turn serves: the rest run on the next turn, and a free removes
+ * every entry left. */
+static void test_per_turn_bound(void)
+{
+        pd_fd_mux *m = pd_fd_mux_new();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        pipe_slot p[N_PIPES];
+        open_slots(m, p, N_PIPES);
+        for (int i = 0; i < N_PIPES; i++) {
+                p[i].act = DRAIN;
+                make_ready(&p[i]);
+        }
+        int fired = 0;
+        turns(1);
+        for (int i = 0; i < N_PIPES; i++)
+                fired += p[i].fired;
+        CU_ASSERT_EQUAL(fired, PD_FD_MUX_PER_TURN);
+        turns(1);
+        fired = 0;
+        for (int i = 0; i < N_PIPES; i++)
+                fired += p[i].fired;
+        CU_ASSERT_EQUAL(fired, N_PIPES);
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), N_PIPES);
+        pd_fd_mux_free(m);
+        close_slots(p, N_PIPES);
+}
+
+static gboolean on_tick(gpointer data)
+{
+        int *ticks = data;
+        return ++*ticks < 2 ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+/* A periodic timer: called each interval until it returns G_SOURCE_REMOVE, then gone
+ * (its timerfd closed by the mux). */
+static void test_timer(void)
+{
+        pd_fd_mux *m = pd_fd_mux_new();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        int ticks = 0;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(pd_fd_mux_add_timer(m, 5, on_tick, &ticks));
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 1);
+        for (int i = 0; i < 1000 && pd_fd_mux_count(m); i++)
+                g_main_context_iteration(NULL, TRUE);
+        CU_ASSERT_EQUAL(ticks, 2);
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 0);
+        pd_fd_mux_free(m);
+}
+
+static void on_exit_cb(void *data) { ++*(int *) data; }
+
+/* A pid-watch set whose pidfds sit in the mux: the exit ends the entry. */
+static void test_pid_watch_inside(void)
+{
+        pd_fd_mux *m = pd_fd_mux_new();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        pd_pid_watch *w = pd_pid_watch_new(m);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 0);
+        pid_t pid = ts_sleeper();
+        CU_ASSERT_FATAL(pid > 1);
+        int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0) {
+                ts_kill_reap(pid);
+                pd_pid_watch_free(w);
+                pd_fd_mux_free(m);
+                CU_PASS("no pidfd_open here (valgrind): the exit path is not exercised");
+                return;
+        }
+        int fired = 0;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(pd_pid_watch_add(w, pidfd, on_exit_cb, &fired, NULL));
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 1); /* the pidfd itself, in the mux's set */
+        kill(pid, SIGKILL);
+        for (int i = 0; i < 1000 && !fired; i++)
+                g_main_context_iteration(NULL, TRUE);
+        CU_ASSERT_EQUAL(fired, 1);
+        CU_ASSERT_EQUAL(pd_fd_mux_count(m), 0); /* one-shot: gone with the exit */
+        pd_pid_watch_free(w);
+        pd_fd_mux_free(m);
+        ts_kill_reap(pid);
+        close(pidfd);
+}
+
+int main(void)
+{
+        CU_TestInfo tests[] = {
+                { "each callback action, three turns", test_actions },
+                { "a callback removes another ready entry", test_remove_other_ready },
+                { "at most PD_FD_MUX_PER_TURN callbacks a turn", test_per_turn_bound },
+                { "a pid-watch set inside the mux", test_pid_watch_inside },
+                { "a timer until it returns G_SOURCE_REMOVE", test_timer },
+                CU_TEST_INFO_NULL,
+        };
+        return ts_run_suite("fd mux", NULL, NULL, tests);
+}
