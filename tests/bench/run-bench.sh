@@ -8,8 +8,10 @@
 # Issue 20's programs first, then the others:
 #   bench-classic  GET_USAGE / REGISTER / KILL server CPU at 10, 100 and 1,000 families with
 #                  5,000 background processes: classic-floor (the protocol alone), procd
-#                  (state file on a tmpfs) and, when CONDOR_PROCD names one, condor_procd,
-#                  one after the other for each family count (ratios from the same minute)
+#                  (state file on a tmpfs; with its D-Bus socket and a D-Bus client, and
+#                  again --classic-only, as HTCondor runs it: no D-Bus) and, when
+#                  CONDOR_PROCD names one, condor_procd, one after the other for each family
+#                  count (ratios from the same minute)
 #   bench-fds      fds and RSS per family, 10,000 families under a 20,000-fd limit, and the
 #                  answer at the limit
 #   bench-starter  procd-starter /bin/true, embedded and with procd, against fork+exec
@@ -66,6 +68,8 @@ for n in $FAMILIES; do
                         "${CLASSIC[@]}" --daemon "$B/classic-floor"
                 run 600 "bench-classic, $n families, round $r: procd" "$B/bench-classic" --families "$n" \
                         "${CLASSIC[@]}" --state-tmpfs
+                run 600 "bench-classic, $n families, round $r: procd --classic-only" "$B/bench-classic" \
+                        --families "$n" "${CLASSIC[@]}" --state-tmpfs --classic-only
                 [ -z "$CONDOR" ] || run 900 "bench-classic, $n families, round $r: condor_procd" "$B/bench-classic" \
                         --families "$n" "${CLASSIC[@]}" --daemon "$CONDOR"
         done
