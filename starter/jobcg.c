@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -109,16 +110,27 @@ static int create_job(st_jobcg *jc, tr_cgroup *lockcg, tr_error *err)
         uint32_t lock_bit = lockcg ? 1u << st_lock_hierarchy(hs) : 0;
         if (!(jc->mask & lock_bit))
                 return tr_cgroup_create_in(hs, jc->job_path, jc->mask, &jc->job, err);
+        /* the others: hierarchies that exist (the mask is TR_HIER_ALL without v2) and show
+         * the path (tr_cgroup_create_in skips the rest, and fails when it makes nothing:
+         * one call over all of them succeeded through the lock hierarchy alone) */
+        uint32_t others = 0;
+        char fs[PATH_MAX];
+        for (int i = 0; i < hs->n; i++)
+                if ((jc->mask & ~lock_bit & (1u << i)) &&
+                    tr_hierarchy_fs_path(&hs->h[i], jc->job_path, fs, sizeof fs, NULL) >= 0)
+                        others |= 1u << i;
         tr_cgroup *in_lock = NULL;
         int r = tr_cgroup_create_child(lockcg, "job", lock_bit, true, &in_lock, err);
         if (r < 0)
                 return r;
-        if (!(jc->mask & ~lock_bit)) {
+        if (!others) {
                 jc->job = in_lock;
                 return 0;
         }
-        r = tr_cgroup_create_in(hs, jc->job_path, jc->mask & ~lock_bit, &jc->job, err);
+        r = tr_cgroup_create_in(hs, jc->job_path, others, &jc->job, err);
         if (r < 0) {
+                tr_error ignored = { 0 };
+                (void) tr_cgroup_destroy(in_lock, 0, &ignored); /* <top> stays removable */
                 tr_cgroup_free(in_lock);
                 return r;
         }

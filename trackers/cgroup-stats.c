@@ -321,8 +321,11 @@ int tr_cgroup_usage_want(tr_cgroup *cg, unsigned want, tr_usage *out, tr_error *
                         tr_u64_set(out, &out->num_procs, members.n, (tr_source) src);
                 }
         }
-        if (out->sources == 0)
-                return tr_error_set(err, ENODEV, "cgroup is gone in every hierarchy it had");
+        /* nothing read: the cgroup is gone, or nothing asked for exists in its hierarchies
+         * (the OOM kills alone where no memory hierarchy is mounted): only the first is an
+         * error; the second leaves the fields unavailable, as any missing counter */
+        if (out->sources == 0 && tr_cg_check_exists(cg, "usage", err) < 0)
+                return -ENODEV;
         tr_error_clear(err);
         return 0;
 }

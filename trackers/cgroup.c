@@ -424,9 +424,11 @@ int tr_cgroup_open_same(const tr_cgroup *src, unsigned flags, tr_cgroup **out, t
                 int r = set_path(cg, i, src->path[i], err);
                 if (r < 0)
                         return r;
-                /* a slot src has not opened (lazy, at rest): opened at its path on first use */
+                /* a slot src has not opened: lazy, or at rest with the inode it must find
+                 * again (opened at its path on first use) */
                 if (src->dirfd[i] < 0) {
-                        cg->dirfd[i] = TR_CG_DIR_LAZY;
+                        cg->dirfd[i] = src->dirfd[i] == TR_CG_DIR_REST ? TR_CG_DIR_REST : TR_CG_DIR_LAZY;
+                        cg->rest_ino[i] = src->rest_ino[i];
                         continue;
                 }
                 cg->dirfd[i] = fcntl(src->dirfd[i], F_DUPFD_CLOEXEC, 3);
@@ -447,6 +449,7 @@ int tr_cgroup_join(tr_cgroup *into, tr_cgroup *from, tr_error *err)
                         continue;
                 into->path[i] = TR_TAKE_PTR(from->path[i]);
                 into->dirfd[i] = from->dirfd[i];
+                into->rest_ino[i] = from->rest_ino[i]; /* a slot at rest keeps its inode */
                 from->dirfd[i] = -1;
                 if (i == into->hs->v2 && into->v2_fd < 0) {
                         into->v2_fd = from->v2_fd;

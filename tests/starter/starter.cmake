@@ -8,3 +8,7 @@ add_dependencies(test_starter procd-starter)
 if(TARGET procd)
   add_dependencies(test_starter procd) # the "with procd" suite runs the daemon
 endif()
+# procd-starter on a single v1 hierarchy (a private mount namespace with one cgroup mount)
+procd_add_test(NAME test_starter_one_hierarchy
+               COMMAND ${CMAKE_CURRENT_LIST_DIR}/test_starter_one_hierarchy.sh $<TARGET_FILE:procd-starter>
+               LABELS integration TIMEOUT 60)
