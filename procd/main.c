@@ -55,8 +55,7 @@ typedef struct pd_daemon {
         pd_log_file *log_file;
         bool watch_parent;        /* classic mode without -P: the parent's exit ends procd */
         int parent_pidfd;         /* -1 without pidfd_open (valgrind): getppid() polled */
-        guint parent_src;         /* the parent's pidfd or getppid() poll without fd_mux */
-        pd_fd_mux_entry *parent_in_mux; /* ... or either in fd_mux */
+        pd_fd_mux_entry *parent_watch; /* the parent's pidfd, or the getppid() poll (fd_mux) */
         pd_fd_mux *fd_mux;        /* the fds that rarely fire, one main-loop source (fd-mux.h) */
         int signal_fd;
         int exit_code;
@@ -217,8 +216,7 @@ static void classic_lost_cb(void *data)
 static void parent_gone(pd_daemon *d)
 {
         g_message("watcher pid %d (procd's parent) exited, so procd is exiting", (int) d->classic.root_pid);
-        d->parent_src = 0;
-        d->parent_in_mux = NULL; /* the caller's G_SOURCE_REMOVE ends either */
+        d->parent_watch = NULL; /* the caller's G_SOURCE_REMOVE ends it */
         d->exit_code = 1;
         g_main_loop_quit(d->loop);
 }
@@ -534,14 +532,10 @@ int main(int argc, char **argv)
                         d.exit_code = 1;
                         goto out;
                 }
-                if (d.parent_pidfd >= 0 && d.fd_mux)
-                        d.parent_in_mux = pd_fd_mux_add(d.fd_mux, d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
-                else if (d.parent_pidfd < 0 && d.watch_parent && d.fd_mux)
-                        d.parent_in_mux = pd_fd_mux_add_timer(d.fd_mux, 1000, parent_poll_cb, &d);
-                if (!d.parent_in_mux && d.parent_pidfd >= 0)
-                        d.parent_src = g_unix_fd_add(d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
-                else if (!d.parent_in_mux && d.parent_pidfd < 0 && d.watch_parent)
-                        d.parent_src = g_timeout_add_seconds(1, parent_poll_cb, &d);
+                if (d.parent_pidfd >= 0)
+                        d.parent_watch = pd_fd_mux_add(d.fd_mux, d.parent_pidfd, G_IO_IN, parent_exit_cb, &d);
+                else if (d.watch_parent)
+                        d.parent_watch = pd_fd_mux_add_timer(d.fd_mux, 1000, parent_poll_cb, &d);
         }
         /* the kernel's notifications of family cgroups, only where someone can subscribe
          * (the D-Bus face): a classic-only procd keeps no inotify watch or eventfd per family */
@@ -568,8 +562,7 @@ int main(int argc, char **argv)
                 pd_registry_set_changed_hook(d.reg, save_state, &d);
                 save_state(&d);
         }
-        pd_fd_mux_entry *sig_in_mux = d.fd_mux ? pd_fd_mux_add(d.fd_mux, d.signal_fd, G_IO_IN, signal_cb, &d) : NULL;
-        guint sig_src = sig_in_mux ? 0 : g_unix_fd_add(d.signal_fd, G_IO_IN, signal_cb, &d);
+        pd_fd_mux_entry *sig_watch = pd_fd_mux_add(d.fd_mux, d.signal_fd, G_IO_IN, signal_cb, &d);
 
         g_message("procd %s listening on %s%s%s (root family %d, cgroups %s, configuration %s)", PROCD_VERSION,
                   d.server ? d.opt.socket_path : "", d.server && d.classic_server ? " and " : "",
@@ -609,18 +602,14 @@ int main(int argc, char **argv)
         }
 
         g_main_loop_run(d.loop);
-        pd_fd_mux_remove(sig_in_mux);
-        if (sig_src)
-                g_source_remove(sig_src);
+        pd_fd_mux_remove(sig_watch);
         if (d.metrics_src) {
                 g_source_remove(d.metrics_src);
                 unlink(d.opt.metrics_textfile); /* no stale numbers: the alert sees procd gone */
         }
         if (d.pidfile_written)
                 unlink(d.opt.pidfile);
-        if (d.parent_src)
-                g_source_remove(d.parent_src);
-        pd_fd_mux_remove(TR_TAKE_PTR(d.parent_in_mux));
+        pd_fd_mux_remove(TR_TAKE_PTR(d.parent_watch));
         pd_cmd_cancel_pending(&d.cm); /* a Kill/Suspend/ContinueFamily in progress gets an error reply */
         pd_cmd_clear(&d.cm);
         g_message("shutting down: %zu families registered", pd_registry_count(d.reg));

@@ -34,8 +34,8 @@ struct pd_classic_server {
         char *address;
         pd_commands *cm;
         pd_cl_fifo cmd, wd;
-        guint in_src, hk_src, partial_timer;
-        pd_fd_mux_entry *hk_in_mux; /* the housekeeping timer in the registry's fd mux, else hk_src */
+        guint in_src, partial_timer;
+        pd_fd_mux_entry *hk_timer; /* the housekeeping timer (the registry's fd mux) */
         GByteArray *in;           /* unparsed request bytes */
         bool read_full;           /* the last read filled rbuf: the pipe may hold the rest */
         bool debug;               /* debug lines are kept: asked once, at start (asking reads
@@ -730,8 +730,7 @@ static gboolean housekeeping(gpointer data)
         tr_error err = { 0 };
         if (pd_cl_fifo_touch(&s->cmd, &err) < 0 || pd_cl_fifo_touch(&s->wd, &err) < 0) {
                 g_warning("classic: %s: procd cannot be reached any more", err.msg);
-                s->hk_src = 0;
-                s->hk_in_mux = NULL; /* G_SOURCE_REMOVE ends either */
+                s->hk_timer = NULL; /* G_SOURCE_REMOVE ends it */
                 if (s->o.lost)
                         s->o.lost(s->o.lost_data);
                 return G_SOURCE_REMOVE;
@@ -792,11 +791,7 @@ int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_class
         /* a timer that fires once a minute need not be walked on every request: a timerfd
          * in the set of rare fds when there is one (fd-mux.h) */
         unsigned hk_sec = o->housekeeping_sec ? o->housekeeping_sec : 60;
-        pd_fd_mux *mux = pd_registry_fd_mux(cm->reg);
-        if (mux)
-                s->hk_in_mux = pd_fd_mux_add_timer(mux, hk_sec * 1000u, housekeeping, s);
-        if (!s->hk_in_mux)
-                s->hk_src = g_timeout_add_seconds(hk_sec, housekeeping, s);
+        s->hk_timer = pd_fd_mux_add_timer(pd_registry_fd_mux(cm->reg), hk_sec * 1000u, housekeeping, s);
         *out = s;
         return 0;
 }
@@ -818,9 +813,7 @@ void pd_classic_server_free(pd_classic_server *s)
                 return;
         if (s->in_src)
                 g_source_remove(s->in_src);
-        if (s->hk_src)
-                g_source_remove(s->hk_src);
-        pd_fd_mux_remove(s->hk_in_mux);
+        pd_fd_mux_remove(s->hk_timer);
         if (s->partial_timer)
                 g_source_remove(s->partial_timer);
         for (guint i = 0; i < s->reqs->len; i++) {

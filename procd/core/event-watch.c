@@ -32,8 +32,7 @@ struct pd_event_watch {
         pd_registry *reg;
         pd_events *ev;
         int ifd, epfd;
-        guint isrc, esrc;                 /* without the registry's fd mux: sources */
-        pd_fd_mux_entry *imux, *emux;     /* with it: ifd and epfd in its set */
+        pd_fd_mux_entry *iwatch, *ewatch; /* ifd and epfd (the registry's fd mux) */
         GHashTable *by_root; /* root pid -> fam_watch (owned) */
         GHashTable *by_wd;   /* wd -> fam_watch */
         bool warned_watches; /* fs.inotify.max_user_watches reached: said once */
@@ -285,14 +284,10 @@ pd_event_watch *pd_event_watch_new(pd_registry *reg, pd_events *ev)
         w->by_wd = g_hash_table_new(g_direct_hash, g_direct_equal);
         /* both fire only on a family's events: in the set of rare fds when there is one */
         pd_fd_mux *mux = pd_registry_fd_mux(reg);
-        if (ifd >= 0 && mux)
-                w->imux = pd_fd_mux_add(mux, ifd, G_IO_IN, inotify_cb, w);
-        if (ifd >= 0 && !w->imux)
-                w->isrc = g_unix_fd_add(ifd, G_IO_IN, inotify_cb, w);
-        if (epfd >= 0 && mux)
-                w->emux = pd_fd_mux_add(mux, epfd, G_IO_IN, epoll_cb, w);
-        if (epfd >= 0 && !w->emux)
-                w->esrc = g_unix_fd_add(epfd, G_IO_IN, epoll_cb, w);
+        if (ifd >= 0)
+                w->iwatch = pd_fd_mux_add(mux, ifd, G_IO_IN, inotify_cb, w);
+        if (epfd >= 0)
+                w->ewatch = pd_fd_mux_add(mux, epfd, G_IO_IN, epoll_cb, w);
         pd_registry_set_family_hook(reg, family_hook, w);
         return w;
 }
@@ -304,12 +299,8 @@ void pd_event_watch_free(pd_event_watch *w)
         pd_registry_set_family_hook(w->reg, NULL, NULL);
         g_hash_table_destroy(w->by_root);
         g_hash_table_destroy(w->by_wd);
-        pd_fd_mux_remove(w->imux);
-        pd_fd_mux_remove(w->emux);
-        if (w->isrc)
-                g_source_remove(w->isrc);
-        if (w->esrc)
-                g_source_remove(w->esrc);
+        pd_fd_mux_remove(w->iwatch);
+        pd_fd_mux_remove(w->ewatch);
         if (w->ifd >= 0)
                 close(w->ifd);
         if (w->epfd >= 0)

@@ -16,6 +16,7 @@ struct pd_fd_mux_entry {
         GSourceFunc timer_fn; /* a timer: fd is its timerfd (owned), data the entry */
         void *timer_data;
         bool removed; /* removed while callbacks run: freed after them */
+        guint source; /* m NULL: the main-loop source of its own (fd or timer) */
         pd_fd_mux_entry *prev, *next;
         pd_fd_mux_entry *next_dead;
 };
@@ -118,7 +119,8 @@ void pd_fd_mux_free(pd_fd_mux *m)
         g_free(m);
 }
 
-pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data)
+/* fd in m's epoll set; NULL on failure (errno set) */
+static pd_fd_mux_entry *add_in_set(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data)
 {
         pd_fd_mux_entry *e = calloc(1, sizeof *e);
         if (!e)
@@ -141,6 +143,10 @@ pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDS
 
 void pd_fd_mux_remove(pd_fd_mux_entry *e)
 {
+        if (e && !e->m) {
+                g_source_remove(e->source); /* its destroy notify frees e */
+                return;
+        }
         if (!e || e->removed)
                 return;
         pd_fd_mux *m = e->m;
@@ -165,7 +171,8 @@ static gboolean on_timer(gint fd, GIOCondition cond, gpointer data)
         return e->timer_fn(e->timer_data);
 }
 
-pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data)
+/* a timerfd in m's epoll set; NULL on failure (errno set) */
+static pd_fd_mux_entry *add_timer_in_set(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data)
 {
         int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
         if (tfd < 0)
@@ -176,7 +183,7 @@ pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSource
         struct itimerspec its = { .it_interval = every, .it_value = every };
         pd_fd_mux_entry *e = NULL;
         if (timerfd_settime(tfd, 0, &its, NULL) == 0)
-                e = pd_fd_mux_add(m, tfd, G_IO_IN, on_timer, NULL);
+                e = add_in_set(m, tfd, G_IO_IN, on_timer, NULL);
         if (!e) {
                 int saved = errno;
                 close(tfd);
@@ -186,6 +193,55 @@ pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSource
         e->data = e; /* on_timer gets the entry; the caller's data goes to fn */
         e->timer_fn = fn;
         e->timer_data = data;
+        return e;
+}
+
+/* ---- an entry with a main-loop source of its own (no set, or the set refused it) ---- */
+
+static void own_free(gpointer data) { free(data); }
+
+static gboolean own_fd_cb(gint fd, GIOCondition cond, gpointer data)
+{
+        pd_fd_mux_entry *e = data;
+        return e->fn(fd, cond, e->data); /* e lives until after this dispatch (own_free) */
+}
+
+static gboolean own_timer_cb(gpointer data)
+{
+        pd_fd_mux_entry *e = data;
+        return e->timer_fn(e->timer_data);
+}
+
+static pd_fd_mux_entry *own_entry(void)
+{
+        pd_fd_mux_entry *e = calloc(1, sizeof *e);
+        if (e)
+                e->fd = -1;
+        return e;
+}
+
+pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data)
+{
+        pd_fd_mux_entry *e = m ? add_in_set(m, fd, cond, fn, data) : NULL;
+        if (e || !(e = own_entry()))
+                return e;
+        e->fd = fd;
+        e->fn = fn;
+        e->data = data;
+        e->source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, fd, cond, own_fd_cb, e, own_free);
+        return e;
+}
+
+pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data)
+{
+        pd_fd_mux_entry *e = m ? add_timer_in_set(m, interval_ms, fn, data) : NULL;
+        if (e || !(e = own_entry()))
+                return e;
+        e->timer_fn = fn;
+        e->timer_data = data;
+        e->source = interval_ms && interval_ms % 1000 == 0
+                            ? g_timeout_add_seconds_full(G_PRIORITY_DEFAULT, interval_ms / 1000, own_timer_cb, e, own_free)
+                            : g_timeout_add_full(G_PRIORITY_DEFAULT, interval_ms, own_timer_cb, e, own_free);
         return e;
 }
 

@@ -34,11 +34,13 @@ pd_fd_mux *pd_fd_mux_new(void);
 void pd_fd_mux_free(pd_fd_mux *m);
 
 /* Watch fd for cond (G_IO_IN and/or G_IO_OUT; errors and hangups always): fn(fd, cond
- * seen, data) as a g_unix_fd_add callback.  NULL on failure (errno set). */
+ * seen, data) as a g_unix_fd_add callback.  Without a set (m NULL: no epoll fd), or where
+ * the set refuses the fd or timer, the entry is a main-loop source of its own, with the
+ * same rules: the callers hold one kind of handle either way.  NULL only without memory. */
 pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data);
 /* A timer in the set (a timerfd it owns): fn(data) every interval_ms as a g_timeout_add
- * callback (G_SOURCE_REMOVE ends it), the first after one interval.  NULL on failure
- * (errno set). */
+ * callback (G_SOURCE_REMOVE ends it), the first after one interval.  A source of its own
+ * as above when there is no set or no timerfd (EMFILE); NULL only without memory. */
 pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data);
 /* Stop watching (before fd is closed; a timer's timerfd is closed here); NULL is allowed. */
 void pd_fd_mux_remove(pd_fd_mux_entry *e);

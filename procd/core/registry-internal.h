@@ -19,8 +19,7 @@ struct pd_registry {
         pd_famcg *fc;             /* family cgroups (not owned), NULL: none */
         pd_pid_watch *pid_watch;  /* the watchers' pidfds, made at the first watcher */
         pd_fd_mux *fd_mux;        /* where pid_watch's epoll fd goes (not owned), NULL: a source */
-        guint watcher_poll;       /* without pidfds: the timer polling every watcher (a source) */
-        pd_fd_mux_entry *watcher_poll_in_mux; /* ... or that timer in fd_mux */
+        pd_fd_mux_entry *watcher_poll; /* without pidfds: the timer polling every watcher (fd_mux) */
         pd_family *root;
         GHashTable *by_root;      /* GINT_TO_POINTER(root pid) -> pd_family */
         GHashTable *by_cgroup;    /* cgroup key (cg_key) -> cgroup-tracked pd_family */

@@ -77,20 +77,15 @@ static gboolean poll_watchers_cb(gpointer data)
                 polled = polled_watchers(r, NULL);
         if (polled)
                 return G_SOURCE_CONTINUE;
-        r->watcher_poll = 0;
-        r->watcher_poll_in_mux = NULL; /* G_SOURCE_REMOVE ends either */
+        r->watcher_poll = NULL; /* G_SOURCE_REMOVE ends it */
         return G_SOURCE_REMOVE;
 }
 
 static void poll_watcher(pd_registry *r, pd_family *f)
 {
         f->watcher_polled = true;
-        if (r->watcher_poll || r->watcher_poll_in_mux)
-                return;
-        if (r->fd_mux)
-                r->watcher_poll_in_mux = pd_fd_mux_add_timer(r->fd_mux, 1000, poll_watchers_cb, r);
-        if (!r->watcher_poll_in_mux)
-                r->watcher_poll = g_timeout_add_seconds(1, poll_watchers_cb, r);
+        if (!r->watcher_poll)
+                r->watcher_poll = pd_fd_mux_add_timer(r->fd_mux, 1000, poll_watchers_cb, r);
 }
 
 /* Open the watcher (tr_pidref: a pidfd checked against its start time, 0: read it now;

@@ -198,9 +198,7 @@ void pd_registry_free(pd_registry *r)
                 return;
         if (r->timer)
                 g_source_remove(r->timer);
-        if (r->watcher_poll)
-                g_source_remove(r->watcher_poll);
-        pd_fd_mux_remove(r->watcher_poll_in_mux);
+        pd_fd_mux_remove(r->watcher_poll);
         if (r->root)
                 free_tree(r->root);
         tr_cg_budget_free(r->cg_budget); /* after the handles in it */

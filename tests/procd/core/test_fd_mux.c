@@ -80,28 +80,35 @@ static void turns(int n)
 }
 
 /* One slot of each action, its fd made readable; after three turns: calls seen, entries
- * left.  A callback that leaves its byte runs every turn; one that reads it, once. */
-static void check_action(action act, int want_fired, unsigned want_left)
+ * left.  A callback that leaves its byte runs every turn; one that reads it, once.
+ * own: without a set (pd_fd_mux_add with NULL: a main-loop source of its own), the same. */
+static void check_action(action act, int want_fired, unsigned want_left, bool own)
 {
-        pd_fd_mux *m = pd_fd_mux_new();
-        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        pd_fd_mux *m = own ? NULL : pd_fd_mux_new();
+        CU_ASSERT_FATAL(own || m != NULL);
         pipe_slot p[1];
         open_slots(m, p, 1);
         p[0].act = act;
         make_ready(&p[0]);
         turns(3);
         CU_ASSERT_EQUAL(p[0].fired, want_fired);
-        CU_ASSERT_EQUAL(pd_fd_mux_count(m), want_left);
+        CU_ASSERT_EQUAL(own ? (p[0].e != NULL) : pd_fd_mux_count(m), want_left);
+        if (own)
+                pd_fd_mux_remove(p[0].e);
         pd_fd_mux_free(m);
         close_slots(p, 1);
 }
 
 static void test_actions(void)
 {
-        check_action(KEEP, 3, 1);
-        check_action(DRAIN, 1, 1);
-        check_action(STOP, 1, 0);
-        check_action(REMOVE_SELF, 1, 0);
+        check_action(KEEP, 3, 1, false);
+        check_action(DRAIN, 1, 1, false);
+        check_action(STOP, 1, 0, false);
+        check_action(REMOVE_SELF, 1, 0, false);
+        check_action(KEEP, 3, 1, true);
+        check_action(DRAIN, 1, 1, true);
+        check_action(STOP, 1, 0, true);
+        check_action(REMOVE_SELF, 1, 0, true);
 }
 
 /* Two ready entries, each removing the other: whichever runs first, the other never runs. */
@@ -170,6 +177,15 @@ static void test_timer(void)
         CU_ASSERT_EQUAL(ticks, 2);
         CU_ASSERT_EQUAL(pd_fd_mux_count(m), 0);
         pd_fd_mux_free(m);
+        /* without a set: a GLib timer of its own, the same two ticks */
+        ticks = 0;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(pd_fd_mux_add_timer(NULL, 5, on_tick, &ticks));
+        for (int i = 0; i < 1000 && ticks < 2; i++)
+                g_main_context_iteration(NULL, TRUE);
+        CU_ASSERT_EQUAL(ticks, 2);
+        usleep(20000); /* four intervals: a timer still running would be due */
+        turns(3);       /* ended by its G_SOURCE_REMOVE: no third tick */
+        CU_ASSERT_EQUAL(ticks, 2);
 }
 
 static void on_exit_cb(void *data) { ++*(int *) data; }
@@ -209,11 +225,11 @@ static void test_pid_watch_inside(void)
 int main(void)
 {
         CU_TestInfo tests[] = {
-                { "each callback action, three turns", test_actions },
+                { "each callback action, three turns, in a set and without one", test_actions },
                 { "a callback removes another ready entry", test_remove_other_ready },
                 { "at most PD_FD_MUX_PER_TURN callbacks a turn", test_per_turn_bound },
                 { "a pid-watch set inside the mux", test_pid_watch_inside },
-                { "a timer until it returns G_SOURCE_REMOVE", test_timer },
+                { "a timer until it returns G_SOURCE_REMOVE, in a set and without one", test_timer },
                 CU_TEST_INFO_NULL,
         };
         return ts_run_suite("fd mux", NULL, NULL, tests);
