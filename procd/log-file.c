@@ -5,8 +5,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#include "trackers/util.h"
 
 struct pd_log_file {
         char *path;
@@ -47,8 +48,8 @@ void pd_log_file_close(pd_log_file *lf)
 
 static void rotate_if_big(pd_log_file *lf)
 {
-        struct stat st;
-        if (!lf->max_bytes || fstat(lf->fd, &st) < 0 || (uint64_t) st.st_size < lf->max_bytes)
+        tr_fd_stat st; /* the size alone: the line written next keeps a coarse mtime */
+        if (!lf->max_bytes || tr_fd_stat_untimed(lf->fd, &st) < 0 || st.size_bytes < lf->max_bytes)
                 return;
         g_autofree char *old = g_strconcat(lf->path, ".old", NULL);
         if (rename(lf->path, old) < 0)

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* half of the smallest page size */
@@ -241,4 +242,33 @@ uint64_t tr_now_usec(void)
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* Kernel quirk (Linux 6.13, multigrain timestamps; ext4, xfs, btrfs and tmpfs): a stat that
+ * returns an inode's ctime or mtime marks the ctime as queried (fill_mg_cmtime), so the next
+ * write to the file stamps a fine-grained time and dirties the inode - on ext4 a journalled
+ * inode update - where it would keep the coarse tick's stamp (one update a tick).  fstat
+ * asks for every time; statx with STATX_TYPE | STATX_UID | STATX_SIZE does not.  procd's
+ * fstat of each reply FIFO cost every classic reply ~3 us of ext4 journalling (issue 20,
+ * NOTES 14.20).  Kernels before statx (4.11) answer ENOSYS: fstat there, before the quirk. */
+int tr_fd_stat_untimed(int fd, tr_fd_stat *out)
+{
+        struct statx sx;
+        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_TYPE | STATX_UID | STATX_SIZE, &sx) == 0) {
+                if ((sx.stx_mask & (STATX_TYPE | STATX_UID)) != (STATX_TYPE | STATX_UID))
+                        return -EIO;
+                out->mode = sx.stx_mode;
+                out->uid = sx.stx_uid;
+                out->size_bytes = (sx.stx_mask & STATX_SIZE) ? sx.stx_size : 0;
+                return 0;
+        }
+        if (errno != ENOSYS)
+                return -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        out->mode = st.st_mode;
+        out->uid = st.st_uid;
+        out->size_bytes = (uint64_t) st.st_size;
+        return 0;
 }

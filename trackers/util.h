@@ -99,3 +99,14 @@ int tr_parse_pid(const char *s, pid_t *out);
 
 /* Monotonic clock in microseconds. */
 uint64_t tr_now_usec(void);
+
+/* What tr_fd_stat_untimed tells of an open file. */
+typedef struct tr_fd_stat {
+        mode_t mode;
+        uid_t uid;
+        uint64_t size_bytes;
+} tr_fd_stat;
+
+/* An open file's type, owner and size without asking for its times: for files that are
+ * written right after (a reply FIFO, a log), see util.c.  0 or -errno. */
+int tr_fd_stat_untimed(int fd, tr_fd_stat *out);

@@ -541,9 +541,11 @@ static void admit(creq *q, uid_t owner)
 
 /* The reply FIFO is opened without a look first (condor_procd's order: open, then the
  * command): O_NOFOLLOW refuses a symlink, O_NONBLOCK an open that would wait, O_NOCTTY a
- * terminal, and the fstat below anything but a FIFO (a regular file opened for writing
+ * terminal, and the stat below anything but a FIFO (a regular file opened for writing
  * without O_TRUNC is left as it was; only root can make device nodes).  A lstat before it
- * cost one path walk per request (issue 20). */
+ * cost one path walk per request; that stat asks for the type and owner alone, since one
+ * that returns the times makes the reply's write dirty the FIFO's inode (issue 20,
+ * tr_fd_stat_untimed). */
 static void try_open(creq *q)
 {
         int fd = open(q->path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
@@ -573,14 +575,14 @@ static void try_open(creq *q)
                 creq_done(q);
                 return;
         }
-        struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+        tr_fd_stat st;
+        if (tr_fd_stat_untimed(fd, &st) < 0 || !S_ISFIFO(st.mode)) {
                 g_warning("classic: %s is not a FIFO: request of pid %d dropped", q->path, (int) q->r.client_pid);
                 close(fd);
                 creq_done(q);
                 return;
         }
-        if (q->admitted && st.st_uid != q->owner) {
+        if (q->admitted && st.uid != q->owner) {
                 g_warning("classic: %s was replaced: request of pid %d dropped", q->path, (int) q->r.client_pid);
                 close(fd);
                 creq_done(q);
@@ -588,7 +590,7 @@ static void try_open(creq *q)
         }
         q->fd = fd;
         if (!q->admitted)
-                admit(q, st.st_uid);
+                admit(q, st.uid);
         if (!q->slot) {
                 reply_error(q, pd_cl_error_from_status(q->r.command, PROCD_E_INTERNAL));
                 return;

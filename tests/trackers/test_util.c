@@ -1,9 +1,13 @@
 /* Unit tests of trackers/util.c parsers: decimal counters (the hand parser's edges and the
- * writer), sizes (suffixes, fractions, "max", errors). */
+ * writer), sizes (suffixes, fractions, "max", errors); and the untimed stat of an open file. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "testsupport.h"
 #include "trackers/util.h"
@@ -95,6 +99,31 @@ static void test_bad_sizes(void)
         check_size("16777216T", -ERANGE, 0);
 }
 
+/* tr_fd_stat_untimed: a FIFO's type and owner, a regular file's size, a closed fd's error */
+static void test_stat_untimed(void)
+{
+        char dir[] = "/tmp/procd-test-util.XXXXXX";
+        CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+        char fifo[64], file[64];
+        snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+        snprintf(file, sizeof file, "%s/file", dir);
+        tr_fd_stat st;
+        CU_ASSERT(mkfifo(fifo, 0600) == 0);
+        int rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        CU_ASSERT(rfd >= 0 && tr_fd_stat_untimed(rfd, &st) == 0 && S_ISFIFO(st.mode) && st.uid == geteuid());
+        int fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        CU_ASSERT(fd >= 0 && write(fd, "12345", 5) == 5);
+        CU_ASSERT(tr_fd_stat_untimed(fd, &st) == 0 && S_ISREG(st.mode) && st.size_bytes == 5);
+        if (rfd >= 0)
+                close(rfd);
+        if (fd >= 0)
+                close(fd);
+        CU_ASSERT(tr_fd_stat_untimed(fd, &st) == -EBADF);
+        unlink(fifo);
+        unlink(file);
+        rmdir(dir);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -102,6 +131,7 @@ int main(void)
                 { "decimals written", test_put_u64 },
                 { "sizes", test_sizes },
                 { "bad sizes", test_bad_sizes },
+                { "untimed stat", test_stat_untimed },
                 CU_TEST_INFO_NULL,
         };
         return ts_run_suite("util parsers", NULL, NULL, tests);
