@@ -3,7 +3,7 @@
  *
  *   bench-classic [--short] [--families N] [--background N] [--calls N] [--daemon PATH]
  *                 [--no-state] [--state-tmpfs] [--fifo-usage-only] [--classic-only]
- *                 [--register-gap-ms MS]
+ *                 [--register-gap-ms MS] [--placement same|apart|both|any]
  *                                     (--short: 100 families, 1,000 background, 1,000 calls;
  *                                      --fifo-usage-only: no D-Bus GetUsage loop, so that a
  *                                      profiler attached to procd sees the classic path alone;
@@ -29,6 +29,15 @@
  * a registration finds the kernel's cgroup migration lock still in its writer mode from the
  * one before and skips the RCU grace period the first move after a pause waits for (see
  * docs/admin.md, favordynmods); jobs on a node start seconds apart, so each pays it.
+ * --placement: where the GET_USAGE loops run.  A request and its reply wake the other side
+ * through a pipe (a sync wakeup), and the scheduler then sometimes keeps client and daemon on
+ * one CPU and sometimes not; the two cost the daemon different CPU (here, with nothing else
+ * running: the floor 8.5 us on one CPU, 19-21 us apart; procd 20 and 32 us), so a run left to
+ * the scheduler measured one mode or the other or a mix (the floor's 8.2-21.6 us in NOTES
+ * 14.19).  same: the client and every thread of the daemon on the first CPU this program may
+ * use; apart: the daemon on the second; both (the default): the loops once each way, same
+ * first; any: unpinned, as before.  Only the loops are pinned, and the mask is restored
+ * after them.
  * Everything it started is killed
  * by pid and every cgroup it made is removed.
  */
@@ -41,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -83,6 +93,70 @@ static void report(const char *what, const char *transport, int calls, cpu_mark 
         fflush(stdout);
 }
 
+/* Every thread of pid onto the CPUs of mask (their scheduler affinity). */
+static int pin_threads(pid_t pid, const cpu_set_t *mask)
+{
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/task", (int) pid);
+        DIR *d = opendir(path);
+        if (!d)
+                return -errno;
+        int r = 0;
+        for (struct dirent *de; (de = readdir(d));) {
+                pid_t tid = atoi(de->d_name);
+                if (tid > 0 && sched_setaffinity(tid, sizeof *mask, mask) < 0 && errno != ESRCH)
+                        r = -errno;
+        }
+        closedir(d);
+        return r;
+}
+
+typedef struct placement {
+        const char *name; /* "same", "apart", "any" */
+        int client_cpu, daemon_cpu; /* -1: unpinned */
+} placement;
+
+/* The placements --placement asks for, from the CPUs this program may use: at most 2. */
+static int placements_for(const char *want, const cpu_set_t *allowed, placement out[2])
+{
+        int first = -1, second = -1;
+        for (int c = 0; c < CPU_SETSIZE && second < 0; c++)
+                if (CPU_ISSET(c, allowed)) {
+                        if (first < 0)
+                                first = c;
+                        else
+                                second = c;
+                }
+        int n = 0;
+        if (!strcmp(want, "any"))
+                out[n++] = (placement) { "any", -1, -1 };
+        if (!strcmp(want, "same") || !strcmp(want, "both"))
+                out[n++] = (placement) { "same", first, first };
+        if (!strcmp(want, "apart") || !strcmp(want, "both")) {
+                if (second < 0)
+                        printf("bench-classic: one CPU allowed: no \"apart\" placement\n");
+                else
+                        out[n++] = (placement) { "apart", first, second };
+        }
+        return n;
+}
+
+/* Pin the client (this process) and the daemon as p says; unpinned: both back to allowed. */
+static void place(const placement *p, pid_t daemon, const cpu_set_t *allowed)
+{
+        cpu_set_t c, d;
+        c = d = *allowed;
+        if (p && p->client_cpu >= 0) {
+                CPU_ZERO(&c);
+                CPU_SET(p->client_cpu, &c);
+                CPU_ZERO(&d);
+                CPU_SET(p->daemon_cpu, &d);
+        }
+        if (sched_setaffinity(0, sizeof c, &c) < 0 || pin_threads(daemon, &d) < 0)
+                printf("bench-classic: cannot pin (%s): the %s figures are unpinned\n", strerror(errno),
+                       p ? p->name : "next");
+}
+
 static void kill_all(pid_t *pids, int n)
 {
         for (int i = 0; i < n; i++)
@@ -113,6 +187,7 @@ int main(int argc, char **argv)
         int families = 1000, background = 5000, calls = 5000;
         bool no_state = false, state_tmpfs = false, fifo_usage_only = false, classic_only = false;
         int register_gap_ms = 0;
+        const char *placement_arg = "both";
         for (int i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "--families") && i + 1 < argc)
                         families = atoi(argv[++i]);
@@ -136,10 +211,14 @@ int main(int argc, char **argv)
                         classic_only = true;
                 else if (!strcmp(argv[i], "--register-gap-ms") && i + 1 < argc)
                         register_gap_ms = atoi(argv[++i]);
+                else if (!strcmp(argv[i], "--placement") && i + 1 < argc &&
+                         strstr("|same|apart|both|any|", argv[i + 1]) && strchr(argv[i + 1], '|') == NULL &&
+                         *argv[i + 1])
+                        placement_arg = argv[++i];
                 else {
                         fprintf(stderr, "usage: bench-classic [--short] [--families N] [--background N] [--calls N] "
                                         "[--daemon PATH] [--no-state] [--state-tmpfs] [--fifo-usage-only] [--classic-only] "
-                                        "[--register-gap-ms MS]\n");
+                                        "[--register-gap-ms MS] [--placement same|apart|both|any]\n");
                         return 2;
                 }
         }
@@ -275,21 +354,34 @@ int main(int argc, char **argv)
                 for (int tries = 0; tries < 2000 && !root_execd(roots[i]); tries++)
                         usleep(1000);
 
-        /* GET_USAGE of one family */
-        cc_usage cu;
-        a = mark(d.pid);
-        for (int i = 0; i < calls; i++)
-                failed += cc_get_usage(&cc, roots[1], &cu) != 0;
-        b = mark(d.pid);
-        report("GET_USAGE", "fifo", calls, a, b);
-        if (dc && !fifo_usage_only) {
-                procd_usage tu;
+        /* GET_USAGE of one family, in each placement asked for */
+        cpu_set_t allowed;
+        CPU_ZERO(&allowed);
+        if (sched_getaffinity(0, sizeof allowed, &allowed) < 0)
+                CPU_SET(0, &allowed);
+        placement where[2];
+        int n_where = placements_for(placement_arg, &allowed, where);
+        for (int w = 0; w < n_where; w++) {
+                char what[32];
+                place(&where[w], d.pid, &allowed);
+                cc_usage cu;
                 a = mark(d.pid);
                 for (int i = 0; i < calls; i++)
-                        failed += procd_get_usage(dc, roots[half + 1], &tu, NULL) != PROCD_OK;
+                        failed += cc_get_usage(&cc, roots[1], &cu) != 0;
                 b = mark(d.pid);
-                report("GetUsage", "dbus", calls, a, b);
+                snprintf(what, sizeof what, "GET_USAGE/%s", where[w].name);
+                report(what, "fifo", calls, a, b);
+                if (dc && !fifo_usage_only) {
+                        procd_usage tu;
+                        a = mark(d.pid);
+                        for (int i = 0; i < calls; i++)
+                                failed += procd_get_usage(dc, roots[half + 1], &tu, NULL) != PROCD_OK;
+                        b = mark(d.pid);
+                        snprintf(what, sizeof what, "GetUsage/%s", where[w].name);
+                        report(what, "dbus", calls, a, b);
+                }
         }
+        place(NULL, d.pid, &allowed);
 
         /* KILL_FAMILY: a tenth of each half */
         int kills = half / 10 ? half / 10 : 1;
