@@ -11,7 +11,8 @@
 #                  (state file on a tmpfs; with its D-Bus socket and a D-Bus client, and
 #                  again --classic-only, as HTCondor runs it: no D-Bus) and, when
 #                  CONDOR_PROCD names one, condor_procd, one after the other for each family
-#                  count (ratios from the same minute)
+#                  count (ratios from the same minute); GET_USAGE twice in each run, client
+#                  and daemon pinned to one CPU, then to two (--placement both)
 #   bench-fds      fds and RSS per family, 10,000 families under a 20,000-fd limit, and the
 #                  answer at the limit
 #   bench-starter  procd-starter /bin/true, embedded and with procd, against fork+exec
