@@ -229,6 +229,9 @@ pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDS
         e->fn = fn;
         e->data = data;
         e->source = g_unix_fd_add_full(G_PRIORITY_DEFAULT, fd, cond, own_fd_cb, e, own_free);
+        /* no nested main loop in procd (see pd_fd_mux_new): no fd taken out of the poll set
+         * and put back around each dispatch */
+        g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, e->source), TRUE);
         return e;
 }
 

@@ -1,7 +1,6 @@
 /* dbus-loop.c - libdbus-1 watches, timeouts and dispatch in the GLib main loop. */
 #include "dbus-loop.h"
 
-#include <glib-unix.h>
 #include <glib.h>
 
 #define DISPATCH_PER_TURN 8
@@ -29,10 +28,16 @@ static gboolean watch_cb(gint fd, GIOCondition cond, gpointer data)
         return G_SOURCE_CONTINUE;
 }
 
-/* data: a set of rare fds (a server's listening socket: fd-mux.h), or NULL (a source) */
+/* data: procd's fd set (fd-mux.h), or NULL.  A connection's socket sits in the set too,
+ * though it carries requests: a source of its own cost every classic request ~1 us (GLib's
+ * prepare and check of one more source, one more fd in every poll; NOTES 14.20), where in
+ * the set a D-Bus message costs one epoll_wait more (~50 us a call already).  The set's
+ * rules keep it fair: each ready entry runs once a turn, and dispatch is an idle source of
+ * DISPATCH_PER_TURN messages.  A socket's read and write watches share its fd, and an
+ * epoll set holds an fd once: the read watch joins the set, the write watch (enabled only
+ * while the socket will not take what libdbus has to send) is a source of its own. */
 static dbus_bool_t add_watch(DBusWatch *w, void *data)
 {
-        pd_fd_mux *mux = data;
         if (!dbus_watch_get_enabled(w))
                 return TRUE;
         unsigned flags = dbus_watch_get_flags(w);
@@ -41,30 +46,16 @@ static dbus_bool_t add_watch(DBusWatch *w, void *data)
                 cond |= G_IO_IN;
         if (flags & DBUS_WATCH_WRITABLE)
                 cond |= G_IO_OUT;
-        if (mux) {
-                pd_fd_mux_entry *e = pd_fd_mux_add(mux, dbus_watch_get_unix_fd(w), cond, watch_cb, w);
-                dbus_watch_set_data(w, e, NULL);
-                return e != NULL;
-        }
-        guint id = g_unix_fd_add(dbus_watch_get_unix_fd(w), cond, watch_cb, w);
-        /* as the classic FIFO's source: GLib would take the fd out of the poll set and put
-         * it back around each dispatch (2 eventfd writes, a read, a poll per message);
-         * procd runs no nested loop, so watch_cb never recurses */
-        g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, id), TRUE);
-        dbus_watch_set_data(w, GUINT_TO_POINTER(id), NULL);
-        return TRUE;
+        pd_fd_mux *set = (flags & DBUS_WATCH_WRITABLE) ? NULL : data;
+        pd_fd_mux_entry *e = pd_fd_mux_add(set, dbus_watch_get_unix_fd(w), cond, watch_cb, w);
+        dbus_watch_set_data(w, e, NULL);
+        return e != NULL;
 }
 
 static void remove_watch(DBusWatch *w, void *data)
 {
-        if (data) {
-                pd_fd_mux_remove(dbus_watch_get_data(w));
-                dbus_watch_set_data(w, NULL, NULL);
-                return;
-        }
-        guint id = GPOINTER_TO_UINT(dbus_watch_get_data(w));
-        if (id)
-                g_source_remove(id);
+        (void) data;
+        pd_fd_mux_remove(dbus_watch_get_data(w)); /* NULL (never added: disabled) is a no-op */
         dbus_watch_set_data(w, NULL, NULL);
 }
 
@@ -131,11 +122,11 @@ static void dispatch_status_cb(DBusConnection *c, DBusDispatchStatus st, void *d
                 l->dispatch_idle = g_idle_add_full(G_PRIORITY_DEFAULT, dispatch_cb, l, NULL);
 }
 
-pd_dbus_loop *pd_dbus_loop_attach_connection(DBusConnection *c)
+pd_dbus_loop *pd_dbus_loop_attach_connection(DBusConnection *c, pd_fd_mux *mux)
 {
         pd_dbus_loop *l = g_new0(pd_dbus_loop, 1);
         l->c = c;
-        if (!dbus_connection_set_watch_functions(c, add_watch, remove_watch, toggle_watch, NULL, NULL) ||
+        if (!dbus_connection_set_watch_functions(c, add_watch, remove_watch, toggle_watch, mux, NULL) ||
             !dbus_connection_set_timeout_functions(c, add_timeout, remove_timeout, toggle_timeout, NULL, NULL)) {
                 pd_dbus_loop_detach(l);
                 return NULL;

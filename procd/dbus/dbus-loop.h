@@ -1,6 +1,6 @@
-/* dbus-loop.h - libdbus-1 wired into the GLib main loop by hand: DBusWatch -> g_unix_fd_add,
- * DBusTimeout -> g_timeout_add, dispatch from an idle source (a few messages per turn, so
- * that one busy connection cannot starve the others). */
+/* dbus-loop.h - libdbus-1 wired into the GLib main loop by hand: DBusWatch -> an entry of
+ * procd's fd set (fd-mux.h), DBusTimeout -> g_timeout_add, dispatch from an idle source (a
+ * few messages per turn, so that one busy connection cannot starve the others). */
 #pragma once
 
 #include <dbus/dbus.h>
@@ -10,8 +10,9 @@
 
 typedef struct pd_dbus_loop pd_dbus_loop;
 
-/* Attach a connection to the default main context; NULL on out-of-memory. */
-pd_dbus_loop *pd_dbus_loop_attach_connection(DBusConnection *c);
+/* Attach a connection to the default main context, its socket in mux's set (NULL: a
+ * source of its own); NULL on out-of-memory. */
+pd_dbus_loop *pd_dbus_loop_attach_connection(DBusConnection *c, pd_fd_mux *mux);
 /* Detach (watches and timeouts removed, idle dispatch cancelled) and free. */
 void pd_dbus_loop_detach(pd_dbus_loop *l);
 

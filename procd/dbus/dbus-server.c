@@ -300,7 +300,7 @@ static void new_connection(DBusServer *server, DBusConnection *c, void *data)
         dbus_connection_set_max_message_unix_fds(c, PD_DBUS_MAX_MESSAGE_FDS);
         dbus_connection_set_max_received_unix_fds(c, PD_DBUS_MAX_RECEIVED_FDS);
         if (!dbus_connection_register_object_path(c, PROCD_DBUS_PATH, &object_vtable, pc) ||
-            !dbus_connection_add_filter(c, filter, pc, NULL) || !(pc->loop = pd_dbus_loop_attach_connection(c))) {
+            !dbus_connection_add_filter(c, filter, pc, NULL) || !(pc->loop = pd_dbus_loop_attach_connection(c, pd_registry_fd_mux(s->cm->reg)))) {
                 g_warning("out of memory setting up a connection");
                 dbus_connection_remove_filter(c, filter, pc);
                 dbus_connection_unregister_object_path(c, PROCD_DBUS_PATH);
