@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trackers/util.h"
@@ -48,8 +49,8 @@ void pd_log_file_close(pd_log_file *lf)
 
 static void rotate_if_big(pd_log_file *lf)
 {
-        tr_fd_stat st; /* the size alone: the line written next keeps a coarse mtime */
-        if (!lf->max_bytes || tr_fd_stat_untimed(lf->fd, &st) < 0 || st.size_bytes < lf->max_bytes)
+        tr_stat st; /* the size alone: the line written next keeps a coarse mtime */
+        if (!lf->max_bytes || tr_stat_untimed(lf->fd, NULL, STATX_SIZE, &st) < 0 || st.size_bytes < lf->max_bytes)
                 return;
         g_autofree char *old = g_strconcat(lf->path, ".old", NULL);
         if (rename(lf->path, old) < 0)

@@ -100,13 +100,16 @@ int tr_parse_pid(const char *s, pid_t *out);
 /* Monotonic clock in microseconds. */
 uint64_t tr_now_usec(void);
 
-/* What tr_fd_stat_untimed tells of an open file. */
-typedef struct tr_fd_stat {
-        mode_t mode;
+/* What tr_stat_untimed tells of a file. */
+typedef struct tr_stat {
+        mode_t mode; /* the type bits, and the permissions where STATX_MODE was asked */
         uid_t uid;
         uint64_t size_bytes;
-} tr_fd_stat;
+} tr_stat;
 
-/* An open file's type, owner and size without asking for its times: for files that are
- * written right after (a reply FIFO, a log), see util.c.  0 or -errno. */
-int tr_fd_stat_untimed(int fd, tr_fd_stat *out);
+/* A file's type, owner or size (want: STATX_TYPE, STATX_MODE, STATX_UID, STATX_SIZE) without
+ * asking for its times, for files written right after (a reply FIFO, a log): see util.c.
+ * path NULL or "": the file of dirfd itself; else path under dirfd (AT_FDCWD: as open
+ * would), a symlink not followed.  0, -errno, or -ENODATA when a field asked for is not
+ * known there. */
+int tr_stat_untimed(int dirfd, const char *path, unsigned want, tr_stat *out);

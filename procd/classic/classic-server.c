@@ -545,16 +545,17 @@ static void admit(creq *q, uid_t owner)
  * without O_TRUNC is left as it was; only root can make device nodes).  A lstat before it
  * cost one path walk per request; that stat asks for the type and owner alone, since one
  * that returns the times makes the reply's write dirty the FIFO's inode (issue 20,
- * tr_fd_stat_untimed). */
+ * tr_stat_untimed). */
 static void try_open(creq *q)
 {
         int fd = open(q->path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
         if (fd < 0 && errno == ENXIO && g_get_monotonic_time() < q->deadline_usec) {
                 /* the client has not opened its end (yet): never block the loop on it.
                  * Waiting holds an admission slot of the FIFO owner's, as serving does. */
-                struct stat st;
-                if (!q->admitted && lstat(q->path, &st) == 0 && S_ISFIFO(st.st_mode))
-                        admit(q, st.st_uid);
+                tr_stat st;
+                if (!q->admitted && tr_stat_untimed(AT_FDCWD, q->path, STATX_TYPE | STATX_UID, &st) == 0 &&
+                    S_ISFIFO(st.mode))
+                        admit(q, st.uid);
                 if (!q->slot) {
                         g_message("classic: %s from pid %d: reply FIFO %s not opened and no admission slot: dropped",
                                   pd_cl_command_name(q->r.command), (int) q->r.client_pid, q->path);
@@ -575,9 +576,15 @@ static void try_open(creq *q)
                 creq_done(q);
                 return;
         }
-        tr_fd_stat st;
-        if (tr_fd_stat_untimed(fd, &st) < 0 || !S_ISFIFO(st.mode)) {
-                g_warning("classic: %s is not a FIFO: request of pid %d dropped", q->path, (int) q->r.client_pid);
+        tr_stat st;
+        int sr = tr_stat_untimed(fd, NULL, STATX_TYPE | STATX_UID, &st);
+        if (sr < 0 || !S_ISFIFO(st.mode)) {
+                if (sr < 0)
+                        g_warning("classic: %s: %s: request of pid %d dropped", q->path, strerror(-sr),
+                                  (int) q->r.client_pid);
+                else
+                        g_warning("classic: %s is not a FIFO: request of pid %d dropped", q->path,
+                                  (int) q->r.client_pid);
                 close(fd);
                 creq_done(q);
                 return;

@@ -1,4 +1,4 @@
-/* fd-mux.c - rare fds watched through one epoll fd (see fd-mux.h). */
+/* fd-mux.c - the fds other than the classic FIFO, watched through one epoll fd (see fd-mux.h). */
 #include "fd-mux.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
-/* fd-mux.h - fds that rarely wake procd, watched through one epoll fd: one GLib source.
+/* fd-mux.h - the fds other than the classic FIFO, watched through one epoll fd: one GLib
+ * source.
  *
  * GLib walks every source of the context twice per main-loop iteration (prepare, check)
  * and poll() visits every fd, so each source costs every request, classic or D-Bus, a
@@ -12,7 +13,10 @@
  * messages cost ~50 us anyway, and as sources they taxed every classic request:
  * dbus-loop.c).  Long periodic timers (the classic FIFOs' housekeeping) join the set as
  * timerfds, for the same reason.  An fd can be in the set once: a second entry for it is
- * refused by epoll (EEXIST) and becomes a source of its own.
+ * refused by epoll (EEXIST) and becomes a source of its own.  Fairness: with more than
+ * PD_FD_MUX_PER_TURN entries ready, each waits its turn (epoll hands out a level-triggered
+ * entry it returned after the ones it did not), so with many busy D-Bus clients each is
+ * read every ceil(n / PD_FD_MUX_PER_TURN) turns, where as sources each was read every turn.
  *
  * An entry stays until its callback returns G_SOURCE_REMOVE or it is removed; its fd is
  * level-triggered, so a callback that leaves data unread is called again on the next

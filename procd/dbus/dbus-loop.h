@@ -1,6 +1,7 @@
-/* dbus-loop.h - libdbus-1 wired into the GLib main loop by hand: DBusWatch -> an entry of
- * procd's fd set (fd-mux.h), DBusTimeout -> g_timeout_add, dispatch from an idle source (a
- * few messages per turn, so that one busy connection cannot starve the others). */
+/* dbus-loop.h - libdbus-1 wired into the GLib main loop by hand: a read DBusWatch -> an
+ * entry of procd's fd set (fd-mux.h), a write one -> a source of its own, DBusTimeout ->
+ * g_timeout_add, dispatch from an idle source (a few messages per turn, so that one busy
+ * connection cannot starve the others). */
 #pragma once
 
 #include <dbus/dbus.h>

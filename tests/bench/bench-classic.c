@@ -34,10 +34,11 @@
  * one CPU and sometimes not; the two cost the daemon different CPU (here, with nothing else
  * running: the floor 8.5 us on one CPU, 19-21 us apart; procd 20 and 32 us), so a run left to
  * the scheduler measured one mode or the other or a mix (the floor's 8.2-21.6 us in NOTES
- * 14.19).  same: the client and every thread of the daemon on the first CPU this program may
- * use; apart: the daemon on the second; both (the default): the loops once each way, same
- * first; any: unpinned, as before.  Only the loops are pinned, and the mask is restored
- * after them.
+ * 14.19).  same: the client and every thread of the daemon on one CPU this program may use
+ * (not CPU 0 where another is allowed); apart: the daemon on another (another core where
+ * the topology shows one); both (the default): the loops once each way, same first; any:
+ * unpinned, as before.  The CPUs are printed; only the loops are pinned, each side's mask is
+ * restored after them, and a loop that could not be pinned is labelled "any".
  * Everything it started is killed
  * by pid and every cgroup it made is removed.
  */
@@ -116,17 +117,52 @@ typedef struct placement {
         int client_cpu, daemon_cpu; /* -1: unpinned */
 } placement;
 
-/* The placements --placement asks for, from the CPUs this program may use: at most 2. */
+/* Whether cpu b is a hardware thread of cpu a's core (its thread_siblings_list, "0-1" or
+ * "0,4"); false when the list cannot be read. */
+static bool smt_siblings(int a, int b)
+{
+        char path[96], list[256] = "";
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", a);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return false;
+        bool in = false;
+        if (fgets(list, sizeof list, f))
+                for (char *p = list; *p && !in;) {
+                        char *end;
+                        long lo = strtol(p, &end, 10), hi = lo;
+                        if (end == p)
+                                break;
+                        if (*end == '-')
+                                hi = strtol(end + 1, &end, 10);
+                        in = b >= lo && b <= hi;
+                        p = *end == ',' ? end + 1 : end;
+                        if (*end != ',')
+                                break;
+                }
+        fclose(f);
+        return in;
+}
+
+/* The placements --placement asks for (same, apart, both, any), from the CPUs this program
+ * may use: at most 2.  The first CPU is the first allowed one other than CPU 0 where there is
+ * one (CPU 0 takes most of the interrupts); apart, the daemon's is on another core where the
+ * topology shows one (not a hardware thread of the first CPU's core). */
 static int placements_for(const char *want, const cpu_set_t *allowed, placement out[2])
 {
-        int first = -1, second = -1;
+        int first = -1, second = -1, sibling = -1;
+        for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, allowed) && (first < 0 || (first == 0 && c > 0)))
+                        first = c;
         for (int c = 0; c < CPU_SETSIZE && second < 0; c++)
-                if (CPU_ISSET(c, allowed)) {
-                        if (first < 0)
-                                first = c;
-                        else
+                if (c != first && CPU_ISSET(c, allowed)) {
+                        if (!smt_siblings(first, c))
                                 second = c;
+                        else if (sibling < 0)
+                                sibling = c;
                 }
+        if (second < 0)
+                second = sibling;
         int n = 0;
         if (!strcmp(want, "any"))
                 out[n++] = (placement) { "any", -1, -1 };
@@ -138,23 +174,38 @@ static int placements_for(const char *want, const cpu_set_t *allowed, placement 
                 else
                         out[n++] = (placement) { "apart", first, second };
         }
+        for (int i = 0; i < n; i++)
+                if (out[i].client_cpu >= 0)
+                        printf("bench-classic: placement %s: client on CPU %d, daemon on CPU %d%s\n", out[i].name,
+                               out[i].client_cpu, out[i].daemon_cpu,
+                               out[i].client_cpu != out[i].daemon_cpu && out[i].daemon_cpu == sibling
+                                       ? " (hardware threads of one core: no other core allowed)"
+                                       : "");
         return n;
 }
 
-/* Pin the client (this process) and the daemon as p says; unpinned: both back to allowed. */
-static void place(const placement *p, pid_t daemon, const cpu_set_t *allowed)
+/* Pin the client (this process) and every thread of the daemon as p says (p NULL: back to
+ * the masks they had, client_mask and daemon_mask).  Whether both were pinned: when not,
+ * the loops run where they are, and their figures are labelled "any". */
+static bool place(const placement *p, pid_t daemon, const cpu_set_t *client_mask, const cpu_set_t *daemon_mask)
 {
-        cpu_set_t c, d;
-        c = d = *allowed;
+        cpu_set_t c = *client_mask, d = *daemon_mask;
         if (p && p->client_cpu >= 0) {
                 CPU_ZERO(&c);
                 CPU_SET(p->client_cpu, &c);
                 CPU_ZERO(&d);
                 CPU_SET(p->daemon_cpu, &d);
         }
-        if (sched_setaffinity(0, sizeof c, &c) < 0 || pin_threads(daemon, &d) < 0)
-                printf("bench-classic: cannot pin (%s): the %s figures are unpinned\n", strerror(errno),
-                       p ? p->name : "next");
+        int r = sched_setaffinity(0, sizeof c, &c) < 0 ? -errno : 0;
+        if (r == 0)
+                r = pin_threads(daemon, &d);
+        if (r < 0 && p) {
+                printf("bench-classic: cannot pin for placement %s (%s): its figures are labelled \"any\"\n", p->name,
+                       strerror(-r));
+                (void) sched_setaffinity(0, sizeof *client_mask, client_mask);
+                (void) pin_threads(daemon, daemon_mask);
+        }
+        return r == 0;
 }
 
 static void kill_all(pid_t *pids, int n)
@@ -212,8 +263,8 @@ int main(int argc, char **argv)
                 else if (!strcmp(argv[i], "--register-gap-ms") && i + 1 < argc)
                         register_gap_ms = atoi(argv[++i]);
                 else if (!strcmp(argv[i], "--placement") && i + 1 < argc &&
-                         strstr("|same|apart|both|any|", argv[i + 1]) && strchr(argv[i + 1], '|') == NULL &&
-                         *argv[i + 1])
+                         (!strcmp(argv[i + 1], "same") || !strcmp(argv[i + 1], "apart") ||
+                          !strcmp(argv[i + 1], "both") || !strcmp(argv[i + 1], "any")))
                         placement_arg = argv[++i];
                 else {
                         fprintf(stderr, "usage: bench-classic [--short] [--families N] [--background N] [--calls N] "
@@ -355,21 +406,26 @@ int main(int argc, char **argv)
                         usleep(1000);
 
         /* GET_USAGE of one family, in each placement asked for */
-        cpu_set_t allowed;
-        CPU_ZERO(&allowed);
-        if (sched_getaffinity(0, sizeof allowed, &allowed) < 0)
-                CPU_SET(0, &allowed);
+        cpu_set_t allowed, daemon_allowed;
         placement where[2];
-        int n_where = placements_for(placement_arg, &allowed, where);
+        int n_where = 0;
+        if (sched_getaffinity(0, sizeof allowed, &allowed) < 0 || sched_getaffinity(d.pid, sizeof daemon_allowed,
+                                                                                    &daemon_allowed) < 0) {
+                printf("bench-classic: cannot read the CPU masks (%s): the loops run unpinned\n", strerror(errno));
+                where[n_where++] = (placement) { "any", -1, -1 };
+        } else {
+                n_where = placements_for(placement_arg, &allowed, where);
+        }
         for (int w = 0; w < n_where; w++) {
                 char what[32];
-                place(&where[w], d.pid, &allowed);
+                bool pinned = where[w].client_cpu < 0 || place(&where[w], d.pid, &allowed, &daemon_allowed);
+                const char *label = pinned ? where[w].name : "any";
                 cc_usage cu;
                 a = mark(d.pid);
                 for (int i = 0; i < calls; i++)
                         failed += cc_get_usage(&cc, roots[1], &cu) != 0;
                 b = mark(d.pid);
-                snprintf(what, sizeof what, "GET_USAGE/%s", where[w].name);
+                snprintf(what, sizeof what, "GET_USAGE/%s", label);
                 report(what, "fifo", calls, a, b);
                 if (dc && !fifo_usage_only) {
                         procd_usage tu;
@@ -377,11 +433,12 @@ int main(int argc, char **argv)
                         for (int i = 0; i < calls; i++)
                                 failed += procd_get_usage(dc, roots[half + 1], &tu, NULL) != PROCD_OK;
                         b = mark(d.pid);
-                        snprintf(what, sizeof what, "GetUsage/%s", where[w].name);
+                        snprintf(what, sizeof what, "GetUsage/%s", label);
                         report(what, "dbus", calls, a, b);
                 }
+                if (where[w].client_cpu >= 0 && pinned)
+                        (void) place(NULL, d.pid, &allowed, &daemon_allowed);
         }
-        place(NULL, d.pid, &allowed);
 
         /* KILL_FAMILY: a tenth of each half */
         int kills = half / 10 ? half / 10 : 1;

@@ -1,5 +1,5 @@
 /* Unit tests of trackers/util.c parsers: decimal counters (the hand parser's edges and the
- * writer), sizes (suffixes, fractions, "max", errors); and the untimed stat of an open file. */
+ * writer), sizes (suffixes, fractions, "max", errors); and the untimed stat of a file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -99,26 +99,38 @@ static void test_bad_sizes(void)
         check_size("16777216T", -ERANGE, 0);
 }
 
-/* tr_fd_stat_untimed: a FIFO's type and owner, a regular file's size, a closed fd's error */
+/* tr_stat_untimed: a FIFO's type and owner through its fd and by path, a regular file's
+ * size, a symlink not followed, a field the kernel does not know, a closed fd's error */
 static void test_stat_untimed(void)
 {
         char dir[] = "/tmp/procd-test-util.XXXXXX";
         CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
-        char fifo[64], file[64];
+        char fifo[64], file[64], link[64];
         snprintf(fifo, sizeof fifo, "%s/fifo", dir);
         snprintf(file, sizeof file, "%s/file", dir);
-        tr_fd_stat st;
+        snprintf(link, sizeof link, "%s/link", dir);
+        tr_stat st;
         CU_ASSERT(mkfifo(fifo, 0600) == 0);
         int rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        CU_ASSERT(rfd >= 0 && tr_fd_stat_untimed(rfd, &st) == 0 && S_ISFIFO(st.mode) && st.uid == geteuid());
+        CU_ASSERT(rfd >= 0 && tr_stat_untimed(rfd, NULL, STATX_TYPE | STATX_UID, &st) == 0 && S_ISFIFO(st.mode) &&
+                  st.uid == geteuid());
+        CU_ASSERT(tr_stat_untimed(AT_FDCWD, fifo, STATX_TYPE | STATX_UID, &st) == 0 && S_ISFIFO(st.mode));
+        CU_ASSERT(symlink(fifo, link) == 0);
+        CU_ASSERT(tr_stat_untimed(AT_FDCWD, link, STATX_TYPE, &st) == 0 && S_ISLNK(st.mode));
         int fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
         CU_ASSERT(fd >= 0 && write(fd, "12345", 5) == 5);
-        CU_ASSERT(tr_fd_stat_untimed(fd, &st) == 0 && S_ISREG(st.mode) && st.size_bytes == 5);
+        CU_ASSERT(tr_stat_untimed(fd, "", STATX_TYPE | STATX_SIZE, &st) == 0 && S_ISREG(st.mode) && st.size_bytes == 5);
+        /* STATX_BTIME: a field not every filesystem keeps: 0 or -ENODATA, never a made-up
+         * answer */
+        int r = tr_stat_untimed(fd, NULL, STATX_TYPE | STATX_BTIME, &st);
+        CU_ASSERT(r == 0 || r == -ENODATA);
+        CU_ASSERT(tr_stat_untimed(AT_FDCWD, "/nonexistent/procd-test", STATX_TYPE, &st) == -ENOENT);
         if (rfd >= 0)
                 close(rfd);
         if (fd >= 0)
                 close(fd);
-        CU_ASSERT(tr_fd_stat_untimed(fd, &st) == -EBADF);
+        CU_ASSERT(tr_stat_untimed(fd, NULL, STATX_TYPE, &st) == -EBADF);
+        unlink(link);
         unlink(fifo);
         unlink(file);
         rmdir(dir);
