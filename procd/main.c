@@ -451,7 +451,7 @@ int main(int argc, char **argv)
                 return 1;
         }
 
-        d.loop = g_main_loop_new(NULL, FALSE);
+        d.loop = g_main_loop_new(NULL, TRUE); /* running: pd_fd_mux_run turns until a quit */
         /* NULL without epoll: each fd then gets a source of its own */
         d.fd_mux = pd_fd_mux_new();
         if (pd_registry_new(&d.hs, root, d.opt.snapshot_interval, &d.reg, &err) < 0) {
@@ -601,7 +601,7 @@ int main(int argc, char **argv)
                 }
         }
 
-        g_main_loop_run(d.loop);
+        pd_fd_mux_run(d.fd_mux, d.loop);
         pd_fd_mux_remove(sig_watch);
         if (d.metrics_src) {
                 g_source_remove(d.metrics_src);

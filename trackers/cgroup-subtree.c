@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cgroup-walk.h"
+#include "util.h"
 
 typedef struct node {
         int dirfd;     /* O_PATH */
@@ -34,8 +35,9 @@ static bool is_gone(int e) { return e == ENOENT || e == ENODEV; }
 static long subdirs(int fd, unsigned long *nlink)
 {
         struct stat st;
-        if (fstat(fd, &st) < 0)
-                return -errno;
+        int r = tr_fstat(fd, &st);
+        if (r < 0)
+                return r;
         if (nlink)
                 *nlink = (unsigned long) st.st_nlink;
         return st.st_nlink < 2 ? -EOPNOTSUPP : (long) st.st_nlink - 2;

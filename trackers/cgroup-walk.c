@@ -31,7 +31,7 @@ static bool is_subdir(DIR *d, const struct dirent *de)
 static bool may_have_subdirs(int dfd)
 {
         struct stat st;
-        return fstat(dfd, &st) < 0 || st.st_nlink != 2;
+        return tr_fstat(dfd, &st) < 0 || st.st_nlink != 2;
 }
 
 /* A readable DIR over the cgroup directory dfd (an O_PATH fd cannot be read).  1 with *out

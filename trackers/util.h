@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -99,6 +100,12 @@ int tr_parse_pid(const char *s, pid_t *out);
 
 /* Monotonic clock in microseconds. */
 uint64_t tr_now_usec(void);
+
+/* Whether fd is an eventfd (its /proc/self/fd link says so). */
+bool tr_fd_is_eventfd(int fd);
+
+/* fstat(2) of fd, without a path: 0 or -errno.  For hot paths (see util.c). */
+int tr_fstat(int fd, struct stat *st);
 
 /* What tr_stat_untimed tells of a file. */
 typedef struct tr_stat {

@@ -34,7 +34,8 @@ struct pd_classic_server {
         char *address;
         pd_commands *cm;
         pd_cl_fifo cmd, wd;
-        guint in_src, partial_timer;
+        pd_fd_mux_entry *in_watch; /* the command FIFO, in the registry's fd set */
+        guint partial_timer;
         pd_fd_mux_entry *hk_timer; /* the housekeeping timer (the registry's fd mux) */
         GByteArray *in;           /* unparsed request bytes */
         bool read_full;           /* the last read filled rbuf: the pipe may hold the rest */
@@ -55,7 +56,8 @@ typedef struct creq {
         pd_slot *slot;
         bool admitted;            /* owner, who and slot are set */
         pd_caller who;
-        gint64 deadline_usec;     /* opening the reply FIFO, then each wait to write */
+        gint64 deadline_usec;     /* opening the reply FIFO (0 until an open finds no
+                                   * reader), then each wait to write */
         guint timer, out_src;
         pd_cl_reply reply;
         size_t chunk, off;        /* next chunk to write, bytes of it written */
@@ -549,7 +551,12 @@ static void admit(creq *q, uid_t owner)
 static void try_open(creq *q)
 {
         int fd = open(q->path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0 && errno == ENXIO && g_get_monotonic_time() < q->deadline_usec) {
+        /* the wait's deadline from the first open that found no reader (no clock read on
+         * the usual path: in a guest without a TSC clocksource each is a system call) */
+        bool no_reader = fd < 0 && errno == ENXIO;
+        if (no_reader && !q->deadline_usec)
+                q->deadline_usec = g_get_monotonic_time() + PD_ADMISSION_AUTH_TIMEOUT_SEC * G_USEC_PER_SEC;
+        if (no_reader && g_get_monotonic_time() < q->deadline_usec) {
                 /* the client has not opened its end (yet): never block the loop on it.
                  * Waiting holds an admission slot of the FIFO owner's, as serving does. */
                 tr_stat st;
@@ -566,6 +573,8 @@ static void try_open(creq *q)
                 return;
         }
         if (fd < 0) {
+                if (no_reader)
+                        errno = ENXIO;
                 if (errno == ENOENT)
                         g_message("classic: %s from pid %d: no reply FIFO %s: dropped",
                                   pd_cl_command_name(q->r.command), (int) q->r.client_pid, q->path);
@@ -633,7 +642,6 @@ static void start_request(pd_classic_server *s, const pd_cl_request *r)
         q->reply = reply;
         q->path = put_reply_path(s, path, r->client_pid, r->serial);
         g_ptr_array_add(s->reqs, q);
-        q->deadline_usec = g_get_monotonic_time() + PD_ADMISSION_AUTH_TIMEOUT_SEC * G_USEC_PER_SEC;
         try_open(q);
 }
 
@@ -792,11 +800,13 @@ int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_class
                 pd_classic_server_free(s);
                 return k;
         }
-        s->in_src = g_unix_fd_add(s->cmd.rfd, G_IO_IN, on_input, s);
-        /* GLib blocks a source that may not recurse around each dispatch: its fd taken out
-         * of the poll set and put back, each a wakeup (2 eventfd writes, a read, 2 polls per
-         * request).  procd runs no nested loop, so on_input can never recurse. */
-        g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, s->in_src), TRUE);
+        /* the command FIFO in the set too: with nothing else polled, a turn of the main loop
+         * waits in one epoll_wait and hands its events on (pd_fd_mux_run) */
+        s->in_watch = pd_fd_mux_add(pd_registry_fd_mux(cm->reg), s->cmd.rfd, G_IO_IN, on_input, s);
+        if (!s->in_watch) {
+                pd_classic_server_free(s);
+                return tr_error_set(err, ENOMEM, "classic: the command FIFO's watch");
+        }
         /* a timer that fires once a minute need not be walked on every request: a timerfd
          * in the set of rare fds when there is one (fd-mux.h) */
         unsigned hk_sec = o->housekeeping_sec ? o->housekeeping_sec : 60;
@@ -820,8 +830,7 @@ void pd_classic_server_free(pd_classic_server *s)
 {
         if (!s)
                 return;
-        if (s->in_src)
-                g_source_remove(s->in_src);
+        pd_fd_mux_remove(s->in_watch);
         pd_fd_mux_remove(s->hk_timer);
         if (s->partial_timer)
                 g_source_remove(s->partial_timer);

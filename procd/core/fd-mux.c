@@ -1,12 +1,15 @@
-/* fd-mux.c - the fds other than the classic FIFO, watched through one epoll fd (see fd-mux.h). */
+/* fd-mux.c - procd's fds watched through one epoll fd, and the main loop's wait (see fd-mux.h). */
 #include "fd-mux.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+
+#include "trackers/util.h"
 
 struct pd_fd_mux_entry {
         pd_fd_mux *m;
@@ -28,12 +31,23 @@ struct pd_fd_mux {
         pd_fd_mux_entry *head;
         bool dispatching;         /* callbacks run: removed entries wait in dead */
         pd_fd_mux_entry *dead;
+        /* pd_fd_mux_run: what its turn's epoll_wait returned, for on_ready (n_ready < 0:
+         * nothing fetched this turn; an entry removed meanwhile is NULL here) */
+        struct epoll_event ready[PD_FD_MUX_PER_TURN];
+        int n_ready;
+        /* pd_fd_mux_run: the main context's wakeup eventfd, also in the set (-1: not), and
+         * the marker its events carry */
+        int wakeup_fd;
+        pd_fd_mux_entry wakeup;
 };
 
 static void unlink_entry(pd_fd_mux_entry *e)
 {
         pd_fd_mux *m = e->m;
         epoll_ctl(m->epfd, EPOLL_CTL_DEL, e->fd, NULL);
+        for (int i = 0; i < m->n_ready; i++)
+                if (m->ready[i].data.ptr == e)
+                        m->ready[i].data.ptr = NULL;
         if (e->timer_fn) {
                 close(e->fd);
                 e->fd = -1;
@@ -61,23 +75,28 @@ static GIOCondition cond_of(uint32_t events)
         return c;
 }
 
-/* One epoll_wait a turn: each ready entry at most once (a callback that leaves its fd
- * readable runs again next turn, after the other sources).  A callback may remove any
- * entry, one of this batch included: removed entries are skipped and freed at the end. */
+/* One epoll_wait a turn (pd_fd_mux_run's, when it made the turn's wait): each ready
+ * entry at most once (a callback that leaves its fd readable runs again next turn, after
+ * the other sources).  A callback may remove any entry, one of this batch included:
+ * removed entries are skipped and freed at the end. */
 static gboolean on_ready(gint fd, GIOCondition cond, gpointer data)
 {
         (void) fd;
         (void) cond;
         pd_fd_mux *m = data;
         struct epoll_event evs[PD_FD_MUX_PER_TURN];
-        int n;
-        do
-                n = epoll_wait(m->epfd, evs, PD_FD_MUX_PER_TURN, 0);
-        while (n < 0 && errno == EINTR);
+        int n = m->n_ready;
+        m->n_ready = -1;
+        if (n >= 0)
+                memcpy(evs, m->ready, (size_t) n * sizeof *evs);
+        else
+                do
+                        n = epoll_wait(m->epfd, evs, PD_FD_MUX_PER_TURN, 0);
+                while (n < 0 && errno == EINTR);
         m->dispatching = true;
         for (int i = 0; i < n; i++) {
                 pd_fd_mux_entry *e = evs[i].data.ptr;
-                if (e->removed)
+                if (!e || e->removed || e == &m->wakeup)
                         continue;
                 if (!e->fn(e->fd, cond_of(evs[i].events), e->data))
                         pd_fd_mux_remove(e);
@@ -98,6 +117,8 @@ pd_fd_mux *pd_fd_mux_new(void)
                 return NULL;
         pd_fd_mux *m = g_new0(pd_fd_mux, 1);
         m->epfd = epfd;
+        m->n_ready = -1;
+        m->wakeup_fd = -1;
         m->source = g_unix_fd_add(epfd, G_IO_IN, on_ready, m);
         /* no nested main loop in procd: without can-recurse GLib would take the fd out of
          * the poll set and put it back around each dispatch (a wakeup each) */
@@ -249,3 +270,87 @@ pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSource
 }
 
 unsigned pd_fd_mux_count(const pd_fd_mux *m) { return m ? m->n : 0; }
+
+bool pd_fd_mux_waits_alone(const pd_fd_mux *m) { return m && m->wakeup_fd >= 0; }
+
+/* ---- the main loop: one epoll_wait a turn ------------------------------------------ */
+
+/* The context's wakeup fd into the set: the one eventfd among the fds GLib polls (other
+ * than the set's own; GLib makes its GWakeup an eventfd on Linux).  Unsure (none, several,
+ * or epoll refuses it): -1, and every turn polls as GLib would. */
+static void adopt_wakeup(pd_fd_mux *m, const GPollFD *fds, int n)
+{
+        int found = -1, count = 0;
+        for (int i = 0; i < n; i++)
+                if (fds[i].fd != m->epfd && tr_fd_is_eventfd(fds[i].fd)) {
+                        found = fds[i].fd;
+                        count++;
+                }
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &m->wakeup };
+        if (count == 1 && epoll_ctl(m->epfd, EPOLL_CTL_ADD, found, &ev) == 0)
+                m->wakeup_fd = found;
+}
+
+/* The turn's wait.  When GLib asks for nothing but the set and its wakeup fd (the classic
+ * FIFO is in the set), one epoll_wait on the set: the ready entries are kept for on_ready
+ * (no second epoll_wait in its dispatch), the wakeup's readiness goes to its GPollFD.
+ * Otherwise (a source of its own with an fd, or a higher-priority source ready so that the
+ * set is not asked for) GLib's poll over what it asked. */
+static void wait_turn(pd_fd_mux *m, GPollFD *fds, int n, int timeout_ms)
+{
+        GPollFD *set = NULL, *wake = NULL;
+        bool only_set = true;
+        for (int i = 0; i < n; i++) {
+                fds[i].revents = 0;
+                if (fds[i].fd == m->epfd)
+                        set = &fds[i];
+                else if (m->wakeup_fd >= 0 && fds[i].fd == m->wakeup_fd)
+                        wake = &fds[i];
+                else
+                        only_set = false;
+        }
+        m->n_ready = -1;
+        if (!set || !only_set) {
+                (void) g_poll(fds, (guint) n, timeout_ms);
+                return;
+        }
+        struct epoll_event evs[PD_FD_MUX_PER_TURN];
+        int k = epoll_wait(m->epfd, evs, PD_FD_MUX_PER_TURN, timeout_ms);
+        m->n_ready = 0;
+        for (int i = 0; i < k; i++) {
+                if (evs[i].data.ptr != &m->wakeup)
+                        m->ready[m->n_ready++] = evs[i];
+                else if (wake)
+                        wake->revents = (gushort) cond_of(evs[i].events);
+        }
+        if (m->n_ready > 0)
+                set->revents = G_IO_IN;
+}
+
+void pd_fd_mux_run(pd_fd_mux *m, GMainLoop *loop)
+{
+        GMainContext *ctx = g_main_context_default();
+        if (!m || !g_main_context_acquire(ctx)) {
+                g_main_loop_run(loop);
+                return;
+        }
+        GPollFD *fds = NULL;
+        gint cap = 0;
+        bool adopted = false;
+        while (g_main_loop_is_running(loop)) {
+                gint prio = 0, timeout_ms = -1, n;
+                g_main_context_prepare(ctx, &prio);
+                while ((n = g_main_context_query(ctx, prio, &timeout_ms, fds, cap)) > cap) {
+                        cap = n;
+                        fds = g_renew(GPollFD, fds, cap);
+                }
+                if (!adopted && m->wakeup_fd < 0)
+                        adopt_wakeup(m, fds, n);
+                adopted = true;
+                wait_turn(m, fds, n, timeout_ms);
+                g_main_context_check(ctx, prio, fds, n);
+                g_main_context_dispatch(ctx);
+        }
+        g_main_context_release(ctx);
+        g_free(fds);
+}

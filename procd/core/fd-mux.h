@@ -1,19 +1,21 @@
-/* fd-mux.h - the fds other than the classic FIFO, watched through one epoll fd: one GLib
- * source.
+/* fd-mux.h - procd's fds watched through one epoll fd: one GLib source, and the main
+ * loop's wait.
  *
  * GLib walks every source of the context twice per main-loop iteration (prepare, check)
  * and poll() visits every fd, so each source costs every request, classic or D-Bus, a
  * few hundred instructions and a wakeup-queue entry in the kernel (issue 20: 5,000 of a
  * classic GET_USAGE's ~13,900 user-space instructions were GLib's walks over 10 sources).
  * The fds that fire once in a daemon's life or once per job (the signalfd, the parent's
- * pidfd, the watchers' epoll set, inotify and the OOM eventfds' epoll set) sit in one epoll
- * set here, which the main loop polls as a single fd.  The classic FIFO, the busiest
- * request path, keeps a source of its own: an fd in the set costs one more syscall
- * (epoll_wait) each time it fires.  D-Bus connections' sockets join the set (their
- * messages cost ~50 us anyway, and as sources they taxed every classic request:
- * dbus-loop.c).  Long periodic timers (the classic FIFOs' housekeeping) join the set as
- * timerfds, for the same reason.  An fd can be in the set once: a second entry for it is
- * refused by epoll (EEXIST) and becomes a source of its own.  Fairness: with more than
+ * pidfd, the watchers' epoll set, inotify and the OOM eventfds' epoll set), the classic
+ * command FIFO and D-Bus connections' sockets sit in one epoll set here.  pd_fd_mux_run
+ * turns the main loop with one epoll_wait on that set as each turn's wait (the context's
+ * wakeup fd joins it), and hands the events it returned to the set's dispatch: a classic
+ * request costs one epoll_wait where GLib's poll() of three fds (its wakeup, the set, the
+ * FIFO) cost every fd's poll twice and a wait-queue entry each (issue 20: a third of a
+ * GET_USAGE in a TCG guest).  Long periodic timers (the classic FIFOs' housekeeping) join
+ * the set as timerfds.  An fd can be in the set once: a second entry for it is refused by
+ * epoll (EEXIST) and becomes a source of its own (a turn with such a source polls as GLib
+ * would).  Fairness: with more than
  * PD_FD_MUX_PER_TURN entries ready, each waits its turn (epoll hands out a level-triggered
  * entry it returned after the ones it did not), so with many busy D-Bus clients each is
  * read every ceil(n / PD_FD_MUX_PER_TURN) turns, where as sources each was read every turn.
@@ -28,6 +30,7 @@
 #pragma once
 
 #include <glib-unix.h>
+#include <stdbool.h>
 #include <glib.h>
 
 #define PD_FD_MUX_PER_TURN 16
@@ -51,5 +54,13 @@ pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDS
 pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data);
 /* Stop watching (before fd is closed; a timer's timerfd is closed here); NULL is allowed. */
 void pd_fd_mux_remove(pd_fd_mux_entry *e);
+/* Run the default main context until g_main_loop_quit(loop) (loop made running:
+ * g_main_loop_new(NULL, TRUE)); each turn is GLib's (prepare, query, check, dispatch), but
+ * its wait is one epoll_wait on the set when GLib asks for nothing but the set and the
+ * context's wakeup fd (which joins the set).  m NULL: g_main_loop_run. */
+void pd_fd_mux_run(pd_fd_mux *m, GMainLoop *loop);
 /* Entries in the set (tests). */
 unsigned pd_fd_mux_count(const pd_fd_mux *m);
+/* Whether pd_fd_mux_run found the context's wakeup fd and put it in the set, so that its
+ * turns can wait in one epoll_wait (tests). */
+bool pd_fd_mux_waits_alone(const pd_fd_mux *m);

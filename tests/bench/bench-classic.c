@@ -233,10 +233,62 @@ static bool root_execd(pid_t pid)
         return sleeping;
 }
 
+/* --exact-reads: the kernel files an exact GET_USAGE answer needs, read per request by
+ * classic-floor (CLASSIC_FLOOR_READS), to measure the floor plus the counters alone: no
+ * parsing, no safety check, nothing of procd's.  The cgroup base/exact with one sleeper in
+ * its child leaf, as procd lays out a family; the set is the fewest files that give the
+ * classic record exactly in this mode (what procd reads, less its checks that nobody put a
+ * process into the family cgroup itself or made a sub-cgroup there: the family cgroup's own
+ * cgroup.procs and two directory fstats):
+ *   CPU: v2 cpu.stat (core accounting, in every v2 cgroup: hybrid too), else v1
+ *        cpuacct.usage, cpuacct.usage_user, cpuacct.usage_sys;
+ *   memory: v2 memory.current, memory.peak, memory.stat (anon: RSS); v1
+ *        memory.numa_stat (anon and all LRU pages) and memory.max_usage_in_bytes;
+ *   processes: the leaf's cgroup.procs (pids.current counts threads).
+ * The list goes into the environment the daemon inherits; 0, or -1 with the reason printed. */
+static int exact_reads_setup(const tr_hierarchies *hs, const char *base, pid_t sleeper, tr_cgroup **out)
+{
+        char fam[96], leaf[128], list[4096] = "", dir[PATH_MAX];
+        tr_error err = { 0 };
+        snprintf(fam, sizeof fam, "%s/exact", base);
+        snprintf(leaf, sizeof leaf, "%s/%s", fam, TR_CG_LEAF);
+        if (tr_cgroup_create(hs, leaf, out, &err) < 0 || tr_cgroup_attach(*out, sleeper, &err) < 0) {
+                printf("bench-classic: --exact-reads: %s: %s\n", leaf, err.msg);
+                return -1;
+        }
+        int mem = tr_hierarchies_best(hs, TR_CTRL_MEMORY), cpuacct = hs->v1_of[TR_CTRL_CPUACCT];
+        int procs = hs->v2 >= 0 ? hs->v2 : mem;
+        struct {
+                int i;
+                const char *cg, *files;
+        } want[] = {
+                { hs->v2 >= 0 ? hs->v2 : cpuacct, fam,
+                  hs->v2 >= 0 ? "cpu.stat" : "cpuacct.usage cpuacct.usage_user cpuacct.usage_sys" },
+                { mem, fam,
+                  mem >= 0 && hs->h[mem].is_v2 ? "memory.current memory.peak memory.stat"
+                                               : "memory.numa_stat memory.max_usage_in_bytes" },
+                { procs, leaf, "cgroup.procs" },
+        };
+        for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+                if (want[k].i < 0 || tr_hierarchy_fs_path(&hs->h[want[k].i], want[k].cg, dir, sizeof dir, &err) < 0) {
+                        printf("bench-classic: --exact-reads: no hierarchy for %s\n", want[k].files);
+                        return -1;
+                }
+                char files[128];
+                snprintf(files, sizeof files, "%s", want[k].files);
+                for (char *save = NULL, *f = strtok_r(files, " ", &save); f; f = strtok_r(NULL, " ", &save)) {
+                        size_t used = strlen(list);
+                        snprintf(list + used, sizeof list - used, "%s%s/%s", used ? " " : "", dir, f);
+                }
+        }
+        printf("bench-classic: --exact-reads: classic-floor reads per GET_USAGE: %s\n", list);
+        return setenv("CLASSIC_FLOOR_READS", list, 1);
+}
+
 int main(int argc, char **argv)
 {
         int families = 1000, background = 5000, calls = 5000;
-        bool no_state = false, state_tmpfs = false, fifo_usage_only = false, classic_only = false;
+        bool no_state = false, state_tmpfs = false, fifo_usage_only = false, classic_only = false, exact_reads = false;
         int register_gap_ms = 0;
         const char *placement_arg = "both";
         for (int i = 1; i < argc; i++) {
@@ -260,6 +312,8 @@ int main(int argc, char **argv)
                         fifo_usage_only = true;
                 else if (!strcmp(argv[i], "--classic-only")) /* procd as HTCondor runs it: no D-Bus */
                         classic_only = true;
+                else if (!strcmp(argv[i], "--exact-reads")) /* classic-floor: and the counter files */
+                        exact_reads = true;
                 else if (!strcmp(argv[i], "--register-gap-ms") && i + 1 < argc)
                         register_gap_ms = atoi(argv[++i]);
                 else if (!strcmp(argv[i], "--placement") && i + 1 < argc &&
@@ -269,7 +323,7 @@ int main(int argc, char **argv)
                 else {
                         fprintf(stderr, "usage: bench-classic [--short] [--families N] [--background N] [--calls N] "
                                         "[--daemon PATH] [--no-state] [--state-tmpfs] [--fifo-usage-only] [--classic-only] "
-                                        "[--register-gap-ms MS] [--placement same|apart|both|any]\n");
+                                        "[--exact-reads] [--register-gap-ms MS] [--placement same|apart|both|any]\n");
                         return 2;
                 }
         }
@@ -283,7 +337,8 @@ int main(int argc, char **argv)
         prctl(PR_SET_CHILD_SUBREAPER, 1);
         /* FIFO only: HTCondor's daemon, or the protocol's floor (classic-floor) */
         const char *exe_base = strrchr(cc_daemon_exe(), '/');
-        bool condor = cc_daemon_is_condor() || !strcmp(exe_base ? exe_base + 1 : cc_daemon_exe(), "classic-floor");
+        bool is_floor = !strcmp(exe_base ? exe_base + 1 : cc_daemon_exe(), "classic-floor");
+        bool condor = cc_daemon_is_condor() || is_floor;
         char state_dir[64] = "", state_file[96] = "";
         if (state_tmpfs && !no_state) {
                 if (bench_tmpfs_mount("procd-bench", state_dir, sizeof state_dir) < 0)
@@ -348,6 +403,13 @@ int main(int argc, char **argv)
                "state file %s, %d ms before each FIFO REGISTER\n",
                cc_daemon_exe(), n_bg, n_roots, calls,
                no_state ? "none" : *state_file ? "on a tmpfs" : "next to the socket (/tmp)", register_gap_ms);
+        tr_cgroup *exact_cg = NULL;
+        if (exact_reads && (!is_floor || n_bg < 1 || exact_reads_setup(&hs, base, bg[0], &exact_cg) < 0)) {
+                if (!is_floor || n_bg < 1)
+                        fprintf(stderr, "bench-classic: --exact-reads needs --daemon classic-floor and a background "
+                                        "process\n");
+                goto out;
+        }
         cc_daemon d;
         int r = cc_daemon_start_with(&d, condor ? theirs : ours, svc_cg ? bench_enter_cgroup : NULL, svc_cg);
         if (r < 0) {
@@ -496,6 +558,7 @@ out:
                 }
                 tr_cgroup_free(svc_cg);
         }
+        tr_cgroup_free(exact_cg);
         free(bg);
         free(roots);
         free(roots_copy);

@@ -76,6 +76,22 @@ int main(int argc, char **argv)
         int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
         if (devnull < 0 || dup2(devnull, 2) < 0) /* readiness: the launcher's pipe sees EOF */
                 return 1;
+        /* CLASSIC_FLOOR_READS="FILE ... DIR/ ...": per GET_USAGE, pread each FILE and fstat
+         * each DIR/ (opened once here), the kernel reads an exact answer needs, without
+         * parsing them: the floor plus the counters, for NOTES' lower bound */
+        int reads[32], n_reads = 0;
+        char rbuf[16384];
+        const char *env = getenv("CLASSIC_FLOOR_READS");
+        char *list = env ? strdup(env) : NULL;
+        for (char *save = NULL, *t = list ? strtok_r(list, " ", &save) : NULL; t && n_reads < 32;
+             t = strtok_r(NULL, " ", &save)) {
+                size_t tl = strlen(t);
+                int fd = tl && t[tl - 1] == '/' ? open(t, O_PATH | O_DIRECTORY | O_CLOEXEC)
+                                                : open(t, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return 1;
+                reads[n_reads++] = tl && t[tl - 1] == '/' ? -1 - fd : fd;
+        }
         uint8_t buf[4096], reply[4 + USAGE_BYTES] = { 0 };
         size_t have = 0;
         for (;;) {
@@ -101,6 +117,12 @@ int main(int argc, char **argv)
                         int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
                         if (fd < 0)
                                 continue; /* the client is gone */
+                        for (int r = 0; hdr[2] == 9 && r < n_reads; r++) {
+                                struct stat st;
+                                if (reads[r] < 0 ? fstat(-1 - reads[r], &st) < 0
+                                                 : pread(reads[r], rbuf, sizeof rbuf - 1, 0) < 0)
+                                        return 1;
+                        }
                         size_t len = hdr[2] == 9 ? sizeof reply : 4;
                         if (write(fd, reply, len) != (ssize_t) len)
                                 fprintf(stderr, "classic-floor: short reply\n");

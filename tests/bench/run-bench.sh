@@ -7,7 +7,9 @@
 #
 # Issue 20's programs first, then the others:
 #   bench-classic  GET_USAGE / REGISTER / KILL server CPU at 10, 100 and 1,000 families with
-#                  5,000 background processes: classic-floor (the protocol alone), procd
+#                  5,000 background processes: classic-floor (the protocol alone), the floor
+#                  with --exact-reads (it also reads the counter files an exact answer needs:
+#                  the least any daemon that reads them per request costs), procd
 #                  (state file on a tmpfs; with its D-Bus socket and a D-Bus client, and
 #                  again --classic-only, as HTCondor runs it: no D-Bus) and, when
 #                  CONDOR_PROCD names one, condor_procd, one after the other for each family
@@ -26,7 +28,7 @@
 # a program that hangs is stopped after its bound (10-15 min).
 #
 # Environment: CONDOR_PROCD=<path of HTCondor's condor_procd> adds it to bench-classic and
-# bench-node; BENCH_ROUNDS=N repeats bench-classic's three daemons N times in turn.
+# bench-node; BENCH_ROUNDS=N repeats bench-classic's daemons N times in turn.
 # BENCH_QUICK=1: the short modes (10 and 100 families, 1,000 background processes, bench-fds
 # at 1,000 families, bench-node 40 s): a check that every program runs, in a few minutes; its
 # times are not the issue's figures.
@@ -60,13 +62,15 @@ else
 fi
 [ -n "$CONDOR" ] || echo "run-bench: CONDOR_PROCD not set: condor_procd is left out of bench-classic and bench-node"
 
-# BENCH_ROUNDS=N: the three daemons N times in turn per family count (the floor and
+# BENCH_ROUNDS=N: the daemons N times in turn per family count (the floor and
 # condor_procd scatter by up to 2x between runs; a round's runs share the machine's state,
 # so take each ratio within a round and the median over rounds: NOTES 14.12)
 for n in $FAMILIES; do
         for r in $(seq 1 "${BENCH_ROUNDS:-1}"); do
                 run 600 "bench-classic, $n families, round $r: classic-floor" "$B/bench-classic" --families "$n" \
                         "${CLASSIC[@]}" --daemon "$B/classic-floor"
+                run 600 "bench-classic, $n families, round $r: classic-floor --exact-reads" "$B/bench-classic" \
+                        --families "$n" "${CLASSIC[@]}" --daemon "$B/classic-floor" --exact-reads
                 run 600 "bench-classic, $n families, round $r: procd" "$B/bench-classic" --families "$n" \
                         "${CLASSIC[@]}" --state-tmpfs
                 run 600 "bench-classic, $n families, round $r: procd --classic-only" "$B/bench-classic" \

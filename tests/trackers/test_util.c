@@ -1,11 +1,13 @@
 /* Unit tests of trackers/util.c parsers: decimal counters (the hand parser's edges and the
- * writer), sizes (suffixes, fractions, "max", errors); and the untimed stat of a file. */
+ * writer), sizes (suffixes, fractions, "max", errors); the untimed stat of a file; the
+ * path-less fstat (a directory's link count, a pipe, a closed fd) and the eventfd test. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -136,6 +138,34 @@ static void test_stat_untimed(void)
         rmdir(dir);
 }
 
+/* tr_fstat agrees with fstat on an O_PATH directory (its link count: the nlink checks)
+ * and a pipe; a closed fd is -EBADF.  tr_fd_is_eventfd: an eventfd yes, a pipe no. */
+static void test_fstat_and_eventfd(void)
+{
+        char dir[] = "/tmp/procd-test-fstat.XXXXXX", sub[64];
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+        snprintf(sub, sizeof sub, "%s/sub", dir);
+        CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0700), 0);
+        int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct stat a, b;
+        CU_ASSERT(dfd >= 0 && tr_fstat(dfd, &a) == 0 && fstat(dfd, &b) == 0);
+        CU_ASSERT(S_ISDIR(a.st_mode) && a.st_nlink == b.st_nlink && a.st_ino == b.st_ino && a.st_nlink == 3);
+        int p[2];
+        CU_ASSERT_EQUAL_FATAL(pipe2(p, O_CLOEXEC), 0);
+        CU_ASSERT(tr_fstat(p[0], &a) == 0 && S_ISFIFO(a.st_mode));
+        CU_ASSERT(!tr_fd_is_eventfd(p[0]));
+        int efd = eventfd(0, EFD_CLOEXEC);
+        CU_ASSERT(efd >= 0 && tr_fd_is_eventfd(efd));
+        close(efd);
+        close(p[0]);
+        close(p[1]);
+        close(dfd);
+        CU_ASSERT_EQUAL(tr_fstat(dfd, &a), -EBADF);
+        CU_ASSERT(!tr_fd_is_eventfd(dfd));
+        rmdir(sub);
+        rmdir(dir);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -144,6 +174,7 @@ int main(void)
                 { "sizes", test_sizes },
                 { "bad sizes", test_bad_sizes },
                 { "untimed stat", test_stat_untimed },
+                { "path-less fstat, eventfd", test_fstat_and_eventfd },
                 CU_TEST_INFO_NULL,
         };
         return ts_run_suite("util parsers", NULL, NULL, tests);

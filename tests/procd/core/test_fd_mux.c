@@ -1,10 +1,13 @@
 /* test_fd_mux.c - rare fds through one epoll fd: a callback per turn while its fd is
  * readable, G_SOURCE_REMOVE and removal from any callback (its own entry or another
  * ready one), at most PD_FD_MUX_PER_TURN callbacks a turn, free removes what is left, a
- * pid-watch set inside the mux, and a timer. */
+ * pid-watch set inside the mux, a timer, and pd_fd_mux_run's turns (the set's entries,
+ * GLib timeouts, an fd outside the set, a wakeup from another thread, an entry removed
+ * after its turn's wait fetched it). */
 #include <CUnit/CUnit.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -222,6 +225,128 @@ static void test_pid_watch_inside(void)
         close(pidfd);
 }
 
+/* ---- pd_fd_mux_run ------------------------------------------------------------------- */
+
+typedef struct run_ctx {
+        GMainLoop *loop;
+        int fired, ticks;
+        bool guard_hit;
+        pd_fd_mux_entry *victim; /* removed by remove_victim */
+} run_ctx;
+
+static gboolean quit_on_read(gint fd, GIOCondition cond, gpointer data)
+{
+        (void) cond;
+        run_ctx *c = data;
+        char b[16];
+        CU_ASSERT(read(fd, b, sizeof b) > 0);
+        c->fired++;
+        g_main_loop_quit(c->loop);
+        return G_SOURCE_CONTINUE;
+}
+
+static gboolean quit_cb(gpointer data)
+{
+        run_ctx *c = data;
+        c->ticks++;
+        g_main_loop_quit(c->loop);
+        return G_SOURCE_REMOVE;
+}
+
+static gboolean guard_cb(gpointer data)
+{
+        run_ctx *c = data;
+        c->guard_hit = true;
+        g_main_loop_quit(c->loop);
+        return G_SOURCE_REMOVE;
+}
+
+/* run until quit, bounded: a 5 s timer fails the case if the loop would hang */
+static void run_bounded(pd_fd_mux *m, run_ctx *c, int *timed_out)
+{
+        c->guard_hit = false;
+        guint guard = g_timeout_add_seconds(5, guard_cb, c);
+        pd_fd_mux_run(m, c->loop);
+        *timed_out = c->guard_hit;
+        if (!*timed_out)
+                g_source_remove(guard);
+        g_main_loop_unref(c->loop);
+        c->loop = g_main_loop_new(NULL, TRUE);
+}
+
+static void *wake_from_thread(void *data)
+{
+        usleep(50000); /* the loop is asleep in its wait by now */
+        g_idle_add(quit_cb, data); /* attaching from another thread wakes the context */
+        return NULL;
+}
+
+static gboolean remove_victim(gpointer data)
+{
+        run_ctx *c = data;
+        pd_fd_mux_remove(c->victim);
+        c->victim = NULL;
+        return G_SOURCE_REMOVE;
+}
+
+static void test_run(void)
+{
+        run_ctx c = { .loop = g_main_loop_new(NULL, TRUE) };
+        int timed_out = 0;
+        /* a source removed before the set is made runs first among equals: remove_victim,
+         * due at once, then the set's dispatch with the event its wait fetched */
+        g_timeout_add(0, remove_victim, &c);
+        pd_fd_mux *m = pd_fd_mux_new();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        pipe_slot victim[1], p[1];
+        open_slots(m, victim, 1);
+        c.victim = victim[0].e;
+        make_ready(&victim[0]);
+        int fds[2];
+        CU_ASSERT_EQUAL_FATAL(pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
+        pd_fd_mux_entry *e = pd_fd_mux_add(m, fds[0], G_IO_IN, quit_on_read, &c);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+        CU_ASSERT_EQUAL(write(fds[1], "x", 1), 1);
+        run_bounded(m, &c, &timed_out);
+        CU_ASSERT_EQUAL(timed_out, 0);
+        CU_ASSERT(pd_fd_mux_waits_alone(m));     /* GLib's wakeup fd found: one wait */
+        CU_ASSERT_EQUAL(c.fired, 1);             /* an entry of the set, then the quit */
+        CU_ASSERT_PTR_NULL(c.victim);            /* removed by the early source ... */
+        CU_ASSERT_EQUAL(victim[0].fired, 0);     /* ... before its fetched event ran */
+
+        /* a GLib timeout: the wait's timeout */
+        g_timeout_add(20, quit_cb, &c);
+        run_bounded(m, &c, &timed_out);
+        CU_ASSERT_EQUAL(timed_out, 0);
+        CU_ASSERT_EQUAL(c.ticks, 1);
+
+        /* an fd outside the set (a source of its own): GLib's poll that turn */
+        open_slots(NULL, p, 1);
+        p[0].act = STOP;
+        make_ready(&p[0]);
+        CU_ASSERT_EQUAL(write(fds[1], "x", 1), 1);
+        run_bounded(m, &c, &timed_out);
+        CU_ASSERT_EQUAL(timed_out, 0);
+        CU_ASSERT_EQUAL(p[0].fired, 1);
+        CU_ASSERT_EQUAL(c.fired, 2);
+
+        /* nothing due, nothing readable: only another thread's wakeup ends the wait */
+        pthread_t t;
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, wake_from_thread, &c), 0);
+        run_bounded(m, &c, &timed_out);
+        pthread_join(t, NULL);
+        CU_ASSERT_EQUAL(timed_out, 0);
+        CU_ASSERT_EQUAL(c.ticks, 2);
+
+        pd_fd_mux_remove(e);
+        pd_fd_mux_free(m);
+        close(fds[0]);
+        close(fds[1]);
+        close_slots(victim, 1);
+        close_slots(p, 1);
+        g_main_loop_unref(c.loop);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -230,6 +355,7 @@ int main(void)
                 { "at most PD_FD_MUX_PER_TURN callbacks a turn", test_per_turn_bound },
                 { "a pid-watch set inside the mux", test_pid_watch_inside },
                 { "a timer until it returns G_SOURCE_REMOVE, in a set and without one", test_timer },
+                { "pd_fd_mux_run: the set, timeouts, an fd outside, another thread's wakeup", test_run },
                 CU_TEST_INFO_NULL,
         };
         return ts_run_suite("fd mux", NULL, NULL, tests);
