@@ -56,7 +56,7 @@ typedef struct pd_daemon {
         bool watch_parent;        /* classic mode without -P: the parent's exit ends procd */
         int parent_pidfd;         /* -1 without pidfd_open (valgrind): getppid() polled */
         pd_fd_mux_entry *parent_watch; /* the parent's pidfd, or the getppid() poll (fd_mux) */
-        pd_fd_mux *fd_mux;        /* the fds that rarely fire, one main-loop source (fd-mux.h) */
+        pd_fd_mux *fd_mux;        /* procd's fd set, and the main loop's wait (fd-mux.h) */
         int signal_fd;
         int exit_code;
         char state_path[4096]; /* "" when no state is kept */

@@ -247,14 +247,6 @@ uint64_t tr_now_usec(void)
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
-/* Kernel quirk (Linux 6.13, multigrain timestamps; ext4, xfs, btrfs and tmpfs): a stat that
- * returns an inode's ctime or mtime marks the ctime as queried (fs/stat.c, fill_mg_cmtime),
- * so the next write to the file stamps a fine-grained time and dirties the inode - on ext4
- * a journalled inode update - where it would keep the coarse tick's stamp (one update a
- * tick).  fstat asks for every time; statx asks for the fields wanted alone.  procd's fstat
- * of each reply FIFO cost every classic reply ~3 us of ext4 journalling (issue 20, NOTES
- * 14.20).  Where statx itself is refused (a seccomp filter answering EPERM or ENOSYS; glibc
- * 2.28+ emulates it on kernels before 4.11) fstatat answers, with the times, as before. */
 bool tr_fd_is_eventfd(int fd)
 {
         char path[40], link[32];
@@ -269,10 +261,14 @@ bool tr_fd_is_eventfd(int fd)
 /* glibc 2.33+ makes fstat(fd) a newfstatat(fd, "", AT_EMPTY_PATH), and kernels before
  * 6.11 (which learnt to tell an empty path without copying it: vfs_empty_path) copy that
  * "" into a 4 KiB names_cache buffer first, zeroed where init_on_alloc is on (Debian's
- * default): measured in a Debian 12 guest (6.1), a tenth of a classic GET_USAGE went to
- * its two nlink checks' and the reply FIFO's stats.  The fstat system call takes the fd
- * alone; on x86-64 its struct stat is glibc's.  Elsewhere, or where it is refused (a
- * seccomp filter), glibc's fstat. */
+ * default): measured in a Debian 12 guest (6.1), ~5% of a classic GET_USAGE went to its
+ * two nlink checks' stats.  The fstat system call takes the fd alone; on x86-64 (and x32)
+ * its struct stat is glibc's.  Elsewhere, or where it is refused (a seccomp filter),
+ * glibc's fstat.  (The reply FIFO's statx(fd, "") still pays the copy there: only statx
+ * leaves the times unasked, which matters from 6.13 on: tr_stat_untimed.) */
+#if defined(__x86_64__) && defined(SYS_fstat)
+_Static_assert(sizeof(struct stat) == 144, "x86-64's struct stat is the kernel's");
+#endif
 int tr_fstat(int fd, struct stat *st)
 {
 #if defined(__x86_64__) && defined(SYS_fstat)
@@ -284,6 +280,14 @@ int tr_fstat(int fd, struct stat *st)
         return fstat(fd, st) == 0 ? 0 : -errno;
 }
 
+/* Kernel quirk (Linux 6.13, multigrain timestamps; ext4, xfs, btrfs and tmpfs): a stat that
+ * returns an inode's ctime or mtime marks the ctime as queried (fs/stat.c, fill_mg_cmtime),
+ * so the next write to the file stamps a fine-grained time and dirties the inode - on ext4
+ * a journalled inode update - where it would keep the coarse tick's stamp (one update a
+ * tick).  fstat asks for every time; statx asks for the fields wanted alone.  procd's fstat
+ * of each reply FIFO cost every classic reply ~3 us of ext4 journalling (issue 20, NOTES
+ * 14.20).  Where statx itself is refused (a seccomp filter answering EPERM or ENOSYS; glibc
+ * 2.28+ emulates it on kernels before 4.11) fstatat answers, with the times, as before. */
 int tr_stat_untimed(int dirfd, const char *path, unsigned want, tr_stat *out)
 {
         bool self = !path || !*path;

@@ -554,9 +554,10 @@ static void try_open(creq *q)
         /* the wait's deadline from the first open that found no reader (no clock read on
          * the usual path: in a guest without a TSC clocksource each is a system call) */
         bool no_reader = fd < 0 && errno == ENXIO;
+        gint64 now = no_reader ? g_get_monotonic_time() : 0;
         if (no_reader && !q->deadline_usec)
-                q->deadline_usec = g_get_monotonic_time() + PD_ADMISSION_AUTH_TIMEOUT_SEC * G_USEC_PER_SEC;
-        if (no_reader && g_get_monotonic_time() < q->deadline_usec) {
+                q->deadline_usec = now + PD_ADMISSION_AUTH_TIMEOUT_SEC * G_USEC_PER_SEC;
+        if (no_reader && now < q->deadline_usec) {
                 /* the client has not opened its end (yet): never block the loop on it.
                  * Waiting holds an admission slot of the FIFO owner's, as serving does. */
                 tr_stat st;
@@ -734,7 +735,8 @@ static gboolean on_input(gint fd, GIOCondition cond, gpointer data)
                 g_byte_array_append(s->in, s->rbuf, (guint) n);
                 process_input(s);
                 /* less than asked: the pipe was empty, no read for its EAGAIN (a request
-                 * written meanwhile wakes the loop again) */
+                 * written meanwhile wakes the loop again: the fd set watches this FIFO
+                 * edge-triggered, and this loop only ends on an empty pipe) */
                 if ((size_t) n < sizeof s->rbuf)
                         break;
         }
@@ -801,14 +803,15 @@ int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_class
                 return k;
         }
         /* the command FIFO in the set too: with nothing else polled, a turn of the main loop
-         * waits in one epoll_wait and hands its events on (pd_fd_mux_run) */
-        s->in_watch = pd_fd_mux_add(pd_registry_fd_mux(cm->reg), s->cmd.rfd, G_IO_IN, on_input, s);
+         * waits in one epoll_wait and hands its events on (pd_fd_mux_run); edge-triggered,
+         * as on_input reads until the pipe is empty */
+        s->in_watch = pd_fd_mux_add_drained(pd_registry_fd_mux(cm->reg), s->cmd.rfd, on_input, s);
         if (!s->in_watch) {
                 pd_classic_server_free(s);
                 return tr_error_set(err, ENOMEM, "classic: the command FIFO's watch");
         }
         /* a timer that fires once a minute need not be walked on every request: a timerfd
-         * in the set of rare fds when there is one (fd-mux.h) */
+         * in procd's fd set when there is one (fd-mux.h) */
         unsigned hk_sec = o->housekeeping_sec ? o->housekeeping_sec : 60;
         s->hk_timer = pd_fd_mux_add_timer(pd_registry_fd_mux(cm->reg), hk_sec * 1000u, housekeeping, s);
         *out = s;

@@ -282,7 +282,7 @@ pd_event_watch *pd_event_watch_new(pd_registry *reg, pd_events *ev)
         w->epfd = epfd;
         w->by_root = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, fam_watch_free);
         w->by_wd = g_hash_table_new(g_direct_hash, g_direct_equal);
-        /* both fire only on a family's events: in the set of rare fds when there is one */
+        /* both fire only on a family's events: in procd's fd set when there is one */
         pd_fd_mux *mux = pd_registry_fd_mux(reg);
         if (ifd >= 0)
                 w->iwatch = pd_fd_mux_add(mux, ifd, G_IO_IN, inotify_cb, w);

@@ -11,7 +11,8 @@
  *                       oom_kill counter is read then and re-read up to
  *                       PD_EVENT_WATCH_OOM_RECHECKS times, PD_EVENT_WATCH_OOM_RECHECK_MS
  *                       apart, until it grew.
- * One inotify fd and one epoll fd (the eventfds) for all families: two GLib sources.  Each
+ * One inotify fd and one epoll fd (the eventfds) for all families, both in procd's fd set
+ * (fd-mux.h) when there is one, else two GLib sources.  Each
  * wakeup reads the one file it concerns (openat on the family's cgroup dirfd), nothing else.
  * Nothing is polled, except: a /proc-tracked family (no cgroup) is found empty by the
  * registry's snapshots it already takes, and a cgroup family without a v2 cgroup (v1 only)

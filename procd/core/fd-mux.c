@@ -2,7 +2,9 @@
 #include "fd-mux.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -38,7 +40,9 @@ struct pd_fd_mux {
         /* pd_fd_mux_run: the main context's wakeup eventfd, also in the set (-1: not), and
          * the marker its events carry */
         int wakeup_fd;
+        bool wakeup_tried;
         pd_fd_mux_entry wakeup;
+        unsigned fast_waits; /* turns that waited in one epoll_wait (tests) */
 };
 
 static void unlink_entry(pd_fd_mux_entry *e)
@@ -140,14 +144,15 @@ void pd_fd_mux_free(pd_fd_mux *m)
         g_free(m);
 }
 
-/* fd in m's epoll set; NULL on failure (errno set) */
-static pd_fd_mux_entry *add_in_set(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data)
+/* fd in m's epoll set (edge: EPOLLET); NULL on failure (errno set) */
+static pd_fd_mux_entry *add_in_set(pd_fd_mux *m, int fd, GIOCondition cond, uint32_t edge, GUnixFDSourceFunc fn,
+                                   void *data)
 {
         pd_fd_mux_entry *e = calloc(1, sizeof *e);
         if (!e)
                 return NULL;
         *e = (pd_fd_mux_entry){ .m = m, .fd = fd, .fn = fn, .data = data, .next = m->head };
-        struct epoll_event ev = { .events = ((cond & G_IO_IN) ? EPOLLIN : 0) | ((cond & G_IO_OUT) ? EPOLLOUT : 0),
+        struct epoll_event ev = { .events = ((cond & G_IO_IN) ? EPOLLIN : 0) | ((cond & G_IO_OUT) ? EPOLLOUT : 0) | edge,
                                   .data.ptr = e };
         if (epoll_ctl(m->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
                 int saved = errno;
@@ -204,7 +209,7 @@ static pd_fd_mux_entry *add_timer_in_set(pd_fd_mux *m, unsigned interval_ms, GSo
         struct itimerspec its = { .it_interval = every, .it_value = every };
         pd_fd_mux_entry *e = NULL;
         if (timerfd_settime(tfd, 0, &its, NULL) == 0)
-                e = add_in_set(m, tfd, G_IO_IN, on_timer, NULL);
+                e = add_in_set(m, tfd, G_IO_IN, 0, on_timer, NULL);
         if (!e) {
                 int saved = errno;
                 close(tfd);
@@ -241,9 +246,10 @@ static pd_fd_mux_entry *own_entry(void)
         return e;
 }
 
-pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data)
+static pd_fd_mux_entry *add_fd(pd_fd_mux *m, int fd, GIOCondition cond, uint32_t edge, GUnixFDSourceFunc fn,
+                               void *data)
 {
-        pd_fd_mux_entry *e = m ? add_in_set(m, fd, cond, fn, data) : NULL;
+        pd_fd_mux_entry *e = m ? add_in_set(m, fd, cond, edge, fn, data) : NULL;
         if (e || !(e = own_entry()))
                 return e;
         e->fd = fd;
@@ -254,6 +260,20 @@ pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDS
          * and put back around each dispatch */
         g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, e->source), TRUE);
         return e;
+}
+
+pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data)
+{
+        return add_fd(m, fd, cond, 0, fn, data);
+}
+
+/* Edge-triggered: a level-triggered entry stays on epoll's ready list after each report,
+ * so the next turn's wait polls it once more (and takes the set's lock twice) before it
+ * sleeps; an edge-triggered one is polled once a request.  A source of its own, when it
+ * comes to that, is level-triggered: a superset. */
+pd_fd_mux_entry *pd_fd_mux_add_drained(pd_fd_mux *m, int fd, GUnixFDSourceFunc fn, void *data)
+{
+        return add_fd(m, fd, G_IO_IN, EPOLLET, fn, data);
 }
 
 pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data)
@@ -271,31 +291,38 @@ pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSource
 
 unsigned pd_fd_mux_count(const pd_fd_mux *m) { return m ? m->n : 0; }
 
-bool pd_fd_mux_waits_alone(const pd_fd_mux *m) { return m && m->wakeup_fd >= 0; }
+unsigned pd_fd_mux_fast_waits(const pd_fd_mux *m) { return m ? m->fast_waits : 0; }
 
 /* ---- the main loop: one epoll_wait a turn ------------------------------------------ */
 
-/* The context's wakeup fd into the set: the one eventfd among the fds GLib polls (other
- * than the set's own; GLib makes its GWakeup an eventfd on Linux).  Unsure (none, several,
- * or epoll refuses it): -1, and every turn polls as GLib would. */
-static void adopt_wakeup(pd_fd_mux *m, const GPollFD *fds, int n)
+/* The context's wakeup fd into the set, found on a turn that polls the set (both are
+ * polled at the default priority): woken on purpose, it is the one eventfd among the fds
+ * GLib polls that is readable now (GLib makes its GWakeup an eventfd on Linux; the check
+ * that each is one reads /proc/self/fd).  Unsure (none, several, or epoll refuses it): -1,
+ * and every turn polls as GLib would.  The wakeup is acknowledged by GLib's check of this
+ * turn or the next (level-triggered). */
+static void adopt_wakeup(pd_fd_mux *m, GMainContext *ctx, const GPollFD *fds, int n)
 {
+        g_main_context_wakeup(ctx);
         int found = -1, count = 0;
-        for (int i = 0; i < n; i++)
-                if (fds[i].fd != m->epfd && tr_fd_is_eventfd(fds[i].fd)) {
+        for (int i = 0; i < n; i++) {
+                struct pollfd p = { .fd = fds[i].fd, .events = POLLIN };
+                if (fds[i].fd != m->epfd && poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
+                    tr_fd_is_eventfd(fds[i].fd)) {
                         found = fds[i].fd;
                         count++;
                 }
+        }
         struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &m->wakeup };
         if (count == 1 && epoll_ctl(m->epfd, EPOLL_CTL_ADD, found, &ev) == 0)
                 m->wakeup_fd = found;
 }
 
-/* The turn's wait.  When GLib asks for nothing but the set and its wakeup fd (the classic
- * FIFO is in the set), one epoll_wait on the set: the ready entries are kept for on_ready
- * (no second epoll_wait in its dispatch), the wakeup's readiness goes to its GPollFD.
- * Otherwise (a source of its own with an fd, or a higher-priority source ready so that the
- * set is not asked for) GLib's poll over what it asked. */
+/* The turn's wait.  When GLib asks for nothing but the set and its wakeup fd, one
+ * epoll_wait on the set: the ready entries are kept for on_ready (no second epoll_wait in
+ * its dispatch), the wakeup's readiness goes to its GPollFD.  Otherwise (a source of its
+ * own with an fd, or a higher-priority source ready so that the set is not asked for)
+ * GLib's poll over what it asked. */
 static void wait_turn(pd_fd_mux *m, GPollFD *fds, int n, int timeout_ms)
 {
         GPollFD *set = NULL, *wake = NULL;
@@ -309,13 +336,29 @@ static void wait_turn(pd_fd_mux *m, GPollFD *fds, int n, int timeout_ms)
                 else
                         only_set = false;
         }
-        m->n_ready = -1;
-        if (!set || !only_set) {
+        /* events fetched by an earlier turn whose dispatch did not reach the set (a
+         * higher-priority source took that turn): kept, and this turn does not sleep.  An
+         * edge-triggered entry's event would not be reported again. */
+        bool pending = m->n_ready > 0;
+        if (pending)
+                timeout_ms = 0;
+        if (!set || !only_set || pending) {
                 (void) g_poll(fds, (guint) n, timeout_ms);
+                if (pending && set)
+                        set->revents |= G_IO_IN;
                 return;
         }
+        m->n_ready = -1;
         struct epoll_event evs[PD_FD_MUX_PER_TURN];
         int k = epoll_wait(m->epfd, evs, PD_FD_MUX_PER_TURN, timeout_ms);
+        if (k < 0 && errno != EINTR) {
+                /* cannot happen with a valid set; said once, and GLib's poll from now on */
+                g_warning("fd set: epoll_wait: %s: the main loop polls as GLib does", g_strerror(errno));
+                epoll_ctl(m->epfd, EPOLL_CTL_DEL, m->wakeup_fd, NULL);
+                m->wakeup_fd = -1;
+                return;
+        }
+        m->fast_waits++;
         m->n_ready = 0;
         for (int i = 0; i < k; i++) {
                 if (evs[i].data.ptr != &m->wakeup)
@@ -329,14 +372,15 @@ static void wait_turn(pd_fd_mux *m, GPollFD *fds, int n, int timeout_ms)
 
 void pd_fd_mux_run(pd_fd_mux *m, GMainLoop *loop)
 {
-        GMainContext *ctx = g_main_context_default();
-        if (!m || !g_main_context_acquire(ctx)) {
+        GMainContext *ctx = g_main_loop_get_context(loop);
+        if (!g_main_loop_is_running(loop))
+                return; /* quit before it ran */
+        if (!m || ctx != g_main_context_default() || !g_main_context_acquire(ctx)) {
                 g_main_loop_run(loop);
                 return;
         }
         GPollFD *fds = NULL;
         gint cap = 0;
-        bool adopted = false;
         while (g_main_loop_is_running(loop)) {
                 gint prio = 0, timeout_ms = -1, n;
                 g_main_context_prepare(ctx, &prio);
@@ -344,13 +388,18 @@ void pd_fd_mux_run(pd_fd_mux *m, GMainLoop *loop)
                         cap = n;
                         fds = g_renew(GPollFD, fds, cap);
                 }
-                if (!adopted && m->wakeup_fd < 0)
-                        adopt_wakeup(m, fds, n);
-                adopted = true;
+                if (!m->wakeup_tried)
+                        for (int i = 0; i < n && !m->wakeup_tried; i++)
+                                if (fds[i].fd == m->epfd) {
+                                        adopt_wakeup(m, ctx, fds, n);
+                                        m->wakeup_tried = true;
+                                }
                 wait_turn(m, fds, n, timeout_ms);
                 g_main_context_check(ctx, prio, fds, n);
                 g_main_context_dispatch(ctx);
         }
+        /* events fetched and not dispatched stay for the set's next dispatch */
         g_main_context_release(ctx);
         g_free(fds);
 }
+

@@ -15,23 +15,27 @@
  * GET_USAGE in a TCG guest).  Long periodic timers (the classic FIFOs' housekeeping) join
  * the set as timerfds.  An fd can be in the set once: a second entry for it is refused by
  * epoll (EEXIST) and becomes a source of its own (a turn with such a source polls as GLib
- * would).  Fairness: with more than
- * PD_FD_MUX_PER_TURN entries ready, each waits its turn (epoll hands out a level-triggered
- * entry it returned after the ones it did not), so with many busy D-Bus clients each is
- * read every ceil(n / PD_FD_MUX_PER_TURN) turns, where as sources each was read every turn.
+ * would).  Fairness: with more than PD_FD_MUX_PER_TURN entries ready, each waits its turn
+ * (epoll hands out a level-triggered entry it returned after the ones it did not), so with
+ * many busy D-Bus clients each is read every ceil(n / PD_FD_MUX_PER_TURN) turns, where as
+ * sources each was read every turn; the classic FIFO shares those turns (with 32 busy D-Bus
+ * clients a classic request may wait a turn of 16 D-Bus calls, ~1 ms): a node's D-Bus
+ * clients are tools, its classic ones HTCondor's daemons, and neither kind starves.
  *
  * An entry stays until its callback returns G_SOURCE_REMOVE or it is removed; its fd is
- * level-triggered, so a callback that leaves data unread is called again on the next
- * main-loop turn (each ready entry at most once a turn, at most PD_FD_MUX_PER_TURN
- * entries a turn: the other sources get theirs in between).  Removing an entry never
- * closes the fd (the caller owns it) and must happen before the caller closes it; a
- * callback may remove any entry, its own included, but not free the mux.  Single-threaded.
+ * level-triggered (but pd_fd_mux_add_drained's), so a callback that leaves data unread is
+ * called again on the next main-loop turn (each ready entry at most once a turn, at most
+ * PD_FD_MUX_PER_TURN entries a turn: the other sources get theirs in between).  Removing
+ * an entry never closes the fd (the caller owns it) and must happen before the caller
+ * closes it: an event already fetched for the entry is dropped then, where an fd closed
+ * first could have the callback run on whatever file reuses its number.  A callback may
+ * remove any entry, its own included, but not free the mux.  Single-threaded.
  */
 #pragma once
 
 #include <glib-unix.h>
-#include <stdbool.h>
 #include <glib.h>
+#include <stdbool.h>
 
 #define PD_FD_MUX_PER_TURN 16
 
@@ -48,19 +52,24 @@ void pd_fd_mux_free(pd_fd_mux *m);
  * the set refuses the fd or timer, the entry is a main-loop source of its own, with the
  * same rules: the callers hold one kind of handle either way.  NULL only without memory. */
 pd_fd_mux_entry *pd_fd_mux_add(pd_fd_mux *m, int fd, GIOCondition cond, GUnixFDSourceFunc fn, void *data);
+/* The same for G_IO_IN, edge-triggered in the set: fn reads fd until EAGAIN, or until a
+ * read from a pipe returns less than it asked (the pipe was emptied then): an event is
+ * reported once, for data that arrived after fn last emptied it. */
+pd_fd_mux_entry *pd_fd_mux_add_drained(pd_fd_mux *m, int fd, GUnixFDSourceFunc fn, void *data);
 /* A timer in the set (a timerfd it owns): fn(data) every interval_ms as a g_timeout_add
  * callback (G_SOURCE_REMOVE ends it), the first after one interval.  A source of its own
  * as above when there is no set or no timerfd (EMFILE); NULL only without memory. */
 pd_fd_mux_entry *pd_fd_mux_add_timer(pd_fd_mux *m, unsigned interval_ms, GSourceFunc fn, void *data);
 /* Stop watching (before fd is closed; a timer's timerfd is closed here); NULL is allowed. */
 void pd_fd_mux_remove(pd_fd_mux_entry *e);
-/* Run the default main context until g_main_loop_quit(loop) (loop made running:
- * g_main_loop_new(NULL, TRUE)); each turn is GLib's (prepare, query, check, dispatch), but
- * its wait is one epoll_wait on the set when GLib asks for nothing but the set and the
- * context's wakeup fd (which joins the set).  m NULL: g_main_loop_run. */
+/* Run loop's context (the default one) until g_main_loop_quit(loop): made running
+ * (g_main_loop_new(NULL, TRUE)), else it returns at once (quit before it ran).  Each turn
+ * is GLib's (prepare, query, check, dispatch), but its wait is one epoll_wait on the set
+ * when GLib asks for nothing but the set and the context's wakeup fd (which joins the set
+ * on the first turn that polls the set).  m NULL or another context: g_main_loop_run.
+ * Single-threaded as GLib's own loop: no nested loop while it runs. */
 void pd_fd_mux_run(pd_fd_mux *m, GMainLoop *loop);
 /* Entries in the set (tests). */
 unsigned pd_fd_mux_count(const pd_fd_mux *m);
-/* Whether pd_fd_mux_run found the context's wakeup fd and put it in the set, so that its
- * turns can wait in one epoll_wait (tests). */
-bool pd_fd_mux_waits_alone(const pd_fd_mux *m);
+/* Turns of pd_fd_mux_run that waited in one epoll_wait on the set (tests). */
+unsigned pd_fd_mux_fast_waits(const pd_fd_mux *m);

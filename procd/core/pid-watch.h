@@ -3,8 +3,8 @@
  * One GLib fd source per watcher made every main-loop iteration cost O(families): GLib
  * prepares and checks each source and poll() visits each fd (measured with 1,000 families:
  * two thirds of a GET_USAGE's server CPU went there, see NOTES "GET_USAGE cost").  Here all
- * pidfds sit in one epoll set, the fd mux's (fd-mux.h: the daemon's set of rare fds, or one
- * of the watch's own), and the main loop polls a single fd.
+ * pidfds sit in one epoll set, the fd mux's (fd-mux.h: the daemon's fd set, or one of the
+ * watch's own), and the main loop polls a single fd.
  *
  * A watch is one-shot: when its pidfd becomes readable (the process exited) the watch is
  * removed, then its callback runs.  Cancelling a watch never closes the pidfd (the caller

@@ -216,9 +216,9 @@ void pd_registry_set_changed_hook(pd_registry *r, pd_registry_changed_fn fn, voi
 void pd_registry_hold_saves(pd_registry *r);
 void pd_registry_flush_saves(pd_registry *r);
 void pd_registry_release_saves(pd_registry *r);
-/* The set of rare fds (fd-mux.h, not owned) the watchers' epoll fd joins instead of a main
- * loop source of its own; set before the first registration.  The getter gives it to the
- * other rare fds' owners (event-watch.c). */
+/* procd's fd set (fd-mux.h, not owned) the watchers' epoll fd joins instead of a main loop
+ * source of its own; set before the first registration.  The getter gives it to the set's
+ * other users (event-watch.c, the classic server, D-Bus connections). */
 void pd_registry_set_fd_mux(pd_registry *r, pd_fd_mux *mux);
 pd_fd_mux *pd_registry_fd_mux(const pd_registry *r);
 /* Called instead of the default (unregister) when a family's watcher exits. */

@@ -31,7 +31,7 @@ static gboolean watch_cb(gint fd, GIOCondition cond, gpointer data)
 /* data: procd's fd set (fd-mux.h), or NULL.  A connection's socket sits in the set too,
  * though it carries requests: a source of its own cost every classic request ~1 us (GLib's
  * prepare and check of one more source, one more fd in every poll; NOTES 14.20), where in
- * the set a D-Bus message costs one epoll_wait more (~50 us a call already).  The set's
+ * the set its messages come through the main loop's one epoll_wait (pd_fd_mux_run).  The set's
  * rules keep it fair: each ready entry runs once a turn, and dispatch is an idle source of
  * DISPATCH_PER_TURN messages.  A socket's read and write watches share its fd, and an
  * epoll set holds an fd once: the read watch joins the set, the write watch (enabled only

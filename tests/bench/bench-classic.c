@@ -3,13 +3,16 @@
  *
  *   bench-classic [--short] [--families N] [--background N] [--calls N] [--daemon PATH]
  *                 [--no-state] [--state-tmpfs] [--fifo-usage-only] [--classic-only]
- *                 [--register-gap-ms MS] [--placement same|apart|both|any]
+ *                 [--exact-reads] [--register-gap-ms MS] [--placement same|apart|both|any]
  *                                     (--short: 100 families, 1,000 background, 1,000 calls;
  *                                      --fifo-usage-only: no D-Bus GetUsage loop, so that a
  *                                      profiler attached to procd sees the classic path alone;
  *                                      --classic-only: procd without --socket, as HTCondor
  *                                      runs it: no D-Bus listener or client, every family
- *                                      through the FIFO)
+ *                                      through the FIFO;
+ *                                      --exact-reads, with --daemon classic-floor: the floor
+ *                                      also reads the counter files an exact answer needs,
+ *                                      see exact_reads_setup)
  *
  * Starts build/procd/procd (or --daemon, FIFO only: HTCondor's condor_procd, or
  * build/tests/bench/classic-floor, the protocol alone with no work behind it) with
@@ -253,7 +256,7 @@ static int exact_reads_setup(const tr_hierarchies *hs, const char *base, pid_t s
         snprintf(fam, sizeof fam, "%s/exact", base);
         snprintf(leaf, sizeof leaf, "%s/%s", fam, TR_CG_LEAF);
         if (tr_cgroup_create(hs, leaf, out, &err) < 0 || tr_cgroup_attach(*out, sleeper, &err) < 0) {
-                printf("bench-classic: --exact-reads: %s: %s\n", leaf, err.msg);
+                fprintf(stderr, "bench-classic: --exact-reads: %s: %s\n", leaf, err.msg);
                 return -1;
         }
         int mem = tr_hierarchies_best(hs, TR_CTRL_MEMORY), cpuacct = hs->v1_of[TR_CTRL_CPUACCT];
@@ -271,7 +274,7 @@ static int exact_reads_setup(const tr_hierarchies *hs, const char *base, pid_t s
         };
         for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
                 if (want[k].i < 0 || tr_hierarchy_fs_path(&hs->h[want[k].i], want[k].cg, dir, sizeof dir, &err) < 0) {
-                        printf("bench-classic: --exact-reads: no hierarchy for %s\n", want[k].files);
+                        fprintf(stderr, "bench-classic: --exact-reads: no hierarchy for %s\n", want[k].files);
                         return -1;
                 }
                 char files[128];
@@ -339,6 +342,12 @@ int main(int argc, char **argv)
         const char *exe_base = strrchr(cc_daemon_exe(), '/');
         bool is_floor = !strcmp(exe_base ? exe_base + 1 : cc_daemon_exe(), "classic-floor");
         bool condor = cc_daemon_is_condor() || is_floor;
+        if (exact_reads && !is_floor) {
+                fprintf(stderr, "bench-classic: --exact-reads needs --daemon <path of classic-floor>\n");
+                return 2;
+        }
+        if (!exact_reads)
+                unsetenv("CLASSIC_FLOOR_READS"); /* a plain floor reads nothing */
         char state_dir[64] = "", state_file[96] = "";
         if (state_tmpfs && !no_state) {
                 if (bench_tmpfs_mount("procd-bench", state_dir, sizeof state_dir) < 0)
@@ -404,10 +413,9 @@ int main(int argc, char **argv)
                cc_daemon_exe(), n_bg, n_roots, calls,
                no_state ? "none" : *state_file ? "on a tmpfs" : "next to the socket (/tmp)", register_gap_ms);
         tr_cgroup *exact_cg = NULL;
-        if (exact_reads && (!is_floor || n_bg < 1 || exact_reads_setup(&hs, base, bg[0], &exact_cg) < 0)) {
-                if (!is_floor || n_bg < 1)
-                        fprintf(stderr, "bench-classic: --exact-reads needs --daemon classic-floor and a background "
-                                        "process\n");
+        if (exact_reads && (n_bg < 1 || exact_reads_setup(&hs, base, bg[0], &exact_cg) < 0)) {
+                if (n_bg < 1)
+                        fprintf(stderr, "bench-classic: --exact-reads: no background process to put in its cgroup\n");
                 goto out;
         }
         cc_daemon d;

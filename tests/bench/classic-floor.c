@@ -11,6 +11,8 @@
  * one write of the reply and the close.  Both FIFOs are made and held as the protocol
  * says (a dummy writer on the command FIFO, the watchdog's write end kept), and readiness is
  * stderr closed.  Only the fixed-size commands are understood; any other request ends it.
+ * With CLASSIC_FLOOR_READS set (bench-classic --exact-reads), each GET_USAGE also reads
+ * the files it names: the floor under any daemon that reads the counters per request.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 
 #define USAGE_BYTES 112
 #define QUIT 13
+#define MAX_READS 32
 
 /* request bytes after the 12-byte header of the fixed-size commands, -1: not served */
 static int args_bytes(int32_t cmd)
@@ -73,25 +76,26 @@ int main(int argc, char **argv)
                 fprintf(stderr, "classic-floor: %s: %s\n", addr, strerror(errno));
                 return 1;
         }
-        int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (devnull < 0 || dup2(devnull, 2) < 0) /* readiness: the launcher's pipe sees EOF */
-                return 1;
-        /* CLASSIC_FLOOR_READS="FILE ... DIR/ ...": per GET_USAGE, pread each FILE and fstat
-         * each DIR/ (opened once here), the kernel reads an exact answer needs, without
-         * parsing them: the floor plus the counters, for NOTES' lower bound */
-        int reads[32], n_reads = 0;
+        /* CLASSIC_FLOOR_READS="FILE ...": per GET_USAGE, a pread of each FILE (opened once
+         * here, at most MAX_READS), the kernel files an exact answer needs, unparsed: the
+         * floor plus the counters (bench-classic --exact-reads) */
+        int reads[MAX_READS], n_reads = 0;
         char rbuf[16384];
         const char *env = getenv("CLASSIC_FLOOR_READS");
         char *list = env ? strdup(env) : NULL;
-        for (char *save = NULL, *t = list ? strtok_r(list, " ", &save) : NULL; t && n_reads < 32;
-             t = strtok_r(NULL, " ", &save)) {
-                size_t tl = strlen(t);
-                int fd = tl && t[tl - 1] == '/' ? open(t, O_PATH | O_DIRECTORY | O_CLOEXEC)
-                                                : open(t, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
+        for (char *save = NULL, *t = list ? strtok_r(list, " ", &save) : NULL; t; t = strtok_r(NULL, " ", &save)) {
+                int fd = n_reads < MAX_READS ? open(t, O_RDONLY | O_CLOEXEC) : -1;
+                if (fd < 0) {
+                        fprintf(stderr, "classic-floor: CLASSIC_FLOOR_READS: %s: %s\n", t,
+                                n_reads < MAX_READS ? strerror(errno) : "too many files");
                         return 1;
-                reads[n_reads++] = tl && t[tl - 1] == '/' ? -1 - fd : fd;
+                }
+                reads[n_reads++] = fd;
         }
+        free(list);
+        int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (devnull < 0 || dup2(devnull, 2) < 0) /* readiness: the launcher's pipe sees EOF */
+                return 1;
         uint8_t buf[4096], reply[4 + USAGE_BYTES] = { 0 };
         size_t have = 0;
         for (;;) {
@@ -117,12 +121,9 @@ int main(int argc, char **argv)
                         int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
                         if (fd < 0)
                                 continue; /* the client is gone */
-                        for (int r = 0; hdr[2] == 9 && r < n_reads; r++) {
-                                struct stat st;
-                                if (reads[r] < 0 ? fstat(-1 - reads[r], &st) < 0
-                                                 : pread(reads[r], rbuf, sizeof rbuf - 1, 0) < 0)
+                        for (int r = 0; hdr[2] == 9 && r < n_reads; r++)
+                                if (pread(reads[r], rbuf, sizeof rbuf, 0) < 0)
                                         return 1;
-                        }
                         size_t len = hdr[2] == 9 ? sizeof reply : 4;
                         if (write(fd, reply, len) != (ssize_t) len)
                                 fprintf(stderr, "classic-floor: short reply\n");

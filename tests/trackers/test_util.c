@@ -149,7 +149,7 @@ static void test_fstat_and_eventfd(void)
         int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         struct stat a, b;
         CU_ASSERT(dfd >= 0 && tr_fstat(dfd, &a) == 0 && fstat(dfd, &b) == 0);
-        CU_ASSERT(S_ISDIR(a.st_mode) && a.st_nlink == b.st_nlink && a.st_ino == b.st_ino && a.st_nlink == 3);
+        CU_ASSERT(S_ISDIR(a.st_mode) && a.st_nlink == b.st_nlink && a.st_ino == b.st_ino);
         int p[2];
         CU_ASSERT_EQUAL_FATAL(pipe2(p, O_CLOEXEC), 0);
         CU_ASSERT(tr_fstat(p[0], &a) == 0 && S_ISFIFO(a.st_mode));

@@ -1,7 +1,8 @@
 /* test_fd_mux.c - rare fds through one epoll fd: a callback per turn while its fd is
  * readable, G_SOURCE_REMOVE and removal from any callback (its own entry or another
  * ready one), at most PD_FD_MUX_PER_TURN callbacks a turn, free removes what is left, a
- * pid-watch set inside the mux, a timer, and pd_fd_mux_run's turns (the set's entries,
+ * pid-watch set inside the mux, a timer, an edge-triggered entry (once per write, read or
+ * not), and pd_fd_mux_run's turns (the set's entries,
  * GLib timeouts, an fd outside the set, a wakeup from another thread, an entry removed
  * after its turn's wait fetched it). */
 #include <CUnit/CUnit.h>
@@ -225,6 +226,36 @@ static void test_pid_watch_inside(void)
         close(pidfd);
 }
 
+/* pd_fd_mux_add_drained: edge-triggered in the set, so once per write whether the callback
+ * drained the pipe or not (the contract is that it does); without a set, level-triggered. */
+static void check_drained(action act, bool own, int want_min, int want_max)
+{
+        pd_fd_mux *m = own ? NULL : pd_fd_mux_new();
+        CU_ASSERT_FATAL(own || m != NULL);
+        pipe_slot p = { .act = act };
+        CU_ASSERT_EQUAL_FATAL(pipe2(p.fds, O_CLOEXEC | O_NONBLOCK), 0);
+        p.e = pd_fd_mux_add_drained(m, p.fds[0], on_readable, &p);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p.e);
+        make_ready(&p);
+        turns(3);
+        make_ready(&p);
+        turns(3);
+        CU_ASSERT(p.fired >= want_min && p.fired <= want_max);
+        pd_fd_mux_remove(p.e);
+        pd_fd_mux_free(m);
+        close_slots(&p, 1);
+}
+
+static void test_drained(void)
+{
+        check_drained(DRAIN, false, 2, 2); /* each write an edge */
+        /* edges only, not every turn: a write to a pipe that is not empty is an edge again
+         * from Linux 5.14 on (3a34b13a88ca), not on 5.5-5.13 (1b6b26ae7053) */
+        check_drained(KEEP, false, 1, 2);
+        check_drained(DRAIN, true, 2, 2);
+        check_drained(KEEP, true, 6, 6); /* a source of its own: level-triggered */
+}
+
 /* ---- pd_fd_mux_run ------------------------------------------------------------------- */
 
 typedef struct run_ctx {
@@ -309,7 +340,7 @@ static void test_run(void)
         CU_ASSERT_EQUAL(write(fds[1], "x", 1), 1);
         run_bounded(m, &c, &timed_out);
         CU_ASSERT_EQUAL(timed_out, 0);
-        CU_ASSERT(pd_fd_mux_waits_alone(m));     /* GLib's wakeup fd found: one wait */
+        CU_ASSERT(pd_fd_mux_fast_waits(m) > 0);  /* GLib's wakeup fd found: one wait a turn */
         CU_ASSERT_EQUAL(c.fired, 1);             /* an entry of the set, then the quit */
         CU_ASSERT_PTR_NULL(c.victim);            /* removed by the early source ... */
         CU_ASSERT_EQUAL(victim[0].fired, 0);     /* ... before its fetched event ran */
@@ -355,6 +386,7 @@ int main(void)
                 { "at most PD_FD_MUX_PER_TURN callbacks a turn", test_per_turn_bound },
                 { "a pid-watch set inside the mux", test_pid_watch_inside },
                 { "a timer until it returns G_SOURCE_REMOVE, in a set and without one", test_timer },
+                { "an edge-triggered entry, in a set and without one", test_drained },
                 { "pd_fd_mux_run: the set, timeouts, an fd outside, another thread's wakeup", test_run },
                 CU_TEST_INFO_NULL,
         };
