@@ -256,6 +256,9 @@ static bool root_execd(pid_t pid)
  *   memory: v2 memory.current, memory.peak, memory.stat (anon: RSS); v1
  *        memory.numa_stat (anon and all LRU pages) and memory.max_usage_in_bytes;
  *   processes: the leaf's cgroup.procs (pids.current counts threads).
+ * The floor keeps every file open; on v1 a kept cgroup.procs rereads a pid list the kernel
+ * caches for up to 1 s, so an exact v1 reader opens it each time (procd does): there the
+ * figure is a bound on cost, lower than any exact reader's.
  * The list goes into the environment the daemon inherits; 0, or -1 with the reason printed. */
 static int exact_reads_setup(const tr_hierarchies *hs, const char *base, pid_t sleeper, tr_cgroup **out)
 {
