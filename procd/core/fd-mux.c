@@ -349,8 +349,7 @@ static void wait_turn(pd_fd_mux *m, GPollFD *fds, int n, int timeout_ms)
                 return;
         }
         m->n_ready = -1;
-        struct epoll_event evs[PD_FD_MUX_PER_TURN];
-        int k = epoll_wait(m->epfd, evs, PD_FD_MUX_PER_TURN, timeout_ms);
+        int k = epoll_wait(m->epfd, m->ready, PD_FD_MUX_PER_TURN, timeout_ms);
         if (k < 0 && errno != EINTR) {
                 /* cannot happen with a valid set; said once, and GLib's poll from now on */
                 g_warning("fd set: epoll_wait: %s: the main loop polls as GLib does", g_strerror(errno));
@@ -359,12 +358,12 @@ static void wait_turn(pd_fd_mux *m, GPollFD *fds, int n, int timeout_ms)
                 return;
         }
         m->fast_waits++;
-        m->n_ready = 0;
+        m->n_ready = 0; /* the wakeup's event taken out, the others kept in place */
         for (int i = 0; i < k; i++) {
-                if (evs[i].data.ptr != &m->wakeup)
-                        m->ready[m->n_ready++] = evs[i];
+                if (m->ready[i].data.ptr != &m->wakeup)
+                        m->ready[m->n_ready++] = m->ready[i];
                 else if (wake)
-                        wake->revents = (gushort) cond_of(evs[i].events);
+                        wake->revents = (gushort) cond_of(m->ready[i].events);
         }
         if (m->n_ready > 0)
                 set->revents = G_IO_IN;
