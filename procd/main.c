@@ -36,6 +36,7 @@
 #include "procd/core/events.h"
 #include "procd/version.h"
 #include "trackers/ancestry.h"
+#include "trackers/cgroup-notify.h"
 #include "trackers/hierarchy.h"
 #include "trackers/util.h"
 
@@ -439,6 +440,11 @@ int main(int argc, char **argv)
         /* procd's ancestors held for the gate before every kill/freeze (trackers/ancestry.h);
          * without memory for it they are walked by pid, as before */
         (void) tr_ancestry_new(&d.hs.ancestry);
+        /* watches that stand in for each GET_USAGE's proof that a family's cgroups did not
+         * change (trackers/cgroup-notify.h); without inotify every call proves it itself */
+        int nk = tr_cg_notify_new(&d.hs.notify);
+        if (nk < 0)
+                g_message("inotify: %s: each usage call checks its cgroups itself", strerror(-nk));
 
         sigset_t mask;
         sigemptyset(&mask);
@@ -631,6 +637,7 @@ early_out:
         if (d.parent_pidfd >= 0)
                 close(d.parent_pidfd);
         tr_ancestry_free(d.hs.ancestry);
+        tr_cg_notify_free(d.hs.notify);
         pd_log_file_close(d.log_file);
         g_free(d.classic.argv);
         return d.exit_code;

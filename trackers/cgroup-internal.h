@@ -70,6 +70,11 @@ struct tr_cgroup {
         /* descendants kept open (cgroup-subtree.h): members per hierarchy, v1 oom sum */
         tr_cg_subtree *procs_tree[TR_MAX_HIER];
         tr_cg_subtree *oom_tree;
+        /* an owned cgroup's own v2 cgroup.procs found empty, and the watch on its directory
+         * (writes included) that keeps it proven so (cgroup-notify.h, cgroup-stats.c) */
+        tr_cg_mark own_mark;
+        bool own_empty;
+        unsigned own_skipped; /* reads it spared (tests) */
         /* at rest (tr_cgroup_rest): the inode each closed dirfd had, so that only the
          * same directory is opened again at its path */
         uint64_t rest_ino[TR_MAX_HIER];

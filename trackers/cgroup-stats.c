@@ -98,8 +98,37 @@ static void restart_procs(void *ud)
         pv->set->n = pv->n0;
 }
 
+/* The handle's own members in hierarchy i.  An owned cgroup's own v2 cgroup.procs, once
+ * read empty, stays empty while its directory has no event (writes included): procd fills
+ * only the leaf there (TR_CG_LEAF), a fork needs a member inside, and the one way in
+ * without a write, clone3(CLONE_INTO_CGROUP), needs root's write access to its
+ * cgroup.procs (cgroup-notify.h).  Only while a child cgroup is cached under it (the
+ * leaf): that child's removal is an event of this directory, so the cgroup cannot have
+ * been removed unseen (its own removal is no event while procd holds its fd, and its
+ * cgroup.procs read is what says ENODEV then).  Any other cgroup, or no watch: read every
+ * time. */
+static int own_members(tr_cgroup *cg, int i, bool v2, tr_pidset *set)
+{
+        tr_cg_notify *notify = cg->hs->notify;
+        bool watched = v2 && notify && (cg->flags & TR_CG_OWNED);
+        if (watched && cg->own_empty && tr_cg_subtree_cached(cg->procs_tree[i]) > 0 &&
+            tr_cg_notify_quiet(notify, &cg->own_mark)) {
+                cg->own_skipped++;
+                return 0;
+        }
+        /* watched before it is read: a process moved in after the read is an event */
+        if (watched && !cg->own_mark.w)
+                (void) tr_cg_notify_watch(notify, tr_cg_dirfd(cg, i), true, &cg->own_mark);
+        size_t before = set->n;
+        int r = read_own_procs(cg, i, v2, set);
+        cg->own_empty = watched && r == 0 && set->n == before;
+        if (cg->own_empty)
+                tr_cg_notify_prove(notify, &cg->own_mark);
+        return r;
+}
+
 /* The members listed in hierarchy `only` (-1: the v2 tree, or every v1 hierarchy where
- * there is none, their union). */
+ * there is none, their union).  The caller synced the watches (sync_changes). */
 static int members_in(tr_cgroup *cg, int only, tr_pidset *out, tr_error *err)
 {
         tr_pidset_clear(out);
@@ -110,14 +139,14 @@ static int members_in(tr_cgroup *cg, int only, tr_pidset *out, tr_error *err)
                         continue;
                 /* a gone top-level cgroup: cgroup.procs is ENOENT (openat) or ENODEV (read on
                  * the kept fd) there */
-                int r = read_own_procs(cg, i, i == v2, out);
+                int r = own_members(cg, i, i == v2, out);
                 if (tr_cg_is_gone_errno(-r))
                         continue;
                 if (r == 0) {
                         /* descendants through the cache: a v1 cgroup.procs is not kept open */
                         procs_visit pv = { .cg = cg, .set = out, .n0 = out->n, .v2 = i == v2 };
                         tr_cg_subtree_visit v = { .file = "cgroup.procs", .keep_open = i == v2, .read = visit_procs,
-                                                  .restart = restart_procs, .ud = &pv };
+                                                  .restart = restart_procs, .ud = &pv, .notify = cg->hs->notify };
                         r = tr_cg_subtree_each(&cg->procs_tree[i], tr_cg_dirfd(cg, i), &v);
                 }
                 if (r < 0)
@@ -131,7 +160,21 @@ static int members_in(tr_cgroup *cg, int only, tr_pidset *out, tr_error *err)
         return 0;
 }
 
-int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err) { return members_in(cg, -1, out, err); }
+/* Every change to the watched directories made before now, taken in: once a call, before
+ * any watch is asked (cgroup-notify.h).  A failed read leaves the watches unproven. */
+static void sync_changes(tr_cgroup *cg)
+{
+        if (cg->hs->notify)
+                (void) tr_cg_notify_sync(cg->hs->notify);
+}
+
+unsigned tr_cgroup_own_procs_skipped(const tr_cgroup *cg) { return cg->own_skipped; }
+
+int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err)
+{
+        sync_changes(cg);
+        return members_in(cg, -1, out, err);
+}
 
 /* The process count of a usage record.  Without a v2 tree, one v1 hierarchy is enough:
  * the first one the cgroup is in (tr_cgroup_primary_index, the one membership is matched
@@ -251,7 +294,7 @@ static void usage_memory(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, s
                 return;
         ov.sum = ov.own;
         tr_cg_subtree_visit sv = { .file = "memory.oom_control", .keep_open = true, .read = visit_oom,
-                                   .restart = restart_oom, .ud = &ov };
+                                   .restart = restart_oom, .ud = &ov, .notify = cg->hs->notify };
         if (tr_cg_subtree_each(&cg->oom_tree, tr_cg_dirfd(cg, i), &sv) == 0)
                 tr_u64_set(u, &u->oom_kills, ov.sum, TR_SRC_CGROUP_V1);
 }
@@ -305,6 +348,7 @@ int tr_cgroup_usage_want(tr_cgroup *cg, unsigned want, tr_usage *out, tr_error *
 {
         char buf[16384];
         tr_usage_init(out);
+        sync_changes(cg);
         if (want & TR_WANT_CPU)
                 usage_cpu(cg, out, buf, sizeof buf);
         if (want & (TR_WANT_MEMORY | TR_WANT_MEMORY_STAT | TR_WANT_RSS | TR_WANT_OOM))

@@ -12,18 +12,22 @@
 #include "util.h"
 
 typedef struct node {
-        int dirfd;     /* O_PATH */
-        int fd;        /* the file, when kept open; else -1 */
-        unsigned nsub; /* subdirectories cached under it */
+        int dirfd;       /* O_PATH */
+        int fd;          /* the file, when kept open; else -1 */
+        unsigned nsub;   /* subdirectories cached under it */
+        tr_cg_mark mark; /* its watch (cgroup-notify.h), when there is one */
 } node;
 
 enum state { ST_EMPTY, ST_CACHED, ST_UNCACHEABLE };
 
 struct tr_cg_subtree {
         enum state state;
+        tr_cg_notify *notify; /* the watches' owner, from the first call that gave one */
+        tr_cg_mark top_mark;
         unsigned top_nsub;
         unsigned long too_big_nlink; /* ST_UNCACHEABLE: top's nlink then (a change retries) */
         unsigned listings;
+        unsigned quiet_calls;
         size_t n;
         node nodes[TR_CG_SUBTREE_MAX]; /* parents before their children */
 };
@@ -49,6 +53,7 @@ static void drop(tr_cg_subtree *st)
                 close(st->nodes[i].dirfd);
                 if (st->nodes[i].fd >= 0)
                         close(st->nodes[i].fd);
+                tr_cg_notify_unwatch(st->notify, &st->nodes[i].mark);
         }
         st->n = 0;
         st->top_nsub = 0;
@@ -60,6 +65,7 @@ void tr_cg_subtree_free(tr_cg_subtree *st)
         if (!st)
                 return;
         drop(st);
+        tr_cg_notify_unwatch(st->notify, &st->top_mark);
         free(st);
 }
 
@@ -112,7 +118,12 @@ static int visit_new(int dfd, int depth, void *ud)
                 return 0;
         }
         size_t i = st->n++;
-        st->nodes[i] = (node){ .dirfd = dup_fd, .fd = kept, .nsub = 0 };
+        st->nodes[i] = (node){ .dirfd = dup_fd, .fd = kept, .nsub = 0, .mark = TR_CG_MARK_INIT };
+        /* watched before the walk lists its subdirectories (this is the pre-order visit):
+         * one made after the listing is an event; one made before, in the listing.  No
+         * watch (the limit reached): this directory is proven by its fstat each time. */
+        if (st->notify)
+                (void) tr_cg_notify_watch(st->notify, dup_fd, false, &st->nodes[i].mark);
         if (depth == 1)
                 st->top_nsub++;
         else
@@ -167,7 +178,57 @@ static int cached_pass(tr_cg_subtree *st, long top_subdirs, const tr_cg_subtree_
         return 0;
 }
 
+/* Every cached directory (top's mark apart) without an event since it was proven. */
+static bool nodes_quiet(const tr_cg_subtree *st)
+{
+        for (size_t i = 0; i < st->n; i++)
+                if (!tr_cg_notify_quiet(st->notify, &st->nodes[i].mark))
+                        return false;
+        return true;
+}
+
+/* What this call found is the current state as of the caller's sync. */
+static void prove_all(tr_cg_subtree *st)
+{
+        if (!st->notify)
+                return;
+        tr_cg_notify_prove(st->notify, &st->top_mark);
+        for (size_t i = 0; i < st->n; i++)
+                tr_cg_notify_prove(st->notify, &st->nodes[i].mark);
+}
+
+/* relist with record, and what it kept proven */
+static int relist_proven(tr_cg_subtree *st, int top, const tr_cg_subtree_visit *v)
+{
+        int r = relist(st, top, v, true);
+        if (r == 0 && st->state == ST_CACHED)
+                prove_all(st);
+        return r;
+}
+
+/* The cached set, proven by the watches: each file read, no fstat.  0, 1 when a cached
+ * cgroup is gone after all, or -errno. */
+static int quiet_pass(tr_cg_subtree *st, const tr_cg_subtree_visit *v)
+{
+        for (size_t i = 0; i < st->n; i++) {
+                const node *x = &st->nodes[i];
+                int r = x->fd >= 0 ? v->read(x->fd, v->ud) : read_at(x->dirfd, v, NULL);
+                if (r == 1 || is_gone(-r))
+                        return 1;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 unsigned tr_cg_subtree_listings(const tr_cg_subtree *st) { return st ? st->listings : 0; }
+
+unsigned tr_cg_subtree_cached(const tr_cg_subtree *st)
+{
+        return st && st->state == ST_CACHED ? (unsigned) st->n : 0;
+}
+
+unsigned tr_cg_subtree_quiet_calls(const tr_cg_subtree *st) { return st ? st->quiet_calls : 0; }
 
 int tr_cg_subtree_each(tr_cg_subtree **stp, int top, const tr_cg_subtree_visit *v)
 {
@@ -177,20 +238,41 @@ int tr_cg_subtree_each(tr_cg_subtree **stp, int top, const tr_cg_subtree_visit *
                         return -ENOMEM;
         }
         tr_cg_subtree *st = *stp;
+        if (v->notify && !st->notify) {
+                st->notify = v->notify;
+                (void) tr_cg_notify_watch(st->notify, top, false, &st->top_mark);
+        }
+        bool quiet = st->notify && st->state != ST_UNCACHEABLE && tr_cg_notify_quiet(st->notify, &st->top_mark) &&
+                     nodes_quiet(st);
+        if (quiet)
+                st->quiet_calls++;
+        if (quiet && st->state == ST_EMPTY)
+                return 0; /* proven without subdirectories, and none made since */
+        if (quiet) {
+                int r = quiet_pass(st, v);
+                if (r <= 0)
+                        return r;
+                if (v->restart)
+                        v->restart(v->ud);
+                return relist_proven(st, top, v);
+        }
         unsigned long nlink = 0;
         long k = subdirs(top, &nlink);
         if (k == 0) { /* the common leaf: nothing below */
                 drop(st);
+                prove_all(st);
                 return 0;
         }
         if (k == -EOPNOTSUPP || (st->state == ST_UNCACHEABLE && nlink == st->too_big_nlink))
                 return relist(st, top, v, false);
         if (st->state == ST_CACHED) {
                 int r = cached_pass(st, k, v);
+                if (r == 0)
+                        prove_all(st);
                 if (r <= 0)
                         return r;
                 if (v->restart)
                         v->restart(v->ud);
         }
-        return relist(st, top, v, true);
+        return relist_proven(st, top, v);
 }

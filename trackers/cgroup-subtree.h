@@ -15,10 +15,18 @@
  * (the counts would differ) and none replaced (its fd would be gone).  Anything else lists
  * the subtree again.  A filesystem that does not keep nlink this way, or a subtree larger
  * than TR_CG_SUBTREE_MAX, is walked every time.
+ *
+ * With a tr_cg_notify (v->notify, synced by the caller before the call), each directory
+ * is watched from before its subdirectories were first listed, and a pass whose
+ * directories had no event since they were last proven skips the fstats: the cached set
+ * is proven by the watches (cgroup-notify.h).  A directory with no subdirectory is
+ * proven the same way, so a cgroup without descendants costs no system call at all.
  */
 #pragma once
 
 #include <stdbool.h>
+
+#include "cgroup-notify.h"
 
 #define TR_CG_SUBTREE_MAX 64 /* descendants kept open per cache */
 
@@ -32,6 +40,9 @@ typedef struct tr_cg_subtree_visit {
         /* Forget what read() gave during this call: the pass starts again. */
         void (*restart)(void *ud);
         void *ud;
+        /* NULL, or the watches that may stand in for the fstats (the same one on every
+         * call with this cache; synced by the caller) */
+        tr_cg_notify *notify;
 } tr_cg_subtree_visit;
 
 /* Run v->read on `file` of every descendant of the cgroup directory top (not top itself),
@@ -41,3 +52,7 @@ int tr_cg_subtree_each(tr_cg_subtree **st, int top, const tr_cg_subtree_visit *v
 void tr_cg_subtree_free(tr_cg_subtree *st);
 /* How many times the subtree was listed (the cache made) since *st was made; for tests. */
 unsigned tr_cg_subtree_listings(const tr_cg_subtree *st);
+/* Descendants cached at the last call (0: none, or not cached). */
+unsigned tr_cg_subtree_cached(const tr_cg_subtree *st);
+/* How many calls the watches proved without an fstat (v->notify); for tests. */
+unsigned tr_cg_subtree_quiet_calls(const tr_cg_subtree *st);

@@ -229,6 +229,8 @@ void tr_cg_hot_close_all(tr_cgroup *cg)
         }
         tr_cg_subtree_free(cg->oom_tree);
         cg->oom_tree = NULL;
+        tr_cg_notify_unwatch(cg->hs->notify, &cg->own_mark);
+        cg->own_empty = false;
 }
 
 bool tr_cg_path_ok(const char *path)

@@ -168,6 +168,9 @@ bool tr_cgroup_has_file(tr_cgroup *cg, int i, const char *file);
  * the membership source when present, else the union of the v1 hierarchies.  A child
  * cgroup vanishing mid-walk is not an error. */
 int tr_cgroup_members(tr_cgroup *cg, tr_pidset *out, tr_error *err);
+/* How many times an owned cgroup's own empty v2 cgroup.procs was not read again, its
+ * watch proving it still empty (hs->notify: cgroup-stats.c); for tests. */
+unsigned tr_cgroup_own_procs_skipped(const tr_cgroup *cg);
 
 /* Usage from cgroup files; fields it cannot give stay unavailable.  Fails (-ENOENT/-ENODEV)
  * only when the cgroup itself is gone in every hierarchy it had. */

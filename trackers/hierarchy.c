@@ -247,6 +247,7 @@ int tr_hierarchies_parse(tr_hierarchies *out, const char *mountinfo, tr_error *e
         out->mode = TR_MODE_NONE;
         out->n = 0;
         out->ancestry = NULL;
+        out->notify = NULL;
         finish(out); /* v2 and v1_of: none yet (a parse error leaves a consistent empty set) */
         const char *p = mountinfo ? mountinfo : "";
         while (*p) {

@@ -71,6 +71,9 @@ typedef struct tr_hierarchies {
         /* the caller's ancestors, held for the gate (cgroup-gate.c) by a long-lived user
          * (procd), which attaches it after discovery and frees it; NULL: walked by pid */
         tr_ancestry *ancestry;
+        /* watches on family cgroups' directories that stand in for the usage call's checks
+         * (cgroup-notify.h), attached and freed the same way; NULL: every call checks */
+        struct tr_cg_notify *notify;
 } tr_hierarchies;
 
 /* Parse mountinfo text.  Duplicate mounts of one hierarchy keep the first.  Fails only on

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgtest.h"
+#include "trackers/cgroup-notify.h"
 #include "trackers/util.h"
 
 static void check_peak_memory(const tr_hierarchies *hs, const char *tag)
@@ -456,6 +457,66 @@ static void test_rest_and_budget(void)
         rm_tree(tmp);
 }
 
+/* One case of the watched tree: num_procs, and how many own reads were spared so far. */
+static void check_watched(tr_hierarchies *hs, tr_cgroup *cg, uint64_t procs, unsigned skipped, const char *what)
+{
+        tr_error err = { 0 };
+        tr_usage u;
+        int r = tr_cgroup_usage_want(cg, TR_WANT_PROCS, &u, &err);
+        CU_ASSERT_EQUAL(r, 0);
+        CU_ASSERT_EQUAL(u.num_procs.value, procs);
+        CU_ASSERT_EQUAL(tr_cgroup_own_procs_skipped(cg), skipped);
+        if (r != 0 || u.num_procs.value != procs || tr_cgroup_own_procs_skipped(cg) != skipped)
+                printf("\n  case '%s' (%s): r %d, procs %llu (want %llu), skipped %u (want %u)", what,
+                       hs->notify ? "watched" : "unwatched", r, (unsigned long long) u.num_procs.value,
+                       (unsigned long long) procs, tr_cgroup_own_procs_skipped(cg), skipped);
+}
+
+/* An owned family cgroup with its leaf, under watches (hs->notify): the own cgroup.procs
+ * found empty is not read again until its directory has an event; a process written into
+ * it, or a cgroup made below, is counted on the next call.  Unwatched: read every time. */
+static void run_watched_own(bool watched)
+{
+        char tmp[] = "/tmp/procd-cgwatch.XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
+        char root[PATH_MAX], fam[PATH_MAX], leaf[PATH_MAX], mi[PATH_MAX * 2];
+        snprintf(root, sizeof root, "%s/cg2", tmp);
+        snprintf(fam, sizeof fam, "%s/fam", root);
+        snprintf(leaf, sizeof leaf, "%s/fam/leaf", root);
+        mkdirs(tmp, "cg2/fam/leaf");
+        put_file(fam, "cgroup.procs", "");
+        put_file(leaf, "cgroup.procs", "100\n");
+        snprintf(mi, sizeof mi, "26 22 0:23 / %s rw,relatime - cgroup2 cgroup2 rw\n", root);
+        static tr_hierarchies hs; /* ~135 KB: not on the stack */
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, mi, NULL), 0);
+        if (watched)
+                CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&hs.notify), 0);
+        tr_error err = { 0 };
+        tr_cgroup *cg = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/fam", TR_CG_MAY_ACT | TR_CG_OWNED, &cg, &err), 0);
+        unsigned w = watched ? 1 : 0;
+        check_watched(&hs, cg, 1, 0, "first call reads, and caches the leaf");
+        check_watched(&hs, cg, 1, w, "second: proven empty, not read");
+        put_file(fam, "cgroup.procs", "200\n");
+        check_watched(&hs, cg, 2, w, "a process written into the family cgroup");
+        check_watched(&hs, cg, 2, w, "not empty: read again");
+        put_file(fam, "cgroup.procs", "");
+        check_watched(&hs, cg, 1, w, "moved out again");
+        check_watched(&hs, cg, 1, 2 * w, "proven empty again");
+        mkdirs(tmp, "cg2/fam/leaf/sub");
+        char subdir[PATH_MAX];
+        snprintf(subdir, sizeof subdir, "%s/sub", leaf);
+        put_file(subdir, "cgroup.procs", "300\n");
+        check_watched(&hs, cg, 2, 3 * w, "a cgroup made below the leaf: counted, the own file still spared");
+        tr_cgroup_free(cg);
+        tr_cg_notify_free(hs.notify);
+        hs.notify = NULL;
+        rm_tree(tmp);
+}
+
+static void test_watched_own(void) { run_watched_own(true); }
+static void test_unwatched_own(void) { run_watched_own(false); }
+
 static void test_psi_unsupported(void)
 {
         if (!ts_cgroup_base()) {
@@ -547,6 +608,8 @@ int main(void)
                 { "pure_v1_tree", test_fixture_tree_v1 },
                 { "psi_unsupported", test_psi_unsupported },
                 { "rest_and_budget", test_rest_and_budget },
+                { "watched_own_procs", test_watched_own },
+                { "unwatched_own_procs", test_unwatched_own },
                 CU_TEST_INFO_NULL,
         };
         CU_SuiteInfo extra[] = {

@@ -44,13 +44,19 @@ static void restart(void *ud)
         s->restarts++;
 }
 
+/* The watches of the current run_changes (NULL: proven by fstat alone). */
+static tr_cg_notify *notify;
+
 /* One case: the sum over top's descendants is `want` and the subtree was listed `listings`
  * times in all. */
 static void check_sum(tr_cg_subtree **st, int top, bool keep, sum *s, long want, unsigned listings, const char *what)
 {
         s->total = 0;
         s->reads = 0;
-        tr_cg_subtree_visit v = { .file = "v", .keep_open = keep, .read = add_value, .restart = restart, .ud = s };
+        if (notify)
+                CU_ASSERT_EQUAL(tr_cg_notify_sync(notify), 0);
+        tr_cg_subtree_visit v = { .file = "v", .keep_open = keep, .read = add_value, .restart = restart, .ud = s,
+                                  .notify = notify };
         int r = tr_cg_subtree_each(st, top, &v);
         CU_ASSERT_EQUAL(r, 0);
         CU_ASSERT_EQUAL(s->total, want);
@@ -75,8 +81,13 @@ static void rm_dir(const char *top, const char *rel)
         rm_tree(dir);
 }
 
-static void run_changes(bool keep)
+/* Proven by the watches: the same sums and listings, and the unchanged calls skip the
+ * fstats (counted). */
+static void run_changes(bool keep, bool watched)
 {
+        notify = NULL;
+        if (watched)
+                CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&notify), 0);
         char tmp[] = "/dev/shm/procd-subtree.XXXXXX";
         CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
         int top = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -84,6 +95,8 @@ static void run_changes(bool keep)
         tr_cg_subtree *st = NULL;
         sum s = { 0 };
         check_sum(&st, top, keep, &s, 0, 0, "no subdirectory: nothing listed");
+        check_sum(&st, top, keep, &s, 0, 0, "still none");
+        CU_ASSERT_EQUAL(tr_cg_subtree_quiet_calls(st), watched ? 1u : 0u);
         mkdirs(tmp, "a/b");
         mkdirs(tmp, "c");
         put_value(tmp, "a", 1);
@@ -93,6 +106,7 @@ static void run_changes(bool keep)
         check_sum(&st, top, keep, &s, 111, 1, "unchanged: cached");
         put_value(tmp, "a/b", 20); /* same file rewritten in place */
         check_sum(&st, top, keep, &s, 121, 1, "value changed: cached");
+        CU_ASSERT_EQUAL(tr_cg_subtree_quiet_calls(st), watched ? 3u : 0u);
         mkdirs(tmp, "a/b/d");
         put_value(tmp, "a/b/d", 1000);
         check_sum(&st, top, keep, &s, 1121, 2, "grandchild added");
@@ -111,12 +125,18 @@ static void run_changes(bool keep)
         check_sum(&st, top, keep, &s, 8, 6, "a cached cgroup answers ENODEV: listed again");
         CU_ASSERT_EQUAL(s.restarts, 1);
         tr_cg_subtree_free(st);
+        if (watched)
+                CU_ASSERT_EQUAL(tr_cg_notify_watches(notify), 0u); /* every watch given up */
+        tr_cg_notify_free(notify);
+        notify = NULL;
         close(top);
         rm_tree(tmp);
 }
 
-static void test_changes_kept(void) { run_changes(true); }
-static void test_changes_reopened(void) { run_changes(false); }
+static void test_changes_kept(void) { run_changes(true, false); }
+static void test_changes_reopened(void) { run_changes(false, false); }
+static void test_changes_watched(void) { run_changes(true, true); }
+static void test_changes_watched_reopened(void) { run_changes(false, true); }
 
 static void test_too_big(void)
 {
@@ -213,6 +233,8 @@ int main(void)
         CU_TestInfo tests[] = {
                 { "changes, files kept open", test_changes_kept },
                 { "changes, files opened per pass", test_changes_reopened },
+                { "changes, proven by watches", test_changes_watched },
+                { "changes, proven by watches, files opened per pass", test_changes_watched_reopened },
                 { "a subtree larger than the cache", test_too_big },
                 { "real cgroups come and go", test_cgroups },
                 CU_TEST_INFO_NULL,

@@ -1,0 +1,190 @@
+/* test_cgroup_notify.c - which directories changed, told by inotify (cgroup-notify.c): a
+ * mark is quiet only when it was proven and nothing happened to its directory since; on a
+ * tmpfs tree (inotify reports it as it reports cgroupfs: the VFS makes the events) and, as
+ * root, on a real cgroup whose cgroup.procs is written. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgtest.h"
+#include "trackers/cgroup-notify.h"
+
+typedef struct tree {
+        char path[64];
+        int fd; /* O_PATH of path */
+} tree;
+
+static void tree_make(tree *t)
+{
+        snprintf(t->path, sizeof t->path, "/dev/shm/procd-notify.XXXXXX");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(t->path));
+        t->fd = open(t->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        CU_ASSERT_FATAL(t->fd >= 0);
+}
+
+static void tree_rm(tree *t)
+{
+        close(t->fd);
+        rm_tree(t->path);
+}
+
+/* One case: after a sync, m is quiet or not. */
+static void check_quiet(tr_cg_notify *n, const tr_cg_mark *m, bool want, const char *what)
+{
+        CU_ASSERT_EQUAL(tr_cg_notify_sync(n), 0);
+        bool q = tr_cg_notify_quiet(n, m);
+        CU_ASSERT_EQUAL(q, want);
+        if (q != want)
+                printf("\n  case '%s': quiet %d, want %d", what, q, want);
+}
+
+static void sub(const tree *t, const char *rel, char *out, size_t size) { snprintf(out, size, "%s/%s", t->path, rel); }
+
+static void test_subdirs(void)
+{
+        tr_cg_notify *n = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
+        tree t;
+        tree_make(&t);
+        put_file(t.path, "v", "0\n"); /* made before the watch: a file made is IN_CREATE too */
+        tr_cg_mark m = TR_CG_MARK_INIT;
+        check_quiet(n, &m, false, "no watch: never quiet");
+        CU_ASSERT_EQUAL(tr_cg_notify_watch(n, t.fd, false, &m), 0);
+        check_quiet(n, &m, false, "watched, not proven yet");
+        tr_cg_notify_prove(n, &m);
+        check_quiet(n, &m, true, "proven, nothing since");
+        char p[PATH_MAX], q[PATH_MAX];
+        sub(&t, "a", p, sizeof p);
+        CU_ASSERT_EQUAL(mkdir(p, 0755), 0);
+        check_quiet(n, &m, false, "subdirectory made");
+        tr_cg_notify_prove(n, &m);
+        check_quiet(n, &m, true, "proven again");
+        put_file(t.path, "v", "1\n");
+        check_quiet(n, &m, true, "a file written: not a subdirectory change");
+        sub(&t, "b", q, sizeof q);
+        CU_ASSERT_EQUAL(rename(p, q), 0);
+        check_quiet(n, &m, false, "subdirectory renamed");
+        tr_cg_notify_prove(n, &m);
+        CU_ASSERT_EQUAL(rmdir(q), 0);
+        check_quiet(n, &m, false, "subdirectory removed");
+        tr_cg_notify_prove(n, &m);
+        sub(&t, "c/d", p, sizeof p);
+        mkdirs(t.path, "c");
+        check_quiet(n, &m, false, "another subdirectory made");
+        tr_cg_notify_prove(n, &m); /* as of that sync */
+        CU_ASSERT_EQUAL(mkdir(p, 0755), 0);
+        check_quiet(n, &m, true, "a grandchild: the child's watch tells, not this one");
+        CU_ASSERT_EQUAL(tr_cg_notify_watches(n), 1u);
+        tr_cg_notify_unwatch(n, &m);
+        CU_ASSERT_EQUAL(tr_cg_notify_watches(n), 0u);
+        check_quiet(n, &m, false, "unwatched");
+        tree_rm(&t);
+        tr_cg_notify_free(n);
+}
+
+static void test_writes_and_sharing(void)
+{
+        tr_cg_notify *n = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
+        tree t;
+        tree_make(&t);
+        tr_cg_mark dirs = TR_CG_MARK_INIT, writes = TR_CG_MARK_INIT;
+        CU_ASSERT_EQUAL(tr_cg_notify_watch(n, t.fd, false, &dirs), 0);
+        CU_ASSERT_EQUAL(tr_cg_notify_watch(n, t.fd, true, &writes), 0);
+        CU_ASSERT_EQUAL(tr_cg_notify_watches(n), 1u); /* one directory, one watch */
+        tr_cg_notify_prove(n, &dirs);
+        tr_cg_notify_prove(n, &writes);
+        check_quiet(n, &writes, true, "with writes: proven, nothing since");
+        put_file(t.path, "cgroup.procs", "123\n");
+        check_quiet(n, &writes, false, "a file written (a process moved in)");
+        check_quiet(n, &dirs, false, "the shared watch: the other mark proves again too");
+        tr_cg_notify_prove(n, &writes);
+        char p[PATH_MAX];
+        sub(&t, "cgroup.procs", p, sizeof p);
+        CU_ASSERT_EQUAL(chmod(p, 0666), 0);
+        check_quiet(n, &writes, false, "a file's mode changed (a delegation)");
+        /* one mark given up: the watch stays for the other */
+        tr_cg_notify_unwatch(n, &dirs);
+        CU_ASSERT_EQUAL(tr_cg_notify_watches(n), 1u);
+        tr_cg_notify_prove(n, &writes);
+        check_quiet(n, &writes, true, "the other mark still watched");
+        tr_cg_notify_unwatch(n, &writes);
+        CU_ASSERT_EQUAL(tr_cg_notify_watches(n), 0u);
+        tree_rm(&t);
+        tr_cg_notify_free(n);
+}
+
+static void test_removed_dir(void)
+{
+        tr_cg_notify *n = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
+        tree t;
+        tree_make(&t);
+        mkdirs(t.path, "gone");
+        char p[PATH_MAX];
+        sub(&t, "gone", p, sizeof p);
+        int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        CU_ASSERT_FATAL(fd >= 0);
+        tr_cg_mark m = TR_CG_MARK_INIT;
+        CU_ASSERT_EQUAL(tr_cg_notify_watch(n, fd, false, &m), 0);
+        tr_cg_notify_prove(n, &m);
+        CU_ASSERT_EQUAL(rmdir(p), 0);
+        /* Kernel fact: IN_DELETE_SELF comes when the directory's last reference goes
+         * (fsnotify_inoderemove, from dentry_unlink_inode), not at rmdir while an fd holds
+         * it: the parent's watch tells the removal (IN_DELETE), hence the subtree's watch
+         * on every directory from the top down */
+        close(fd);
+        check_quiet(n, &m, false, "the directory removed");
+        tr_cg_notify_prove(n, &m);
+        check_quiet(n, &m, false, "a dropped watch is never quiet again");
+        CU_ASSERT_EQUAL(tr_cg_notify_watches(n), 0u); /* the kernel's IN_IGNORED: no longer looked up */
+        tr_cg_notify_unwatch(n, &m);
+        tree_rm(&t);
+        tr_cg_notify_free(n);
+}
+
+/* A real cgroup: a pid written to its cgroup.procs, and a child cgroup made, are events. */
+static void test_cgroup(void)
+{
+        if (!root_and_base("notify on a cgroup"))
+                return;
+        const tr_hierarchies *hs = ts_hierarchies();
+        tr_cgroup *cg = make_cg(hs, "notify");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(cg);
+        int i = hs->v2 >= 0 ? hs->v2 : tr_cgroup_primary_index(cg);
+        tr_cg_notify *n = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
+        tr_cg_mark m = TR_CG_MARK_INIT;
+        CU_ASSERT_EQUAL(tr_cg_notify_watch(n, tr_cgroup_dirfd(cg, i), true, &m), 0);
+        tr_cg_notify_prove(n, &m);
+        check_quiet(n, &m, true, "cgroup: proven, nothing since");
+        pid_t p = start_in(cg, ts_sleep_forever, NULL); /* tr_cgroup_attach writes cgroup.procs */
+        check_quiet(n, &m, false, "cgroup: a process moved in");
+        tr_cg_notify_prove(n, &m);
+        tr_cgroup *child = make_cg(hs, "notify/child");
+        CU_ASSERT_PTR_NOT_NULL(child);
+        check_quiet(n, &m, false, "cgroup: a child cgroup made");
+        tr_cg_notify_unwatch(n, &m);
+        tr_cg_notify_free(n);
+        ts_kill_reap(p);
+        if (child)
+                kill_destroy(child);
+        kill_destroy(cg);
+}
+
+int main(void)
+{
+        CU_TestInfo tests[] = {
+                { "subdirectories made, renamed, removed", test_subdirs },
+                { "writes, and one watch shared by two marks", test_writes_and_sharing },
+                { "the watched directory removed", test_removed_dir },
+                { "a real cgroup: a process moved in, a child made", test_cgroup },
+                CU_TEST_INFO_NULL,
+        };
+        return ts_run_suite("cgroup notify", NULL, NULL, tests);
+}
