@@ -13,7 +13,9 @@
  * error when its reply FIFO is known.  A whole request whose reply FIFO does not exist is
  * skipped by its size.  Only after an unknown command (no size known) are bytes skipped up
  * to the next header whose reply FIFO exists.  A reply FIFO is opened non-blocking, retried
- * until PD_ADMISSION_AUTH_TIMEOUT_SEC; replies are written as whole items, waiting (in the
+ * until PD_ADMISSION_AUTH_TIMEOUT_SEC, by its name under the address folder opened at start
+ * (the housekeeping reopens the folder when its path names another one, as condor_procd
+ * resolves the path each time); replies are written as whole items, waiting (in the
  * loop) while a client drains a long DUMP.  An address folder that users other than root
  * and the principal may write is logged as a warning at start: whoever writes there can
  * make reply FIFOs of other clients' names.

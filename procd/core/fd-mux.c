@@ -43,6 +43,7 @@ struct pd_fd_mux {
         bool wakeup_tried;
         pd_fd_mux_entry wakeup;
         unsigned fast_waits; /* turns that waited in one epoll_wait (tests) */
+        unsigned direct_turns; /* turns that dispatched the set without GLib's check (tests) */
 };
 
 static void unlink_entry(pd_fd_mux_entry *e)
@@ -293,6 +294,8 @@ unsigned pd_fd_mux_count(const pd_fd_mux *m) { return m ? m->n : 0; }
 
 unsigned pd_fd_mux_fast_waits(const pd_fd_mux *m) { return m ? m->fast_waits : 0; }
 
+unsigned pd_fd_mux_direct_turns(const pd_fd_mux *m) { return m ? m->direct_turns : 0; }
+
 /* ---- the main loop: one epoll_wait a turn ------------------------------------------ */
 
 /* The context's wakeup fd into the set, found on a turn that polls the set (both are
@@ -322,8 +325,9 @@ static void adopt_wakeup(pd_fd_mux *m, GMainContext *ctx, const GPollFD *fds, in
  * epoll_wait on the set: the ready entries are kept for on_ready (no second epoll_wait in
  * its dispatch), the wakeup's readiness goes to its GPollFD.  Otherwise (a source of its
  * own with an fd, or a higher-priority source ready so that the set is not asked for)
- * GLib's poll over what it asked. */
-static void wait_turn(pd_fd_mux *m, GPollFD *fds, int n, int timeout_ms)
+ * GLib's poll over what it asked.  True when that one epoll_wait fetched the set's
+ * entries and nothing else fired (not the wakeup): the set alone is ready. */
+static bool wait_turn(pd_fd_mux *m, GPollFD *fds, int n, int timeout_ms)
 {
         GPollFD *set = NULL, *wake = NULL;
         bool only_set = true;
@@ -346,7 +350,7 @@ static void wait_turn(pd_fd_mux *m, GPollFD *fds, int n, int timeout_ms)
                 (void) g_poll(fds, (guint) n, timeout_ms);
                 if (pending && set)
                         set->revents |= G_IO_IN;
-                return;
+                return false;
         }
         m->n_ready = -1;
         int k = epoll_wait(m->epfd, m->ready, PD_FD_MUX_PER_TURN, timeout_ms);
@@ -355,18 +359,23 @@ static void wait_turn(pd_fd_mux *m, GPollFD *fds, int n, int timeout_ms)
                 g_warning("fd set: epoll_wait: %s: the main loop polls as GLib does", g_strerror(errno));
                 epoll_ctl(m->epfd, EPOLL_CTL_DEL, m->wakeup_fd, NULL);
                 m->wakeup_fd = -1;
-                return;
+                return false;
         }
         m->fast_waits++;
         m->n_ready = 0; /* the wakeup's event taken out, the others kept in place */
+        bool woken = false;
         for (int i = 0; i < k; i++) {
-                if (m->ready[i].data.ptr != &m->wakeup)
+                if (m->ready[i].data.ptr != &m->wakeup) {
                         m->ready[m->n_ready++] = m->ready[i];
-                else if (wake)
+                        continue;
+                }
+                woken = true;
+                if (wake)
                         wake->revents = (gushort) cond_of(m->ready[i].events);
         }
         if (m->n_ready > 0)
                 set->revents = G_IO_IN;
+        return m->n_ready > 0 && !woken;
 }
 
 void pd_fd_mux_run(pd_fd_mux *m, GMainLoop *loop)
@@ -382,7 +391,7 @@ void pd_fd_mux_run(pd_fd_mux *m, GMainLoop *loop)
         gint cap = 0;
         while (g_main_loop_is_running(loop)) {
                 gint prio = 0, timeout_ms = -1, n;
-                g_main_context_prepare(ctx, &prio);
+                gboolean due = g_main_context_prepare(ctx, &prio);
                 while ((n = g_main_context_query(ctx, prio, &timeout_ms, fds, cap)) > cap) {
                         cap = n;
                         fds = g_renew(GPollFD, fds, cap);
@@ -393,7 +402,22 @@ void pd_fd_mux_run(pd_fd_mux *m, GMainLoop *loop)
                                         adopt_wakeup(m, ctx, fds, n);
                                         m->wakeup_tried = true;
                                 }
-                wait_turn(m, fds, n, timeout_ms);
+                /* nothing was due before the wait and the set alone woke it: GLib's check
+                 * would only find the set's fd ready and dispatch it, after a walk over
+                 * every source (issue 20), so the set is dispatched here.  A turn without
+                 * check is one GLib already has: its check dispatches nothing when the
+                 * poll set changed (poll_changed), and the next prepare clears whatever
+                 * was pending.  A timeout that came due during the wait is found ready by
+                 * the next prepare (without the set's events, the timeout would have ended
+                 * the wait with none); sources a callback adds from this thread (no
+                 * wakeup then) are prepared the next turn as well, and so is what another
+                 * thread attached while its wakeup was left out of a full batch of
+                 * PD_FD_MUX_PER_TURN events (level-triggered: reported the next turn) */
+                if (wait_turn(m, fds, n, timeout_ms) && !due) {
+                        m->direct_turns++;
+                        (void) on_ready(m->epfd, G_IO_IN, m);
+                        continue;
+                }
                 g_main_context_check(ctx, prio, fds, n);
                 g_main_context_dispatch(ctx);
         }

@@ -66,10 +66,16 @@ void pd_fd_mux_remove(pd_fd_mux_entry *e);
  * (g_main_loop_new(NULL, TRUE)), else it returns at once (quit before it ran).  Each turn
  * is GLib's (prepare, query, check, dispatch), but its wait is one epoll_wait on the set
  * when GLib asks for nothing but the set and the context's wakeup fd (which joins the set
- * on the first turn that polls the set).  m NULL or another context: g_main_loop_run.
- * Single-threaded as GLib's own loop: no nested loop while it runs. */
+ * on the first turn that polls the set).  When no source was ready at prepare and that
+ * epoll_wait fetched the set's entries and not the wakeup, the turn skips GLib's check
+ * and dispatch and dispatches the set itself (the one source check would find ready);
+ * a timeout that came due meanwhile, or a source added by a callback, is prepared ready
+ * on the next turn.  m NULL or another context: g_main_loop_run.  Single-threaded as
+ * GLib's own loop: no nested loop while it runs. */
 void pd_fd_mux_run(pd_fd_mux *m, GMainLoop *loop);
 /* Entries in the set (tests). */
 unsigned pd_fd_mux_count(const pd_fd_mux *m);
 /* Turns of pd_fd_mux_run that waited in one epoll_wait on the set (tests). */
 unsigned pd_fd_mux_fast_waits(const pd_fd_mux *m);
+/* Turns of pd_fd_mux_run that dispatched the set without GLib's check (tests). */
+unsigned pd_fd_mux_direct_turns(const pd_fd_mux *m);

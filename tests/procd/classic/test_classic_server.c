@@ -1,7 +1,8 @@
 /* test_classic_server.c - procd started as HTCondor's launcher starts condor_procd (-A on a
  * temporary directory, stderr a pipe whose EOF is readiness), driven through its FIFOs with
  * a minimal raw writer of its own: commands, malformed input, the watchdog, QUIT, the
- * parent's exit, and both transports on one registry. */
+ * parent's exit, requests after the housekeeping and after the address folder was
+ * replaced, and both transports on one registry. */
 #include <CUnit/CUnit.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -407,7 +408,8 @@ static void test_parent_exit(void)
         cleanup_dir(&c);
 }
 
-/* Refused at start: an error message on stderr before EOF, exit status 1. */
+/* Refused at start: an error message on stderr before EOF, exit status 1 (a bad option,
+ * an address folder that cannot be opened). */
 static void test_startup_error(void)
 {
         cl_daemon c;
@@ -416,6 +418,13 @@ static void test_startup_error(void)
         CU_ASSERT(start_classic(&c, extra, msg, sizeof msg) > 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(msg, "illegal option"));
         int st = ts_wait(c.pid, WAIT_MS);
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
+        cleanup_dir(&c);
+        /* an address in a folder that does not exist (the last -A counts) */
+        const char *const nodir[] = { "-A", "/nonexistent-procd-test/procd_pipe", NULL };
+        CU_ASSERT(start_classic(&c, nodir, msg, sizeof msg) > 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(msg, "address folder /nonexistent-procd-test"));
+        st = ts_wait(c.pid, WAIT_MS);
         CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
         cleanup_dir(&c);
 }
@@ -475,6 +484,98 @@ static void test_valgrind(void)
         cleanup_dir(&c);
 }
 
+/* Wait until d's housekeeping has run once more: it touches the watchdog FIFO, which
+ * nothing else writes.  0, or -errno (-ETIMEDOUT). */
+static int wait_housekeeping(const cl_daemon *d)
+{
+        char wd[160];
+        snprintf(wd, sizeof wd, "%s.watchdog", d->addr);
+        struct stat a, b;
+        if (stat(wd, &a) < 0)
+                return -errno;
+        for (int waited = 0; waited < WAIT_MS; waited += 20) {
+                ts_msleep(20);
+                if (stat(wd, &b) < 0)
+                        return -errno;
+                if (b.st_mtim.tv_sec != a.st_mtim.tv_sec || b.st_mtim.tv_nsec != a.st_mtim.tv_nsec)
+                        return 0;
+        }
+        return -ETIMEDOUT;
+}
+
+/* Lines of a file that hold needle; -1 when it cannot be read. */
+static int count_lines(const char *path, const char *needle)
+{
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return -1;
+        char line[1024];
+        int n = 0;
+        while (fgets(line, sizeof line, f))
+                n += strstr(line, needle) != NULL;
+        fclose(f);
+        return n;
+}
+
+/* Reply FIFOs are opened under the address folder's fd kept from start: after the
+ * housekeeping (every 2 s here: -S) requests are still answered. */
+static void test_after_housekeeping(void)
+{
+        int32_t zero = 0;
+        usage112 u;
+        CU_ASSERT_EQUAL_FATAL(wait_housekeeping(&D), 0);
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        CU_ASSERT(ts_alive(D.pid));
+}
+
+/* The address folder replaced by another of the same name, the FIFOs in it: condor_procd
+ * resolves each reply FIFO's path, so clients making them in the new folder are answered
+ * once the housekeeping has reopened it (said once in the log).  The new folder is made
+ * beside and swapped in by one rename (RENAME_EXCHANGE), the FIFOs hard-linked into it
+ * first: a moment without them at the address would have the housekeeping report procd
+ * unreachable, and procd exit. */
+static void test_address_folder_replaced(void)
+{
+        cl_daemon c;
+        char msg[128], away[96], link_cmd[160], link_wd[160], from[160], log[128];
+        const char *const extra[] = { "-S", "1", NULL }; /* housekeeping every second */
+        CU_ASSERT_FATAL(start_classic(&c, extra, msg, sizeof msg) == 0);
+        cl_daemon saved = D;
+        D = c;
+        int32_t zero = 0;
+        usage112 u;
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        snprintf(away, sizeof away, "%s.away", c.dir);
+        snprintf(link_cmd, sizeof link_cmd, "%s/procd_pipe", away);
+        snprintf(link_wd, sizeof link_wd, "%s/procd_pipe.watchdog", away);
+        snprintf(from, sizeof from, "%s.watchdog", c.addr);
+        CU_ASSERT_FATAL(mkdir(away, 0700) == 0);
+        CU_ASSERT_FATAL(link(c.addr, link_cmd) == 0);
+        CU_ASSERT_FATAL(link(from, link_wd) == 0);
+        struct stat before, after;
+        CU_ASSERT_FATAL(stat(c.dir, &before) == 0);
+        /* c.dir is the new folder from here, away the one procd opened (with its log) */
+        CU_ASSERT_FATAL(renameat2(AT_FDCWD, away, AT_FDCWD, c.dir, RENAME_EXCHANGE) == 0);
+        CU_ASSERT_FATAL(stat(c.dir, &after) == 0);
+        CU_ASSERT(before.st_ino != after.st_ino);
+        CU_ASSERT_EQUAL(wait_housekeeping(&c), 0);
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        CU_ASSERT_EQUAL(wait_housekeeping(&c), 0); /* a second run: nothing to reopen */
+        CU_ASSERT_EQUAL(call(9, &zero, 1, &u, sizeof u), 0);
+        snprintf(log, sizeof log, "%s/ProcLog", away);
+        CU_ASSERT_EQUAL(count_lines(log, "was replaced: reopened"), 1);
+        CU_ASSERT(ts_alive(c.pid));
+        CU_ASSERT_EQUAL(call(13, NULL, 0, NULL, 0), 0);
+        int st = ts_wait(c.pid, WAIT_MS);
+        CU_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        if (st < 0)
+                ts_kill_reap(c.pid);
+        D = saved;
+        cleanup_dir(&c);
+        snprintf(c.dir, sizeof c.dir, "%s", away);
+        cleanup_dir(&c);
+}
+
 /* -A and --socket: one registry behind both transports. */
 static void test_both_transports(void)
 {
@@ -520,6 +621,8 @@ int main(void)
                 { "FIFOs and watchdog", test_fifos },
                 { "a family's life", test_family_life },
                 { "bad input, the daemon serves on", test_bad_input },
+                { "answers after the housekeeping", test_after_housekeeping },
+                { "the address folder replaced", test_address_folder_replaced },
                 { "exit with the parent", test_parent_exit },
                 { "startup error on stderr", test_startup_error },
                 { "both transports, -C", test_both_transports },

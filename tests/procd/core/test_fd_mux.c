@@ -4,7 +4,8 @@
  * pid-watch set inside the mux, a timer, an edge-triggered entry (once per write, read or
  * not), and pd_fd_mux_run's turns (the set's entries,
  * GLib timeouts, an fd outside the set, a wakeup from another thread, an entry removed
- * after its turn's wait fetched it). */
+ * after its turn's wait fetched it, a turn that dispatches the set without GLib's check
+ * and the sources its callback adds). */
 #include <CUnit/CUnit.h>
 #include <fcntl.h>
 #include <glib.h>
@@ -263,6 +264,10 @@ typedef struct run_ctx {
         int fired, ticks;
         bool guard_hit;
         pd_fd_mux_entry *victim; /* removed by remove_victim */
+        pd_fd_mux *m;
+        int wfd;                 /* write_later writes here */
+        unsigned direct_at_read; /* pd_fd_mux_direct_turns when add_on_read ran */
+        int late_ticks, idles;   /* sources add_on_read added, run */
 } run_ctx;
 
 static gboolean quit_on_read(gint fd, GIOCondition cond, gpointer data)
@@ -310,6 +315,47 @@ static void *wake_from_thread(void *data)
         usleep(50000); /* the loop is asleep in its wait by now */
         g_idle_add(quit_cb, data); /* attaching from another thread wakes the context */
         return NULL;
+}
+
+/* A timeout and an idle source added by add_on_read: the second of them to run quits. */
+static gboolean late_tick(gpointer data)
+{
+        run_ctx *c = data;
+        c->late_ticks++;
+        if (c->idles)
+                g_main_loop_quit(c->loop);
+        return G_SOURCE_REMOVE;
+}
+
+static gboolean late_idle(gpointer data)
+{
+        run_ctx *c = data;
+        c->idles++;
+        if (c->late_ticks)
+                g_main_loop_quit(c->loop);
+        return G_SOURCE_REMOVE;
+}
+
+/* An entry of the set that adds GLib sources from this thread (no wakeup: GLib wakes the
+ * context only for another thread) */
+static gboolean add_on_read(gint fd, GIOCondition cond, gpointer data)
+{
+        (void) cond;
+        run_ctx *c = data;
+        char b[16];
+        CU_ASSERT(read(fd, b, sizeof b) > 0);
+        c->direct_at_read = pd_fd_mux_direct_turns(c->m);
+        g_timeout_add(1, late_tick, c);
+        g_idle_add(late_idle, c);
+        return G_SOURCE_CONTINUE;
+}
+
+/* a GLib timer that makes an entry of the set readable: no wakeup either */
+static gboolean write_later(gpointer data)
+{
+        run_ctx *c = data;
+        CU_ASSERT(write(c->wfd, "x", 1) == 1);
+        return G_SOURCE_REMOVE;
 }
 
 static gboolean remove_victim(gpointer data)
@@ -369,6 +415,22 @@ static void test_run(void)
         CU_ASSERT_EQUAL(timed_out, 0);
         CU_ASSERT_EQUAL(c.ticks, 2);
 
+        /* the set alone ready, nothing due: the set dispatched without GLib's check; a
+         * timeout and an idle source its callback adds still run.  The readiness comes
+         * from a timer of this thread, a turn after the previous quit's wakeup was taken */
+        pd_fd_mux_remove(e);
+        c.m = m;
+        c.wfd = fds[1];
+        e = pd_fd_mux_add(m, fds[0], G_IO_IN, add_on_read, &c);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+        unsigned direct = pd_fd_mux_direct_turns(m);
+        g_timeout_add(20, write_later, &c);
+        run_bounded(m, &c, &timed_out);
+        CU_ASSERT_EQUAL(timed_out, 0);
+        CU_ASSERT(c.direct_at_read > direct); /* add_on_read ran in a direct turn */
+        CU_ASSERT_EQUAL(c.late_ticks, 1);
+        CU_ASSERT_EQUAL(c.idles, 1);
+
         pd_fd_mux_remove(e);
         pd_fd_mux_free(m);
         close(fds[0]);
@@ -387,7 +449,7 @@ int main(void)
                 { "a pid-watch set inside the mux", test_pid_watch_inside },
                 { "a timer until it returns G_SOURCE_REMOVE, in a set and without one", test_timer },
                 { "an edge-triggered entry, in a set and without one", test_drained },
-                { "pd_fd_mux_run: the set, timeouts, an fd outside, another thread's wakeup", test_run },
+                { "pd_fd_mux_run: the set, timeouts, an fd outside, another thread's wakeup, direct turns", test_run },
                 CU_TEST_INFO_NULL,
         };
         return ts_run_suite("fd mux", NULL, NULL, tests);
