@@ -131,7 +131,7 @@ int tr_cg_notify_watch(tr_cg_notify *n, int dirfd, bool with_writes, tr_cg_mark 
         }
         n->by_wd[i]->refs++;
         m->w = n->by_wd[i];
-        m->stamp = UINT64_MAX; /* unproven */
+        tr_cg_mark_unprove(m);
         return 0;
 nomem:
         inotify_rm_watch(n->fd, wd);

@@ -67,6 +67,8 @@ int tr_cg_notify_sync(tr_cg_notify *n);
 bool tr_cg_notify_quiet(const tr_cg_notify *n, const tr_cg_mark *m);
 /* m proven now: what the caller read after the last sync is the current state. */
 void tr_cg_notify_prove(const tr_cg_notify *n, tr_cg_mark *m);
+/* m no longer proven (what it stood for was dropped): quiet again only once proven. */
+static inline void tr_cg_mark_unprove(tr_cg_mark *m) { m->stamp = UINT64_MAX; }
 
 /* Watches held (tests). */
 unsigned tr_cg_notify_watches(const tr_cg_notify *n);

@@ -58,6 +58,9 @@ static void drop(tr_cg_subtree *st)
         st->n = 0;
         st->top_nsub = 0;
         st->state = ST_EMPTY;
+        /* "no subdirectories" holds only once a call proves it (a listing that failed
+         * drops the cache too) */
+        tr_cg_mark_unprove(&st->top_mark);
 }
 
 void tr_cg_subtree_free(tr_cg_subtree *st)
@@ -157,16 +160,16 @@ static int relist(tr_cg_subtree *st, int top, const tr_cg_subtree_visit *v, bool
         return 0;
 }
 
-/* One pass over the cache (top has top_subdirs subdirectories now): 0, 1 when it no
- * longer matches the directories, or -errno. */
-static int cached_pass(tr_cg_subtree *st, long top_subdirs, const tr_cg_subtree_visit *v)
+/* One pass over the cache: 0, 1 when it no longer matches the directories, or -errno.
+ * by_watches: the set is proven by the watches (no fstat); else top has top_subdirs
+ * subdirectories now, and each cached directory's count is checked. */
+static int cached_pass(tr_cg_subtree *st, long top_subdirs, bool by_watches, const tr_cg_subtree_visit *v)
 {
-        if (top_subdirs < 0 || (unsigned long) top_subdirs != st->top_nsub)
+        if (!by_watches && (top_subdirs < 0 || (unsigned long) top_subdirs != st->top_nsub))
                 return 1;
-        long k;
         for (size_t i = 0; i < st->n; i++) {
                 const node *x = &st->nodes[i];
-                k = subdirs(x->dirfd, NULL);
+                long k = by_watches ? (long) x->nsub : subdirs(x->dirfd, NULL);
                 if (k < 0 || (unsigned long) k != x->nsub)
                         return 1;
                 int r = x->fd >= 0 ? v->read(x->fd, v->ud) : read_at(x->dirfd, v, NULL);
@@ -206,21 +209,6 @@ static int relist_proven(tr_cg_subtree *st, int top, const tr_cg_subtree_visit *
         return r;
 }
 
-/* The cached set, proven by the watches: each file read, no fstat.  0, 1 when a cached
- * cgroup is gone after all, or -errno. */
-static int quiet_pass(tr_cg_subtree *st, const tr_cg_subtree_visit *v)
-{
-        for (size_t i = 0; i < st->n; i++) {
-                const node *x = &st->nodes[i];
-                int r = x->fd >= 0 ? v->read(x->fd, v->ud) : read_at(x->dirfd, v, NULL);
-                if (r == 1 || is_gone(-r))
-                        return 1;
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
 unsigned tr_cg_subtree_listings(const tr_cg_subtree *st) { return st ? st->listings : 0; }
 
 unsigned tr_cg_subtree_cached(const tr_cg_subtree *st)
@@ -249,7 +237,7 @@ int tr_cg_subtree_each(tr_cg_subtree **stp, int top, const tr_cg_subtree_visit *
         if (quiet && st->state == ST_EMPTY)
                 return 0; /* proven without subdirectories, and none made since */
         if (quiet) {
-                int r = quiet_pass(st, v);
+                int r = cached_pass(st, 0, true, v);
                 if (r <= 0)
                         return r;
                 if (v->restart)
@@ -266,7 +254,7 @@ int tr_cg_subtree_each(tr_cg_subtree **stp, int top, const tr_cg_subtree_visit *
         if (k == -EOPNOTSUPP || (st->state == ST_UNCACHEABLE && nlink == st->too_big_nlink))
                 return relist(st, top, v, false);
         if (st->state == ST_CACHED) {
-                int r = cached_pass(st, k, v);
+                int r = cached_pass(st, k, false, v);
                 if (r == 0)
                         prove_all(st);
                 if (r <= 0)
