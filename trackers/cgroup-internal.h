@@ -74,6 +74,7 @@ struct tr_cgroup {
          * (writes included) that keeps it proven so (cgroup-notify.h, cgroup-stats.c) */
         tr_cg_mark own_mark;
         bool own_empty;
+        bool own_unwatched; /* no watch to be had (the share taken): not asked until rest */
         unsigned own_skipped; /* reads it spared (tests) */
         /* at rest (tr_cgroup_rest): the inode each closed dirfd had, so that only the
          * same directory is opened again at its path */

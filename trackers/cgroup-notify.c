@@ -99,6 +99,10 @@ int tr_cg_notify_watch(tr_cg_notify *n, int dirfd, bool with_writes, tr_cg_mark 
         *m = TR_CG_MARK_INIT;
         if (!n)
                 return -EINVAL;
+        /* full: refused before the kernel is asked (a directory watched already would
+         * have shared its watch, but asking costs a path lookup and a removal each time) */
+        if (n->n >= n->max)
+                return -ENOSPC;
         /* the directory itself, whatever its path is now: an O_PATH fd through /proc */
         char self[64];
         snprintf(self, sizeof self, "/proc/self/fd/%d", dirfd);
@@ -108,10 +112,6 @@ int tr_cg_notify_watch(tr_cg_notify *n, int dirfd, bool with_writes, tr_cg_mark 
                 return -errno;
         bool found;
         size_t i = find(n, wd, &found);
-        if (!found && n->n >= n->max) {
-                inotify_rm_watch(n->fd, wd);
-                return -ENOSPC;
-        }
         if (!found) {
                 if (n->n == n->cap) {
                         size_t cap = n->cap ? n->cap * 2 : 64;
@@ -151,12 +151,28 @@ void tr_cg_notify_unwatch(tr_cg_notify *n, tr_cg_mark *m)
         free(w);
 }
 
+/* A write that can move a process in: to cgroup.procs or cgroup.threads (IN_MODIFY), or
+ * a change of who may write them (IN_ATTRIB).  The kernel's own notifications of
+ * cgroup.events, memory.events and pids.events (kernfs_notify, up to one per 10 ms per
+ * file under memory pressure) are IN_MODIFY of this directory too: they change nothing a
+ * proof stands for. */
+static bool counts(const struct inotify_event *ev)
+{
+        if (!(ev->mask & (IN_MODIFY | IN_ATTRIB)))
+                return true; /* made, removed, renamed, the directory's own events */
+        if (ev->len == 0)
+                return (ev->mask & IN_ATTRIB) != 0; /* the directory's own mode or owner */
+        return strcmp(ev->name, "cgroup.procs") == 0 || strcmp(ev->name, "cgroup.threads") == 0;
+}
+
 static void take(tr_cg_notify *n, const struct inotify_event *ev)
 {
         if (ev->mask & IN_Q_OVERFLOW) {
                 n->overflows++;
                 return;
         }
+        if (!counts(ev))
+                return;
         bool found;
         size_t i = find(n, ev->wd, &found);
         if (!found)

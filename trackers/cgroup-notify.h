@@ -11,24 +11,31 @@
  *   - a subdirectory made, removed or renamed is IN_CREATE / IN_DELETE / IN_MOVED_* on
  *     the directory (the VFS reports mkdir, rmdir and rename of cgroupfs as of any
  *     filesystem: fs/namei.c, fsnotify_mkdir and its kin);
- *   - a process moved in by a write to cgroup.procs (or cgroup.threads) is IN_MODIFY on
- *     the directory: vfs_write() reports every successful write (fsnotify_modify);
+ *   - a process moved in by a write to cgroup.procs (or cgroup.threads) is IN_MODIFY of
+ *     that file, told to the directory's watch: write(2) reports every write it made
+ *     (vfs_write, fsnotify_modify); IN_MODIFY of the other files (the kernel's own
+ *     cgroup.events and memory.events notifications) is not counted;
  *   - the event is queued before the writer's system call returns, so one read after the
  *     request arrived sees every change made before it was sent.
  *
- * What no event tells: a process placed with clone3(CLONE_INTO_CGROUP), which writes no
- * file.  That needs write access to the cgroup's cgroup.procs, so the skip of the own
- * cgroup.procs is kept to cgroups procd made (root's, never delegated), whose own
- * cgroup.procs procd never fills in the v2 tree (cgroup-stats.c).  A queue overflow
- * (IN_Q_OVERFLOW: 16,384 events unread by default) counts as a change everywhere; a watch
- * the kernel dropped (IN_IGNORED: the directory is gone) as a change of its own.  A
- * directory removed while an fd holds it (procd's O_PATH dirfds) reports IN_DELETE_SELF
- * only when the last reference goes (fsnotify_inoderemove): its removal is told by its
- * parent's watch (IN_DELETE), so a subtree is watched from its top down, and a removed top
- * is told by its files (ENODEV), as before.
+ * What no event tells: a process placed with clone3(CLONE_INTO_CGROUP), and writes made
+ * through native AIO (io_submit: aio_complete_rw calls no fsnotify) or, before Linux 6.4,
+ * splice(2).  Each needs write access to the cgroup's cgroup.procs, so the skip of the own
+ * cgroup.procs is kept to cgroups procd made whose cgroup.procs only root may write
+ * (checked with every read that finds it empty: cgroup-stats.c).  A queue overflow
+ * (IN_Q_OVERFLOW: 16,384 events unread by default) counts as a change everywhere.  Kernel
+ * fact: a cgroup directory removed is no event of its own (kernfs keeps i_nlink at 2 +
+ * subdirectories, so dentry_unlink_inode never calls fsnotify_inoderemove: no
+ * IN_DELETE_SELF, no IN_IGNORED, even at the last close); its removal is its parent's
+ * IN_DELETE.  So a subtree is watched from its top down, and the own-procs skip needs a
+ * cached child (whose removal is the directory's event); a removed top is told by its
+ * files (ENODEV), as before.  On other filesystems (tmpfs, the tests' trees) a removal is
+ * IN_DELETE_SELF and IN_IGNORED once the last reference goes: a watch the kernel dropped
+ * counts as a change of its own.
  *
  * A mark is one directory's watch and the count of its changes when it was last proven
- * unchanged.  Single-threaded; no fd beyond the one inotify fd per tr_cg_notify.
+ * unchanged.  Single-threaded; no fd beyond the one inotify fd per tr_cg_notify, which is
+ * freed after every mark was given up (marks point into it).
  */
 #pragma once
 

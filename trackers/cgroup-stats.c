@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgparse.h"
@@ -98,30 +99,42 @@ static void restart_procs(void *ud)
         pv->set->n = pv->n0;
 }
 
+/* Whether only root may write the cgroup.procs behind fd: then no one else can move a
+ * process in without an event (clone3(CLONE_INTO_CGROUP), AIO and old splice writes need
+ * that write access: cgroup-notify.h). */
+static bool only_root_writes(int fd)
+{
+        struct stat st;
+        return tr_fstat(fd, &st) == 0 && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
 /* The handle's own members in hierarchy i.  An owned cgroup's own v2 cgroup.procs, once
- * read empty, stays empty while its directory has no event (writes included): procd fills
- * only the leaf there (TR_CG_LEAF), a fork needs a member inside, and the one way in
- * without a write, clone3(CLONE_INTO_CGROUP), needs root's write access to its
- * cgroup.procs (cgroup-notify.h).  Only while a child cgroup is cached under it (the
- * leaf): that child's removal is an event of this directory, so the cgroup cannot have
- * been removed unseen (its own removal is no event while procd holds its fd, and its
- * cgroup.procs read is what says ENODEV then).  Any other cgroup, or no watch: read every
- * time. */
+ * read empty, stays empty while its directory has no event: a fork needs a member inside,
+ * and every way in that only root's write access allows is a write to cgroup.procs or
+ * cgroup.threads, told by the watch (procd's own placements included: a family's root
+ * goes to its leaf, a tr_cgroup_attach here first).  Only while a child cgroup is cached
+ * under it (the leaf): that child's removal is an event of this directory, so the cgroup
+ * cannot have been removed unseen (its own removal is no event: cgroup-notify.h; its
+ * cgroup.procs read is what says ENODEV).  Any other cgroup, a cgroup.procs others may
+ * write, or no watch (the share of watches taken: not asked again until the handle
+ * rests): read every time. */
 static int own_members(tr_cgroup *cg, int i, bool v2, tr_pidset *set)
 {
         tr_cg_notify *notify = cg->hs->notify;
-        bool watched = v2 && notify && (cg->flags & TR_CG_OWNED);
+        bool watched = v2 && notify && (cg->flags & TR_CG_OWNED) && !cg->own_unwatched;
         if (watched && cg->own_empty && tr_cg_subtree_cached(cg->procs_tree[i]) > 0 &&
             tr_cg_notify_quiet(notify, &cg->own_mark)) {
                 cg->own_skipped++;
                 return 0;
         }
         /* watched before it is read: a process moved in after the read is an event */
-        if (watched && !cg->own_mark.w)
-                (void) tr_cg_notify_watch(notify, tr_cg_dirfd(cg, i), true, &cg->own_mark);
+        if (watched && !cg->own_mark.w && tr_cg_notify_watch(notify, tr_cg_dirfd(cg, i), true, &cg->own_mark) < 0) {
+                cg->own_unwatched = true;
+                watched = false;
+        }
         size_t before = set->n;
         int r = read_own_procs(cg, i, v2, set);
-        cg->own_empty = watched && r == 0 && set->n == before;
+        cg->own_empty = watched && r == 0 && set->n == before && only_root_writes(tr_cg_hot_fd(cg, H_PROCS));
         if (cg->own_empty)
                 tr_cg_notify_prove(notify, &cg->own_mark);
         return r;

@@ -231,6 +231,7 @@ void tr_cg_hot_close_all(tr_cgroup *cg)
         cg->oom_tree = NULL;
         tr_cg_notify_unwatch(cg->hs->notify, &cg->own_mark);
         cg->own_empty = false;
+        cg->own_unwatched = false;
 }
 
 bool tr_cg_path_ok(const char *path)

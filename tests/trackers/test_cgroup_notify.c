@@ -93,6 +93,9 @@ static void test_writes_and_sharing(void)
         CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
         tree t;
         tree_make(&t);
+        put_file(t.path, "memory.events", "oom 0\n"); /* made before the watch: made is IN_CREATE */
+        put_file(t.path, "cgroup.procs", "");
+        put_file(t.path, "cgroup.threads", "");
         tr_cg_mark dirs = TR_CG_MARK_INIT, writes = TR_CG_MARK_INIT;
         CU_ASSERT_EQUAL(tr_cg_notify_watch(n, t.fd, false, &dirs), 0);
         CU_ASSERT_EQUAL(tr_cg_notify_watch(n, t.fd, true, &writes), 0);
@@ -100,8 +103,13 @@ static void test_writes_and_sharing(void)
         tr_cg_notify_prove(n, &dirs);
         tr_cg_notify_prove(n, &writes);
         check_quiet(n, &writes, true, "with writes: proven, nothing since");
+        put_file(t.path, "memory.events", "oom 1\n");
+        check_quiet(n, &writes, true, "another file written (the kernel's event files): no change");
         put_file(t.path, "cgroup.procs", "123\n");
-        check_quiet(n, &writes, false, "a file written (a process moved in)");
+        check_quiet(n, &writes, false, "cgroup.procs written (a process moved in)");
+        tr_cg_notify_prove(n, &writes);
+        put_file(t.path, "cgroup.threads", "124\n");
+        check_quiet(n, &writes, false, "cgroup.threads written (a thread moved in)");
         check_quiet(n, &dirs, false, "the shared watch: the other mark proves again too");
         tr_cg_notify_prove(n, &writes);
         char p[PATH_MAX];
@@ -134,10 +142,10 @@ static void test_removed_dir(void)
         CU_ASSERT_EQUAL(tr_cg_notify_watch(n, fd, false, &m), 0);
         tr_cg_notify_prove(n, &m);
         CU_ASSERT_EQUAL(rmdir(p), 0);
-        /* Kernel fact: IN_DELETE_SELF comes when the directory's last reference goes
+        /* tmpfs: IN_DELETE_SELF comes when the directory's last reference goes
          * (fsnotify_inoderemove, from dentry_unlink_inode), not at rmdir while an fd holds
-         * it: the parent's watch tells the removal (IN_DELETE), hence the subtree's watch
-         * on every directory from the top down */
+         * it (on cgroupfs never: cgroup-notify.h); the parent's watch tells the removal */
+        check_quiet(n, &m, true, "removed, its fd still held: no event of its own yet");
         close(fd);
         check_quiet(n, &m, false, "the directory removed");
         tr_cg_notify_prove(n, &m);
@@ -145,6 +153,47 @@ static void test_removed_dir(void)
         CU_ASSERT_EQUAL(tr_cg_notify_watches(n), 0u); /* the kernel's IN_IGNORED: no longer looked up */
         tr_cg_notify_unwatch(n, &m);
         tree_rm(&t);
+        tr_cg_notify_free(n);
+}
+
+/* More events than the kernel queues (fs.inotify.max_queued_events): every mark changed. */
+static void test_overflow(void)
+{
+        tr_cg_notify *n = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
+        tree t, other;
+        tree_make(&t);
+        tree_make(&other);
+        tr_cg_mark busy = TR_CG_MARK_INIT, calm = TR_CG_MARK_INIT;
+        CU_ASSERT_EQUAL(tr_cg_notify_watch(n, t.fd, false, &busy), 0);
+        CU_ASSERT_EQUAL(tr_cg_notify_watch(n, other.fd, false, &calm), 0);
+        CU_ASSERT_EQUAL(tr_cg_notify_sync(n), 0);
+        tr_cg_notify_prove(n, &busy);
+        tr_cg_notify_prove(n, &calm);
+        char text[32] = "16384";
+        long queued = 16384;
+        int qfd = open("/proc/sys/fs/inotify/max_queued_events", O_RDONLY | O_CLOEXEC);
+        if (qfd >= 0) {
+                ssize_t k = read(qfd, text, sizeof text - 1);
+                text[k > 0 ? k : 0] = '\0';
+                queued = strtol(text, NULL, 10);
+                close(qfd);
+        }
+        char p[PATH_MAX];
+        sub(&t, "f", p, sizeof p);
+        for (long i = 0; i <= queued / 2; i++) { /* a create and a delete each */
+                int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+                CU_ASSERT_FATAL(fd >= 0);
+                close(fd);
+                unlink(p);
+        }
+        check_quiet(n, &calm, false, "a queue overflow: the calm directory counts as changed too");
+        tr_cg_notify_prove(n, &calm);
+        check_quiet(n, &calm, true, "proven after the overflow");
+        tr_cg_notify_unwatch(n, &busy);
+        tr_cg_notify_unwatch(n, &calm);
+        tree_rm(&t);
+        tree_rm(&other);
         tr_cg_notify_free(n);
 }
 
@@ -163,7 +212,12 @@ static void test_cgroup(void)
         CU_ASSERT_EQUAL(tr_cg_notify_watch(n, tr_cgroup_dirfd(cg, i), true, &m), 0);
         tr_cg_notify_prove(n, &m);
         check_quiet(n, &m, true, "cgroup: proven, nothing since");
-        pid_t p = start_in(cg, ts_sleep_forever, NULL); /* tr_cgroup_attach writes cgroup.procs */
+        pid_t p = ts_fork(ts_sleep_forever, NULL);
+        CU_ASSERT_FATAL(p > 1);
+        char v[16];
+        snprintf(v, sizeof v, "%d", (int) p);
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL(tr_cgroup_write(cg, i, "cgroup.procs", v, &err), 0); /* its own cgroup.procs */
         check_quiet(n, &m, false, "cgroup: a process moved in");
         tr_cg_notify_prove(n, &m);
         tr_cgroup *child = make_cg(hs, "notify/child");
@@ -183,6 +237,7 @@ int main(void)
                 { "subdirectories made, renamed, removed", test_subdirs },
                 { "writes, and one watch shared by two marks", test_writes_and_sharing },
                 { "the watched directory removed", test_removed_dir },
+                { "a queue overflow", test_overflow },
                 { "a real cgroup: a process moved in, a child made", test_cgroup },
                 CU_TEST_INFO_NULL,
         };

@@ -508,6 +508,11 @@ static void run_watched_own(bool watched)
         snprintf(subdir, sizeof subdir, "%s/sub", leaf);
         put_file(subdir, "cgroup.procs", "300\n");
         check_watched(&hs, cg, 2, 3 * w, "a cgroup made below the leaf: counted, the own file still spared");
+        char procs[PATH_MAX];
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", fam);
+        CU_ASSERT_EQUAL(chmod(procs, 0666), 0);
+        check_watched(&hs, cg, 2, 3 * w, "others may write the own file now: read");
+        check_watched(&hs, cg, 2, 3 * w, "and read again (clone3 into it would be no event)");
         tr_cgroup_free(cg);
         tr_cg_notify_free(hs.notify);
         hs.notify = NULL;
@@ -515,6 +520,51 @@ static void run_watched_own(bool watched)
 }
 
 static void test_watched_own(void) { run_watched_own(true); }
+
+/* The same on real cgroups (the host's v2 tree): the own read spared, and the family
+ * cgroup removed (its leaf first, as rmdir demands) still answers ENODEV, not an empty
+ * family. */
+static void test_watched_own_removed(void)
+{
+        if (!root_and_base("own cgroup.procs spared on a real cgroup"))
+                return;
+        if (ts_hierarchies()->v2 < 0) {
+                ts_skip("own cgroup.procs spared on a real cgroup", "no v2 tree (the skip is v2's)");
+                return;
+        }
+        static tr_hierarchies hs; /* the host's, with watches of its own */
+        hs = *ts_hierarchies();
+        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&hs.notify), 0);
+        tr_cgroup *fam = make_cg(&hs, "watched-fam");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(fam);
+        tr_cgroup *leaf = NULL;
+        tr_error err = { 0 };
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_create_child(fam, TR_CG_LEAF, 1u << hs.v2, false, &leaf, &err), 0);
+        pid_t p = start_in(leaf, ts_sleep_forever, NULL);
+        check_watched(&hs, fam, 1, 0, "real: first call reads");
+        check_watched(&hs, fam, 1, 1, "real: proven empty, not read");
+        /* a process written into the family cgroup itself (no controllers enabled for
+         * its children here: the write is allowed) */
+        char v[16];
+        snprintf(v, sizeof v, "%d", (int) p);
+        CU_ASSERT_EQUAL(tr_cgroup_write(fam, hs.v2, "cgroup.procs", v, &err), 0);
+        check_watched(&hs, fam, 1, 1, "real: moved from the leaf into the family cgroup: read, counted");
+        CU_ASSERT_EQUAL(tr_cgroup_write(leaf, hs.v2, "cgroup.procs", v, &err), 0);
+        check_watched(&hs, fam, 1, 1, "real: back in the leaf: read");
+        check_watched(&hs, fam, 1, 2, "real: proven empty again");
+        ts_kill_reap(p);
+        CU_ASSERT_EQUAL(tr_cgroup_destroy(leaf, 5 * SEC, &err), 0); /* in the v2 tree only */
+        tr_cgroup_free(leaf);
+        CU_ASSERT_EQUAL(tr_cgroup_destroy(fam, 5 * SEC, &err), 0);
+        tr_usage u;
+        CU_ASSERT_EQUAL(tr_cgroup_usage_want(fam, TR_WANT_PROCS, &u, &err), -ENODEV);
+        tr_pidset members = TR_PIDSET_INIT;
+        CU_ASSERT(tr_cgroup_members(fam, &members, &err) < 0);
+        tr_pidset_free(&members);
+        tr_cgroup_free(fam);
+        tr_cg_notify_free(hs.notify);
+        hs.notify = NULL;
+}
 static void test_unwatched_own(void) { run_watched_own(false); }
 
 static void test_psi_unsupported(void)
@@ -609,6 +659,7 @@ int main(void)
                 { "psi_unsupported", test_psi_unsupported },
                 { "rest_and_budget", test_rest_and_budget },
                 { "watched_own_procs", test_watched_own },
+                { "watched_own_procs_real_cgroup", test_watched_own_removed },
                 { "unwatched_own_procs", test_unwatched_own },
                 CU_TEST_INFO_NULL,
         };
