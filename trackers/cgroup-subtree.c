@@ -169,9 +169,11 @@ static int cached_pass(tr_cg_subtree *st, long top_subdirs, bool by_watches, con
                 return 1;
         for (size_t i = 0; i < st->n; i++) {
                 const node *x = &st->nodes[i];
-                long k = by_watches ? (long) x->nsub : subdirs(x->dirfd, NULL);
-                if (k < 0 || (unsigned long) k != x->nsub)
-                        return 1;
+                if (!by_watches) {
+                        long k = subdirs(x->dirfd, NULL);
+                        if (k < 0 || (unsigned long) k != x->nsub)
+                                return 1;
+                }
                 int r = x->fd >= 0 ? v->read(x->fd, v->ud) : read_at(x->dirfd, v, NULL);
                 if (r == 1 || is_gone(-r))
                         return 1;
@@ -236,25 +238,21 @@ int tr_cg_subtree_each(tr_cg_subtree **stp, int top, const tr_cg_subtree_visit *
                 st->quiet_calls++;
         if (quiet && st->state == ST_EMPTY)
                 return 0; /* proven without subdirectories, and none made since */
-        if (quiet) {
-                int r = cached_pass(st, 0, true, v);
-                if (r <= 0)
-                        return r;
-                if (v->restart)
-                        v->restart(v->ud);
-                return relist_proven(st, top, v);
+        long k = 0;
+        if (!quiet) {
+                unsigned long nlink = 0;
+                k = subdirs(top, &nlink);
+                if (k == 0) { /* the common leaf: nothing below */
+                        drop(st);
+                        prove_all(st);
+                        return 0;
+                }
+                if (k == -EOPNOTSUPP || (st->state == ST_UNCACHEABLE && nlink == st->too_big_nlink))
+                        return relist(st, top, v, false);
         }
-        unsigned long nlink = 0;
-        long k = subdirs(top, &nlink);
-        if (k == 0) { /* the common leaf: nothing below */
-                drop(st);
-                prove_all(st);
-                return 0;
-        }
-        if (k == -EOPNOTSUPP || (st->state == ST_UNCACHEABLE && nlink == st->too_big_nlink))
-                return relist(st, top, v, false);
+        /* quiet: the cache (state ST_CACHED), proven by the watches */
         if (st->state == ST_CACHED) {
-                int r = cached_pass(st, k, false, v);
+                int r = cached_pass(st, k, quiet, v);
                 if (r == 0)
                         prove_all(st);
                 if (r <= 0)
