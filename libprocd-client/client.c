@@ -260,7 +260,11 @@ procd_status procd_track_via_cgroup(procd_client *c, pid_t root_pid, const char 
                 return track_str(c, "TrackFamilyViaCgroup", root_pid, cgroup, err);
         dbus_int32_t r = root_pid;
         const char *bytes = cgroup;
-        int n = (int) strnlen(cgroup, 1u << 16);
+        size_t len = strlen(cgroup);
+        if (len > 1u << 16) /* far past any cgroup path: refused, not cut */
+                return procd_error_set(err, PROCD_E_BAD_ARGUMENT, "TrackFamilyViaCgroupBytes: a path of %zu bytes",
+                                       len);
+        int n = (int) len;
         return call(c, "TrackFamilyViaCgroupBytes", NULL, err, DBUS_TYPE_INT32, &r, DBUS_TYPE_ARRAY, DBUS_TYPE_BYTE,
                     &bytes, n, DBUS_TYPE_INVALID);
 }

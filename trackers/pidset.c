@@ -2,16 +2,20 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 int tr_pidset_add(tr_pidset *s, pid_t pid)
 {
         if (s->n == s->cap) {
                 size_t cap = s->cap ? s->cap * 2 : 64;
-                pid_t *p = realloc(s->pids, cap * sizeof *p);
+                pid_t *p = s->borrowed ? malloc(cap * sizeof *p) : realloc(s->pids, cap * sizeof *p);
                 if (!p)
                         return -ENOMEM;
+                if (s->borrowed && s->n)
+                        memcpy(p, s->pids, s->n * sizeof *p);
                 s->pids = p;
                 s->cap = cap;
+                s->borrowed = false;
         }
         s->pids[s->n++] = pid;
         return 0;
@@ -52,7 +56,9 @@ void tr_pidset_clear(tr_pidset *s) { s->n = 0; }
 
 void tr_pidset_free(tr_pidset *s)
 {
-        free(s->pids);
+        if (!s->borrowed)
+                free(s->pids);
         s->pids = NULL;
         s->n = s->cap = 0;
+        s->borrowed = false;
 }

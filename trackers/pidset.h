@@ -8,9 +8,14 @@
 typedef struct tr_pidset {
         pid_t *pids;
         size_t n, cap;
+        bool borrowed; /* pids is the caller's storage (TR_PIDSET_ON): never freed here */
 } tr_pidset;
 
-#define TR_PIDSET_INIT { NULL, 0, 0 }
+#define TR_PIDSET_INIT { NULL, 0, 0, false }
+/* A set that starts in the caller's array (e.g. on the stack) and moves to the heap only
+ * when it outgrows it: a count of members then costs no malloc (issue 20).  Its pids must
+ * not be kept past the array's life. */
+#define TR_PIDSET_ON(array) { (array), 0, sizeof(array) / sizeof((array)[0]), true }
 
 /* Append (duplicates allowed until tr_pidset_normalize).  0 or -ENOMEM. */
 int tr_pidset_add(tr_pidset *s, pid_t pid);

@@ -140,7 +140,10 @@ int tr_take_u64(const char **p, uint64_t *out)
         /* by hand: strtoull (locale, errno, sign and base handling) was ~150 instructions
          * a number, and a classic GET_USAGE parses ~11 (issue 20) */
         uint64_t v = 0;
-        for (; *s >= '0' && *s <= '9'; s++) {
+        /* 19 digits cannot overflow (10^19 - 1 < 2^64): no check per digit (issue 20) */
+        for (int n = 0; n < 19 && (unsigned) (*s - '0') < 10u; n++, s++)
+                v = v * 10u + (unsigned) (*s - '0');
+        for (; (unsigned) (*s - '0') < 10u; s++) {
                 unsigned d = (unsigned) (*s - '0');
                 if (v > (UINT64_MAX - d) / 10u)
                         return -ERANGE;

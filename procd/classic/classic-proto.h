@@ -54,6 +54,8 @@ typedef enum pd_cl_error {
          * file descriptors...), which none of the numbers above names (procd's log says why) */
         PD_CL_UNEXPECTED = 15,
 } pd_cl_error;
+#define PD_CL_ERROR_COUNT 16 /* the numbers above (per-error tables) */
+_Static_assert(PD_CL_UNEXPECTED + 1 == PD_CL_ERROR_COUNT, "PD_CL_ERROR_COUNT");
 
 /* GET_USAGE's ProcFamilyUsage (HAVE_PSS build): 112 bytes, align 8. */
 typedef struct pd_cl_usage {

@@ -22,10 +22,10 @@ void pd_stats_clear(pd_stats *st)
         st->requests = NULL;
 }
 
-void pd_stats_request_named(pd_stats *st, const char *operation, const char *status)
+uint64_t *pd_stats_request_counter(pd_stats *st, const char *operation, const char *status)
 {
         if (!st || !st->requests)
-                return;
+                return NULL;
         /* the key is built on the stack: a copy is made only for a new key (a
          * g_strdup_printf per request was ~1,400 instructions of every GET_USAGE) */
         size_t no = strlen(operation), ns = strlen(status);
@@ -36,13 +36,18 @@ void pd_stats_request_named(pd_stats *st, const char *operation, const char *sta
         key[no] = '\n';
         memcpy(key + no + 1, status, ns + 1);
         uint64_t *n = g_hash_table_lookup(st->requests, key);
-        if (n) {
-                (*n)++;
-                return;
+        if (!n) {
+                n = g_new0(uint64_t, 1);
+                g_hash_table_insert(st->requests, g_strdup(key), n);
         }
-        n = g_new(uint64_t, 1);
-        *n = 1;
-        g_hash_table_insert(st->requests, g_strdup(key), n);
+        return n;
+}
+
+void pd_stats_request_named(pd_stats *st, const char *operation, const char *status)
+{
+        uint64_t *n = pd_stats_request_counter(st, operation, status);
+        if (n)
+                (*n)++;
 }
 
 void pd_stats_request(pd_stats *st, const char *operation, procd_status status)

@@ -63,6 +63,40 @@ static void test_v2_cpu_stat(void)
         CU_ASSERT_EQUAL(tr_parse_cpu_stat("usage_usec abc\n", &u), -EINVAL);
 }
 
+/* cpu.stat text -> result and the three fields (UINT64_MAX: unavailable). */
+static void check_cpu_stat(const char *text, int want_r, uint64_t usage, uint64_t user, uint64_t sys)
+{
+        tr_usage u;
+        tr_usage_init(&u);
+        int r = tr_parse_cpu_stat(text, &u);
+        const tr_u64 *f[] = { &u.cpu_usec, &u.cpu_user_usec, &u.cpu_system_usec };
+        uint64_t want[] = { usage, user, sys };
+        bool ok = r == want_r;
+        for (int i = 0; ok && r == 0 && i < 3; i++)
+                ok = want[i] == UINT64_MAX ? !f[i]->available : f[i]->available && f[i]->value == want[i];
+        if (!ok)
+                fprintf(stderr, "cpu.stat \"%.40s\": %d %llu %llu %llu\n", text, r, (unsigned long long) f[0]->value,
+                        (unsigned long long) f[1]->value, (unsigned long long) f[2]->value);
+        CU_ASSERT(ok);
+}
+
+/* The kernel's line order is read as such; any other text by key, with the same answer. */
+static void test_v2_cpu_stat_forms(void)
+{
+        const uint64_t NA = UINT64_MAX;
+        check_cpu_stat("usage_usec 3\nuser_usec 2\nsystem_usec 1\n", 0, 3, 2, 1);
+        check_cpu_stat("usage_usec 3\nuser_usec 2\nsystem_usec 1", 0, 3, 2, 1); /* no last newline */
+        check_cpu_stat("user_usec 2\nsystem_usec 1\nusage_usec 3\n", 0, 3, 2, 1); /* other order */
+        check_cpu_stat("nr_periods 0\nusage_usec 3\nuser_usec 2\nsystem_usec 1\n", 0, 3, 2, 1);
+        check_cpu_stat("usage_usec 3\nuser_usec 2\n", 0, 3, 2, NA);
+        check_cpu_stat("usage_usec 3\nuser_usecs 2\nsystem_usec 1\n", 0, 3, NA, 1);
+        check_cpu_stat("usage_usec 3 \nuser_usec 2\nsystem_usec 1\n", 0, 3, 2, 1); /* a trailing blank */
+        check_cpu_stat("usage_usec 3x\nuser_usec 2\nsystem_usec 1\n", -EINVAL, 0, 0, 0);
+        check_cpu_stat("usage_usec 18446744073709551616\n", -EINVAL, 0, 0, 0);
+        check_cpu_stat("usage_usec", 0, NA, NA, NA);
+        check_cpu_stat("", 0, NA, NA, NA);
+}
+
 static void test_v2_memory_stat(void)
 {
         tr_usage u;
@@ -237,6 +271,10 @@ static void test_hybrid_numa_stat(void)
                         7058ull * 4096);
         check_numa("hierarchical_total=3 N0=3\nhierarchical_anon=2 N0=2\n", 65536, 0, 2ull * 65536, 3ull * 65536);
         check_numa("hierarchical_total=3\nhierarchical_anon=2", 4096, 0, 8192, 12288); /* no node columns */
+        check_numa("hierarchical_anon=2\nhierarchical_total=3\n", 4096, 0, 8192, 12288); /* other order */
+        check_numa("hierarchical_totals=9\nhierarchical_total=3\nhierarchical_anon=2\n", 4096, 0, 8192, 12288);
+        check_numa("hierarchical_total=3\nhierarchical_", 4096, -EINVAL, 0, 0); /* cut short */
+        check_numa("hierarchical_total=3\nh", 4096, -EINVAL, 0, 0);
         check_numa("total=3 N0=3\nanon=2 N0=2\n", 4096, -EINVAL, 0, 0); /* no hierarchical lines */
         check_numa("hierarchical_total=3 N0=3\n", 4096, -EINVAL, 0, 0);
         check_numa("hierarchical_total=x\nhierarchical_anon=2\n", 4096, -EINVAL, 0, 0);
@@ -379,6 +417,7 @@ int main(void)
         CU_TestInfo tests[] = {
                 { "keyed_u64", test_keyed_u64 },
                 { "v2_cpu_stat", test_v2_cpu_stat },
+                { "v2_cpu_stat_forms", test_v2_cpu_stat_forms },
                 { "v2_memory_stat", test_v2_memory_stat },
                 { "v2_memory_events", test_v2_memory_events },
                 { "v2_io_stat", test_v2_io_stat },

@@ -282,7 +282,7 @@ static void test_fixture_tree_v1(void)
         snprintf(d, sizeof d, "%s/cpu,cpuacct/job", tmp);
         put_fixture(d, "cpuacct.usage", "v1/cpuacct.usage");
         put_fixture(d, "cpuacct.stat", "v1/cpuacct.stat");
-        put_file(d, "cgroup.procs", "11\n12\n");
+        put_file(d, "cgroup.procs", "11\n12"); /* no last newline */
         snprintf(d, sizeof d, "%s/memory/job", tmp);
         put_fixture(d, "memory.usage_in_bytes", "v1/memory.usage_in_bytes");
         put_fixture(d, "memory.max_usage_in_bytes", "v1/memory.max_usage_in_bytes");
@@ -291,7 +291,8 @@ static void test_fixture_tree_v1(void)
         put_file(d, "cgroup.procs", "10\n11\n");
         snprintf(d, sizeof d, "%s/memory/job/sub", tmp);
         put_file(d, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
-        put_file(d, "cgroup.procs", "13\n");
+        /* lines that are no pid (the kernel writes none): skipped, 13 alone counted */
+        put_file(d, "cgroup.procs", "13\nx1\n0\n2147483648\n99999999999999\n\n 7\n8 \n");
         snprintf(d, sizeof d, "%s/blkio/job", tmp);
         put_fixture(d, "blkio.throttle.io_service_bytes_recursive", "v1/blkio.throttle.io_service_bytes_recursive");
         put_file(d, "cgroup.procs", "");

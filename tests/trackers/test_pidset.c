@@ -47,11 +47,35 @@ static void test_grow_clear_free(void)
         tr_pidset_free(&s); /* twice: harmless */
 }
 
+/* A set in the caller's array stays there until it outgrows it, then moves to the heap
+ * with what it held (ASan/valgrind: the array is never freed, the heap copy is). */
+static void test_on_callers_array(void)
+{
+        pid_t small[4];
+        _cleanup_pidset_ tr_pidset s = TR_PIDSET_ON(small);
+        for (pid_t p = 1; p <= 4; p++)
+                CU_ASSERT_EQUAL_FATAL(tr_pidset_add(&s, p), 0);
+        CU_ASSERT_PTR_EQUAL(s.pids, small); /* full, not grown */
+        CU_ASSERT_EQUAL(tr_pidset_add(&s, 5), 0);
+        CU_ASSERT_PTR_NOT_EQUAL(s.pids, small);
+        CU_ASSERT_FALSE(s.borrowed);
+        CU_ASSERT_EQUAL_FATAL(s.n, 5);
+        for (pid_t p = 1; p <= 5; p++)
+                CU_ASSERT_EQUAL(s.pids[p - 1], p);
+        pid_t one[1];
+        tr_pidset t = TR_PIDSET_ON(one);
+        CU_ASSERT_EQUAL(tr_pidset_add(&t, 9), 0);
+        tr_pidset_free(&t); /* not grown: nothing to free */
+        CU_ASSERT_PTR_NULL(t.pids);
+        CU_ASSERT_FALSE(t.borrowed);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
                 { "add, normalize, contains", test_add_normalize_contains },
                 { "grow, clear, free", test_grow_clear_free },
+                { "on the caller's array", test_on_callers_array },
                 CU_TEST_INFO_NULL,
         };
         return ts_run_suite("pidset", NULL, NULL, tests);

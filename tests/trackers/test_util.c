@@ -44,6 +44,9 @@ static void test_u64(void)
         check_u64("18446744073709551615", 0, UINT64_MAX);
         check_u64("18446744073709551616", -ERANGE, 0);
         check_u64("99999999999999999999", -ERANGE, 0);
+        check_u64("9999999999999999999", 0, 9999999999999999999ull); /* 19 digits: no check needed */
+        check_u64("000000000000000000018446744073709551615", 0, UINT64_MAX); /* checked past 19 */
+        check_u64("00000000000000000001844674407370955161600", -ERANGE, 0);
         check_u64("", -EINVAL, 0);
         check_u64("-1", -EINVAL, 0);
         check_u64("+1", -EINVAL, 0);
