@@ -37,6 +37,7 @@
 #include "procd/version.h"
 #include "trackers/ancestry.h"
 #include "trackers/cgroup-notify.h"
+#include "trackers/cgroup-tick.h"
 #include "trackers/hierarchy.h"
 #include "trackers/util.h"
 
@@ -445,6 +446,15 @@ int main(int argc, char **argv)
         int nk = tr_cg_notify_new(&d.hs.notify);
         if (nk < 0)
                 g_message("inotify: %s: each usage call checks its cgroups itself", strerror(-nk));
+        /* and a count of cgroup changes kept by the kernel, so that a call in which no cgroup
+         * changed anywhere skips even the inotify read (trackers/cgroup-tick.h) */
+        tr_cg_tick *tick = NULL;
+        int tk = d.hs.notify ? tr_cg_tick_new(&tick) : -ENOTSUP;
+        if (tk == 0)
+                tr_cg_notify_use_tick(d.hs.notify, tick);
+        else if (d.hs.notify)
+                g_message("cgroup tick (BPF on the cgroup tracepoints): %s: each usage call reads the inotify fd",
+                          strerror(-tk));
 
         sigset_t mask;
         sigemptyset(&mask);

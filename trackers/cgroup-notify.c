@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/inotify.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
+#include "cgroup-tick.h"
 #include "util.h"
 
 /* One watched directory: shared by every mark on it. */
@@ -18,6 +21,7 @@ struct tr_cg_watched {
         unsigned refs;
         uint64_t changes; /* events seen for it (IN_IGNORED: one more, and gone) */
         bool gone;        /* the kernel dropped the watch: never quiet again */
+        bool foreign;     /* not in cgroupfs (a test's tree): the tick does not see it */
 };
 
 struct tr_cg_notify {
@@ -27,6 +31,11 @@ struct tr_cg_notify {
         uint64_t overflows;
         watch **by_wd; /* sorted by wd: the kernel hands wds out in increasing order */
         size_t n, cap;
+        tr_cg_tick *tick;    /* owned; NULL: every sync reads (tr_cg_notify_use_tick) */
+        uint64_t tick_seen;  /* its count before the last read that drained the queue */
+        bool tick_valid;     /* tick_seen is one */
+        size_t foreign;      /* watches outside cgroupfs: every sync reads while any */
+        unsigned tick_skips; /* syncs the tick answered (tests) */
 };
 
 #define SUBDIR_EVENTS (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF)
@@ -66,8 +75,18 @@ void tr_cg_notify_free(tr_cg_notify *n)
                 free(n->by_wd[i]);
         free(n->by_wd);
         close(n->fd);
+        tr_cg_tick_free(n->tick);
         free(n);
 }
+
+void tr_cg_notify_use_tick(tr_cg_notify *n, tr_cg_tick *t)
+{
+        tr_cg_tick_free(n->tick);
+        n->tick = t;
+        n->tick_valid = false;
+}
+
+unsigned tr_cg_notify_tick_skips(const tr_cg_notify *n) { return n ? n->tick_skips : 0; }
 
 /* Index of wd in by_wd, or where it would go (*found false). */
 static size_t find(const tr_cg_notify *n, int wd, bool *found)
@@ -125,6 +144,10 @@ int tr_cg_notify_watch(tr_cg_notify *n, int dirfd, bool with_writes, tr_cg_mark 
                 if (!w)
                         goto nomem;
                 w->wd = wd;
+                struct statfs sf;
+                w->foreign = fstatfs(dirfd, &sf) < 0 ||
+                             (sf.f_type != CGROUP2_SUPER_MAGIC && sf.f_type != CGROUP_SUPER_MAGIC);
+                n->foreign += w->foreign;
                 memmove(&n->by_wd[i + 1], &n->by_wd[i], (n->n - i) * sizeof *n->by_wd);
                 n->by_wd[i] = w;
                 n->n++;
@@ -148,6 +171,7 @@ void tr_cg_notify_unwatch(tr_cg_notify *n, tr_cg_mark *m)
                 forget(n, w);
                 (void) inotify_rm_watch(n->fd, w->wd);
         }
+        n->foreign -= w->foreign;
         free(w);
 }
 
@@ -191,6 +215,13 @@ int tr_cg_notify_sync(tr_cg_notify *n)
 {
         if (!n)
                 return -EINVAL;
+        /* the tick first: a change made after it is read is in the queue read below, or
+         * moves the tick again for the next sync */
+        uint64_t tick = n->tick ? tr_cg_tick_now(n->tick) : 0;
+        if (n->tick && n->tick_valid && tick == n->tick_seen && !n->foreign && !n->unsynced) {
+                n->tick_skips++;
+                return 0; /* no cgroup changed anywhere since the queue was drained */
+        }
         char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
         for (;;) {
                 ssize_t k = read(n->fd, buf, sizeof buf);
@@ -200,6 +231,7 @@ int tr_cg_notify_sync(tr_cg_notify *n)
                         break;
                 if (k <= 0) {
                         n->unsynced = true;
+                        n->tick_valid = false;
                         return k < 0 ? -errno : -EIO;
                 }
                 for (char *p = buf; p < buf + k;) {
@@ -209,6 +241,8 @@ int tr_cg_notify_sync(tr_cg_notify *n)
                 }
         }
         n->unsynced = false;
+        n->tick_seen = tick;
+        n->tick_valid = n->tick != NULL;
         return 0;
 }
 

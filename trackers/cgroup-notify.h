@@ -44,6 +44,7 @@
 
 typedef struct tr_cg_notify tr_cg_notify;
 typedef struct tr_cg_watched tr_cg_watched;
+typedef struct tr_cg_tick tr_cg_tick;
 
 typedef struct tr_cg_mark {
         tr_cg_watched *w;      /* NULL: no watch (none asked, or the kernel refused one) */
@@ -66,9 +67,15 @@ int tr_cg_notify_watch(tr_cg_notify *n, int dirfd, bool with_writes, tr_cg_mark 
 /* The mark's watch given up (the kernel's dropped when no other mark shares it). */
 void tr_cg_notify_unwatch(tr_cg_notify *n, tr_cg_mark *m);
 
+/* A count of cgroup changes (cgroup-tick.h), owned from now on: a sync that finds it where
+ * the last read left it reads nothing, while every watch is in cgroupfs (fstatfs at the
+ * watch; a test's tmpfs tree is read each time). */
+void tr_cg_notify_use_tick(tr_cg_notify *n, tr_cg_tick *t);
 /* Read every event queued: once before the marks are asked.  0, or -errno (then every
  * mark counts as changed until a read succeeds). */
 int tr_cg_notify_sync(tr_cg_notify *n);
+/* Syncs that the tick answered without a read (tests). */
+unsigned tr_cg_notify_tick_skips(const tr_cg_notify *n);
 /* Whether nothing happened to m's directory since m was last proven (as of the last
  * sync).  False without a watch. */
 bool tr_cg_notify_quiet(const tr_cg_notify *n, const tr_cg_mark *m);

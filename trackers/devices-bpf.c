@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bpf-sys.h"
 #include "util.h"
 
 /* The kernel's uapi header ships no instruction macros. */
@@ -126,18 +127,6 @@ int tr_dev_bpf_build(const tr_dev_rules *rs, struct bpf_insn **out, size_t *np, 
         return 0;
 }
 
-/* bpf(2): the result, or -errno. */
-static int sys_bpf(enum bpf_cmd cmd, union bpf_attr *attr)
-{
-        long r = syscall(__NR_bpf, cmd, attr, sizeof *attr);
-        return r < 0 ? -errno : (int) r;
-}
-
-static uint64_t ptr_u64(const void *p)
-{
-        return (uint64_t) (uintptr_t) p;
-}
-
 /* BPF_PROG_LOAD of the device program; log (log_size bytes, level 1) only when given.  The
  * verifier may answer EAGAIN under memory pressure: tried again a few times. */
 static int prog_load(const struct bpf_insn *insns, size_t n, char *log, uint32_t log_size)
@@ -145,18 +134,18 @@ static int prog_load(const struct bpf_insn *insns, size_t n, char *log, uint32_t
         union bpf_attr a;
         memset(&a, 0, sizeof a);
         a.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
-        a.insns = ptr_u64(insns);
+        a.insns = tr_bpf_ptr(insns);
         a.insn_cnt = (uint32_t) n;
-        a.license = ptr_u64("GPL");
+        a.license = tr_bpf_ptr("GPL");
         snprintf(a.prog_name, sizeof a.prog_name, "procd_devices");
         if (log) {
-                a.log_buf = ptr_u64(log);
+                a.log_buf = tr_bpf_ptr(log);
                 a.log_size = log_size;
                 a.log_level = 1;
         }
         int fd = -EAGAIN;
         for (int i = 0; i < 5 && fd == -EAGAIN; i++)
-                fd = sys_bpf(BPF_PROG_LOAD, &a);
+                fd = tr_sys_bpf(BPF_PROG_LOAD, &a);
         return fd;
 }
 
@@ -205,7 +194,7 @@ static int bpf_apply(tr_dev_filter *f, tr_cgroup *cg, const tr_dev_rules *rs, tr
                 a.attach_flags |= BPF_F_REPLACE;
                 a.replace_bpf_fd = (uint32_t) f->bpf_prog_fd;
         }
-        int r = sys_bpf(BPF_PROG_ATTACH, &a);
+        int r = tr_sys_bpf(BPF_PROG_ATTACH, &a);
         if (r < 0)
                 return tr_error_set(err, -r, "attaching the device program to cgroup %s: %s",
                                     tr_cgroup_path(cg, tr_cgroup_hierarchies(cg)->v2), strerror(-r));
@@ -215,8 +204,8 @@ static int bpf_apply(tr_dev_filter *f, tr_cgroup *cg, const tr_dev_rules *rs, tr
         memset(&a, 0, sizeof a);
         a.info.bpf_fd = (uint32_t) fd;
         a.info.info_len = len;
-        a.info.info = ptr_u64(&info);
-        if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) == 0)
+        a.info.info = tr_bpf_ptr(&info);
+        if (tr_sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) == 0)
                 f->bpf_prog_id = info.id;
         if (f->bpf_prog_fd >= 0)
                 close(f->bpf_prog_fd);
@@ -233,7 +222,7 @@ static void bpf_remove(tr_dev_filter *f)
                 a.target_fd = (uint32_t) f->bpf_cg_fd;
                 a.attach_bpf_fd = (uint32_t) f->bpf_prog_fd;
                 a.attach_type = BPF_CGROUP_DEVICE;
-                (void) sys_bpf(BPF_PROG_DETACH, &a);
+                (void) tr_sys_bpf(BPF_PROG_DETACH, &a);
         }
         if (f->bpf_prog_fd >= 0)
                 close(f->bpf_prog_fd);

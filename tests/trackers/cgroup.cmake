@@ -13,3 +13,4 @@ procd_add_test(NAME test_cgroup_gate SOURCES test_cgroup_gate.c cgtest.c LIBS tr
 procd_add_test(NAME test_cgroup_kill SOURCES test_cgroup_kill.c cgtest.c LIBS trackers LABELS "integration;lane" TIMEOUT 300)
 procd_add_test(NAME test_cgroup_subtree SOURCES test_cgroup_subtree.c cgtest.c LIBS trackers LABELS "integration;lane" TIMEOUT 300)
 procd_add_test(NAME test_cgroup_notify SOURCES test_cgroup_notify.c cgtest.c LIBS trackers LABELS "integration;lane" TIMEOUT 300)
+procd_add_test(NAME test_cgroup_tick SOURCES test_cgroup_tick.c cgtest.c LIBS trackers LABELS "integration;lane" TIMEOUT 300)

@@ -13,6 +13,7 @@
 
 #include "cgtest.h"
 #include "trackers/cgroup-notify.h"
+#include "trackers/cgroup-tick.h"
 
 typedef struct tree {
         char path[64];
@@ -197,21 +198,49 @@ static void test_overflow(void)
         tr_cg_notify_free(n);
 }
 
-/* A real cgroup: a pid written to its cgroup.procs, and a child cgroup made, are events. */
-static void test_cgroup(void)
+/* Whether some sync, with nothing changed here, was answered by the tick alone (other
+ * programs change cgroups too: a few tries). */
+static bool tick_answers(tr_cg_notify *n, const tr_cg_mark *m)
 {
-        if (!root_and_base("notify on a cgroup"))
+        unsigned before = tr_cg_notify_tick_skips(n);
+        for (int i = 0; i < 200 && tr_cg_notify_tick_skips(n) == before; i++) {
+                CU_ASSERT_EQUAL(tr_cg_notify_sync(n), 0);
+                CU_ASSERT_TRUE(tr_cg_notify_quiet(n, m));
+                if (tr_cg_notify_tick_skips(n) == before)
+                        usleep(1000);
+        }
+        return tr_cg_notify_tick_skips(n) > before;
+}
+
+/* A real cgroup: a pid written to its cgroup.procs, and a child cgroup made, are events;
+ * with the tick (cgroup-tick.h) too, where syncs with nothing changed read nothing. */
+static void run_cgroup(bool with_tick)
+{
+        const char *what = with_tick ? "notify on a cgroup, with the tick" : "notify on a cgroup";
+        if (!root_and_base(what))
                 return;
-        const tr_hierarchies *hs = ts_hierarchies();
-        tr_cgroup *cg = make_cg(hs, "notify");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(cg);
-        int i = hs->v2 >= 0 ? hs->v2 : tr_cgroup_primary_index(cg);
         tr_cg_notify *n = NULL;
         CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
+        if (with_tick) {
+                tr_cg_tick *t = NULL;
+                int r = tr_cg_tick_new(&t);
+                if (r < 0) {
+                        ts_skip(what, "no cgroup tick here: %s", strerror(-r));
+                        tr_cg_notify_free(n);
+                        return;
+                }
+                tr_cg_notify_use_tick(n, t);
+        }
+        const tr_hierarchies *hs = ts_hierarchies();
+        tr_cgroup *cg = make_cg(hs, with_tick ? "notify-tick" : "notify");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(cg);
+        int i = hs->v2 >= 0 ? hs->v2 : tr_cgroup_primary_index(cg);
         tr_cg_mark m = TR_CG_MARK_INIT;
         CU_ASSERT_EQUAL(tr_cg_notify_watch(n, tr_cgroup_dirfd(cg, i), true, &m), 0);
         tr_cg_notify_prove(n, &m);
         check_quiet(n, &m, true, "cgroup: proven, nothing since");
+        if (with_tick)
+                CU_ASSERT_TRUE(tick_answers(n, &m));
         pid_t p = ts_fork(ts_sleep_forever, NULL);
         CU_ASSERT_FATAL(p > 1);
         char v[16];
@@ -220,7 +249,11 @@ static void test_cgroup(void)
         CU_ASSERT_EQUAL(tr_cgroup_write(cg, i, "cgroup.procs", v, &err), 0); /* its own cgroup.procs */
         check_quiet(n, &m, false, "cgroup: a process moved in");
         tr_cg_notify_prove(n, &m);
-        tr_cgroup *child = make_cg(hs, "notify/child");
+        if (with_tick)
+                CU_ASSERT_TRUE(tick_answers(n, &m));
+        char child_name[32];
+        snprintf(child_name, sizeof child_name, "%s/child", with_tick ? "notify-tick" : "notify");
+        tr_cgroup *child = make_cg(hs, child_name);
         CU_ASSERT_PTR_NOT_NULL(child);
         check_quiet(n, &m, false, "cgroup: a child cgroup made");
         tr_cg_notify_unwatch(n, &m);
@@ -231,6 +264,41 @@ static void test_cgroup(void)
         kill_destroy(cg);
 }
 
+static void test_cgroup(void) { run_cgroup(false); }
+static void test_cgroup_tick(void) { run_cgroup(true); }
+
+/* A watch outside cgroupfs (this tmpfs tree) is no change the tick sees: with one, every
+ * sync reads the queue, and its events count as without a tick. */
+static void test_tick_foreign(void)
+{
+        if (!ts_need_root("the tick beside a tmpfs watch"))
+                return;
+        tr_cg_tick *t = NULL;
+        int r = tr_cg_tick_new(&t);
+        if (r < 0) {
+                ts_skip("the tick beside a tmpfs watch", "no cgroup tick here: %s", strerror(-r));
+                return;
+        }
+        tr_cg_notify *n = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
+        tr_cg_notify_use_tick(n, t);
+        tree tr;
+        tree_make(&tr);
+        tr_cg_mark m = TR_CG_MARK_INIT;
+        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_watch(n, tr.fd, false, &m), 0);
+        CU_ASSERT_EQUAL(tr_cg_notify_sync(n), 0);
+        tr_cg_notify_prove(n, &m);
+        check_quiet(n, &m, true, "tmpfs beside the tick: proven");
+        char d[PATH_MAX];
+        sub(&tr, "x", d, sizeof d);
+        CU_ASSERT_EQUAL(mkdir(d, 0700), 0);
+        check_quiet(n, &m, false, "tmpfs beside the tick: a subdirectory made");
+        CU_ASSERT_EQUAL(tr_cg_notify_tick_skips(n), 0);
+        tr_cg_notify_unwatch(n, &m);
+        tr_cg_notify_free(n);
+        tree_rm(&tr);
+}
+
 int main(void)
 {
         CU_TestInfo tests[] = {
@@ -239,6 +307,8 @@ int main(void)
                 { "the watched directory removed", test_removed_dir },
                 { "a queue overflow", test_overflow },
                 { "a real cgroup: a process moved in, a child made", test_cgroup },
+                { "the same with the tick", test_cgroup_tick },
+                { "the tick beside a tmpfs watch", test_tick_foreign },
                 CU_TEST_INFO_NULL,
         };
         return ts_run_suite("cgroup notify", NULL, NULL, tests);
