@@ -291,19 +291,23 @@ int tr_fstat(int fd, struct stat *st)
  * of each reply FIFO cost every classic reply ~3 us of ext4 journalling (issue 20, NOTES
  * 14.20).  Where statx itself is refused (a seccomp filter answering EPERM or ENOSYS; glibc
  * 2.28+ emulates it on kernels before 4.11) fstatat answers, with the times, as before. */
+static int from_statx(const struct statx *sx, unsigned want, tr_stat *out)
+{
+        if ((sx->stx_mask & want) != want)
+                return -ENODATA;
+        out->mode = sx->stx_mode;
+        out->uid = sx->stx_uid;
+        out->size_bytes = sx->stx_size;
+        return 0;
+}
+
 int tr_stat_untimed(int dirfd, const char *path, unsigned want, tr_stat *out)
 {
         bool self = !path || !*path;
         int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT | (self ? AT_EMPTY_PATH : 0);
         struct statx sx;
-        if (statx(dirfd, self ? "" : path, flags, want, &sx) == 0) {
-                if ((sx.stx_mask & want) != want)
-                        return -ENODATA;
-                out->mode = sx.stx_mode;
-                out->uid = sx.stx_uid;
-                out->size_bytes = sx.stx_size;
-                return 0;
-        }
+        if (statx(dirfd, self ? "" : path, flags, want, &sx) == 0)
+                return from_statx(&sx, want, out);
         if (errno == EBADF || errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == ENAMETOOLONG ||
             errno == ENOMEM)
                 return -errno; /* the answer, not a refusal of statx */
@@ -314,4 +318,19 @@ int tr_stat_untimed(int dirfd, const char *path, unsigned want, tr_stat *out)
         out->uid = st.st_uid;
         out->size_bytes = (uint64_t) st.st_size;
         return 0;
+}
+
+int tr_fstat_untimed(int fd, unsigned want, tr_stat *out, bool *null_path)
+{
+        if (*null_path) {
+                /* the system call itself: glibc declares statx's path nonnull */
+                struct statx sx;
+                if (syscall(SYS_statx, fd, NULL, AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT | AT_EMPTY_PATH, want,
+                            &sx) == 0)
+                        return from_statx(&sx, want, out);
+                if (errno != EFAULT)
+                        return tr_stat_untimed(fd, NULL, want, out); /* its answer, or its fallbacks */
+                *null_path = false;
+        }
+        return tr_stat_untimed(fd, NULL, want, out);
 }

@@ -51,6 +51,7 @@ struct pd_classic_server {
         pd_admission *adm;
         pd_cl_request scratch;    /* the request being decoded (take_requests) */
         uint64_t *counters[PD_CL_COMMAND_COUNT][PD_CL_ERROR_COUNT]; /* count(): kept, NULL until used */
+        bool statx_null_path;     /* the reply FIFO's statx takes a NULL path (tr_fstat_untimed) */
         uint8_t rbuf[READ_CHUNK];
 };
 
@@ -611,7 +612,7 @@ static void try_open(creq *q)
                 return;
         }
         tr_stat st;
-        int sr = tr_stat_untimed(fd, NULL, STATX_TYPE | STATX_UID, &st);
+        int sr = tr_fstat_untimed(fd, STATX_TYPE | STATX_UID, &st, &s->statx_null_path);
         if (sr < 0 || !S_ISFIFO(st.mode)) {
                 if (sr < 0)
                         g_warning("classic: %s: %s: request of pid %d dropped", q->path, strerror(-sr),
@@ -843,6 +844,7 @@ int pd_classic_server_new(const pd_classic_options *o, pd_commands *cm, pd_class
         if (!o->address || !*o->address)
                 return tr_error_set(err, EINVAL, "no classic address (-A)");
         pd_classic_server *s = g_new0(pd_classic_server, 1);
+        s->statx_null_path = true; /* until a kernel refuses it (tr_fstat_untimed) */
         s->o = *o;
         s->address = g_strdup(o->address);
         s->o.address = s->address;

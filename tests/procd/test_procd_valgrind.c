@@ -5,6 +5,7 @@
  * or indirect leak).  Skips with a printed reason when valgrind is missing. */
 #include <CUnit/CUnit.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -244,9 +245,10 @@ static void test_valgrind(void)
         }
         setenv("G_SLICE", "always-malloc", 1);
         setenv("G_DEBUG", "gc-friendly,fatal-criticals", 1);
+        char supp[PATH_MAX + 32];
         const char *const wrapper[] = { vg, "--quiet", "--error-exitcode=1", "--leak-check=full",
                                         "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect",
-                                        NULL };
+                                        ts_valgrind_suppressions(supp, sizeof supp), NULL };
         ph_daemon d;
         /* families get cgroups of their own (made, moved into, removed) when the base exists */
         char fams[256] = "";

@@ -214,6 +214,13 @@ const char *ts_fixture_path(char *buf, size_t size, const char *rel)
         return buf;
 }
 
+const char *ts_valgrind_suppressions(char *buf, size_t size)
+{
+        char path[PATH_MAX];
+        snprintf(buf, size, "--suppressions=%s", ts_fixture_path(path, sizeof path, "valgrind/procd.supp"));
+        return buf;
+}
+
 int ts_open_fixture_dir(const char *rel)
 {
         char path[4096];

@@ -49,6 +49,9 @@ int ts_cleanup_base(void);
 
 /* Path of a fixture file (tests/fixtures/<rel>) into buf. */
 const char *ts_fixture_path(char *buf, size_t size, const char *rel);
+/* "--suppressions=<the fixtures' valgrind/procd.supp>" into buf, for a valgrind run of
+ * procd (its false positives, each explained there); returns buf. */
+const char *ts_valgrind_suppressions(char *buf, size_t size);
 /* O_PATH directory fd of a fixture directory; aborts the test program when missing. */
 int ts_open_fixture_dir(const char *rel);
 /* Whole fixture file, malloc'd and NUL-terminated; aborts the test program when missing. */

@@ -135,6 +135,20 @@ static void test_stat_untimed(void)
         if (fd >= 0)
                 close(fd);
         CU_ASSERT(tr_stat_untimed(fd, NULL, STATX_TYPE, &st) == -EBADF);
+        /* tr_fstat_untimed, with the NULL path (Linux 6.11+; an older kernel's EFAULT turns
+         * the flag off at once) and with "" (the flag off): the same answers */
+        for (int pass = 0; pass < 2; pass++) {
+                bool null_path = pass == 0;
+                int wfd = open(fifo, O_RDWR | O_CLOEXEC); /* no reader needed */
+                CU_ASSERT_FATAL(wfd >= 0);
+                CU_ASSERT(tr_fstat_untimed(wfd, STATX_TYPE | STATX_UID, &st, &null_path) == 0 && S_ISFIFO(st.mode) &&
+                          st.uid == geteuid());
+                CU_ASSERT(tr_fstat_untimed(wfd, STATX_TYPE | STATX_UID, &st, &null_path) == 0 && S_ISFIFO(st.mode));
+                if (pass == 1)
+                        CU_ASSERT_FALSE(null_path); /* never turned back on */
+                close(wfd);
+                CU_ASSERT(tr_fstat_untimed(wfd, STATX_TYPE, &st, &null_path) == -EBADF);
+        }
         unlink(link);
         unlink(fifo);
         unlink(file);

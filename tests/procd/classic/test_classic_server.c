@@ -444,8 +444,10 @@ static void test_valgrind(void)
         cl_daemon c;
         snprintf(vglog, sizeof vglog, "/tmp/procd-classic-vg.%d.log", (int) getpid());
         snprintf(logopt, sizeof logopt, "--log-file=%s", vglog); /* not stderr: that is readiness */
+        char supp[PATH_MAX + 32];
         const char *const wrapper[] = { "/usr/bin/valgrind", "--error-exitcode=9", "--leak-check=full",
-                                        "--errors-for-leak-kinds=definite,indirect", logopt, NULL };
+                                        "--errors-for-leak-kinds=definite,indirect", logopt,
+                                        ts_valgrind_suppressions(supp, sizeof supp), NULL };
         setenv("G_SLICE", "always-malloc", 1);
         /* a procd long option beside condor_procd's; valgrind on a busy machine is slow */
         const char *const extra[] = { "--kill-timeout", "120", NULL };
