@@ -215,13 +215,20 @@ int tr_cg_notify_sync(tr_cg_notify *n)
 {
         if (!n)
                 return -EINVAL;
-        /* the tick first: a change made after it is read is in the queue read below, or
-         * moves the tick again for the next sync */
+        /* The tick first.  It stood still: no cgroup changed anywhere since it was last
+         * read.  It moved: every mark counts as changed (as after a queue overflow), not
+         * only those the queue names, because a change's tracepoint fires before its event
+         * is queued (fsnotify runs once the write or mkdir returns to the VFS): a sync
+         * between the two would take the tick in and leave the event for a sync that the
+         * tick would answer without a read.  The queue is drained all the same. */
         uint64_t tick = n->tick ? tr_cg_tick_now(n->tick) : 0;
-        if (n->tick && n->tick_valid && tick == n->tick_seen && !n->foreign && !n->unsynced) {
+        bool moved = n->tick && (!n->tick_valid || tick != n->tick_seen);
+        if (n->tick && !moved && !n->foreign && !n->unsynced) {
                 n->tick_skips++;
-                return 0; /* no cgroup changed anywhere since the queue was drained */
+                return 0;
         }
+        if (moved)
+                n->overflows++;
         char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
         for (;;) {
                 ssize_t k = read(n->fd, buf, sizeof buf);

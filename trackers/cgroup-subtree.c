@@ -93,6 +93,8 @@ typedef struct build {
         bool record;                        /* false: only read (the cache is not kept) */
         bool too_big;
         int at_depth[TR_CG_SUBTREE_MAX + 1]; /* node index of the last directory per depth */
+        long expect[TR_CG_SUBTREE_MAX];      /* each node's subdirectories by its link count,
+                                              * taken before it was listed (< 0: unknown) */
 } build;
 
 static int visit_new(int dfd, int depth, void *ud)
@@ -122,6 +124,7 @@ static int visit_new(int dfd, int depth, void *ud)
         }
         size_t i = st->n++;
         st->nodes[i] = (node){ .dirfd = dup_fd, .fd = kept, .nsub = 0, .mark = TR_CG_MARK_INIT };
+        b->expect[i] = subdirs(dup_fd, NULL); /* before the walk lists it (relist) */
         /* watched before the walk lists its subdirectories (this is the pre-order visit):
          * one made after the listing is an event; one made before, in the listing.  No
          * watch (the limit reached): this directory is proven by its fstat each time. */
@@ -135,14 +138,31 @@ static int visit_new(int dfd, int depth, void *ud)
         return 0;
 }
 
+/* Whether every directory of a listing just kept holds as many subdirectories as its link
+ * count said before it was listed.  Kernel fact: a new cgroup counts in its parent's
+ * st_nlink (kernfs_add_one) before it can be listed (kernfs_activate, after the
+ * cgroup_mkdir tracepoint): a listing made in between misses it, and must not be proven
+ * (cgroup-tick.h: the tick has moved already, and nothing else will tell). */
+static bool listing_complete(const tr_cg_subtree *st, const build *b, long top_expect)
+{
+        if (top_expect >= 0 && (unsigned long) top_expect != st->top_nsub)
+                return false;
+        for (size_t i = 0; i < st->n; i++)
+                if (b->expect[i] >= 0 && (unsigned long) b->expect[i] != st->nodes[i].nsub)
+                        return false;
+        return true;
+}
+
 /* List the subtree again, reading every file; with record, keep it when that is possible
- * (without, the state stays as it is). */
-static int relist(tr_cg_subtree *st, int top, const tr_cg_subtree_visit *v, bool record)
+ * (without, the state stays as it is).  *complete (record): the listing matched the link
+ * counts (listing_complete). */
+static int relist(tr_cg_subtree *st, int top, const tr_cg_subtree_visit *v, bool record, bool *complete)
 {
         if (record)
                 drop(st);
         st->listings++;
         build b = { .st = st, .v = v, .record = record };
+        long top_expect = record ? subdirs(top, NULL) : -1;
         int r = tr_cg_walk_children(top, &(tr_cg_walk){ .pre_depth = visit_new, .ud = &b });
         if (!record)
                 return r;
@@ -157,6 +177,8 @@ static int relist(tr_cg_subtree *st, int top, const tr_cg_subtree_visit *v, bool
                 return r;
         }
         st->state = ST_CACHED;
+        if (complete)
+                *complete = listing_complete(st, &b, top_expect);
         return 0;
 }
 
@@ -202,11 +224,13 @@ static void prove_all(tr_cg_subtree *st)
                 tr_cg_notify_prove(st->notify, &st->nodes[i].mark);
 }
 
-/* relist with record, and what it kept proven */
+/* relist with record, and what it kept proven when its listing was complete (else the
+ * next call checks the link counts again) */
 static int relist_proven(tr_cg_subtree *st, int top, const tr_cg_subtree_visit *v)
 {
-        int r = relist(st, top, v, true);
-        if (r == 0 && st->state == ST_CACHED)
+        bool complete = false;
+        int r = relist(st, top, v, true, &complete);
+        if (r == 0 && st->state == ST_CACHED && complete)
                 prove_all(st);
         return r;
 }
@@ -248,7 +272,7 @@ int tr_cg_subtree_each(tr_cg_subtree **stp, int top, const tr_cg_subtree_visit *
                         return 0;
                 }
                 if (k == -EOPNOTSUPP || (st->state == ST_UNCACHEABLE && nlink == st->too_big_nlink))
-                        return relist(st, top, v, false);
+                        return relist(st, top, v, false, NULL);
         }
         /* quiet: the cache (state ST_CACHED), proven by the watches */
         if (st->state == ST_CACHED) {

@@ -14,10 +14,16 @@
  *
  * Each fires inside the system call that made the change, before it returns, so a count
  * read after a request arrived is past every change made before the request was sent.
- * The same count unchanged since the last inotify read: nothing a watch counts was done
- * since, but for what root alone can do (a chmod or chown in cgroupfs has no tracepoint;
- * the own-procs skip already trusts root, who may clone3(CLONE_INTO_CGROUP) or write
- * through AIO unseen: cgroup-notify.h).
+ * The count where the last sync left it: nothing a watch counts was done since, but for
+ * what root alone can do (a chmod or chown in cgroupfs has no tracepoint; the own-procs
+ * skip already trusts root, who may clone3(CLONE_INTO_CGROUP) or write through AIO unseen:
+ * cgroup-notify.h).  The count moved: every watch counts as changed, not only those the
+ * queue names (cgroup-notify.c), since a tracepoint fires before its change's inotify
+ * event is queued; and cgroup_mkdir's fires before the new cgroup can be listed, so a
+ * listing is proven only when it holds as many subdirectories as the link counts said
+ * (cgroup-subtree.c).  On a node where cgroups change between most queries, a query after
+ * a change proves its family's cgroups by link counts and its own cgroup.procs, as before
+ * the watches (14.23's three system calls on a hybrid host).
  *
  * Needs root (CAP_BPF and CAP_PERFMON) and Linux 5.5 (BPF_F_MMAPABLE); costs procd 5 fds
  * (the tracepoint links) and, on the host, a path formatted per traced cgroup change (the
