@@ -118,7 +118,7 @@ int tr_parse_cpu_stat(const char *text, tr_usage *u)
         uint32_t found = 7;
         /* the kernel's order (cgroup_base_stat_cputime_show, every kernel with cgroup2's
          * cpu.stat): its three first lines, read as such; any other text by key (~900
-         * instructions of every GET_USAGE against ~150, issue 20) */
+         * instructions of every GET_USAGE against ~300, issue 20) */
         const char *p = text;
         if (!TAKE_KEYED_LINE(&p, "usage_usec", &v[0]) || !TAKE_KEYED_LINE(&p, "user_usec", &v[1]) ||
             !TAKE_KEYED_LINE(&p, "system_usec", &v[2])) {
