@@ -328,9 +328,8 @@ int tr_fstat_untimed(int fd, unsigned want, tr_stat *out, bool *null_path)
                 if (syscall(SYS_statx, fd, NULL, AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT | AT_EMPTY_PATH, want,
                             &sx) == 0)
                         return from_statx(&sx, want, out);
-                if (errno != EFAULT)
-                        return tr_stat_untimed(fd, NULL, want, out); /* its answer, or its fallbacks */
-                *null_path = false;
+                if (errno == EFAULT)
+                        *null_path = false;
         }
-        return tr_stat_untimed(fd, NULL, want, out);
+        return tr_stat_untimed(fd, NULL, want, out); /* "", its answer and its fallbacks */
 }

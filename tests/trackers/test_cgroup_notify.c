@@ -198,6 +198,21 @@ static void test_overflow(void)
         tr_cg_notify_free(n);
 }
 
+/* A notify with a tick (cgroup-tick.h); NULL, skipped as `what`, where none can be made. */
+static tr_cg_notify *notify_with_tick(const char *what)
+{
+        tr_cg_tick *t = NULL;
+        int r = tr_cg_tick_new(&t);
+        if (r < 0) {
+                ts_skip(what, "no cgroup tick here: %s", strerror(-r));
+                return NULL;
+        }
+        tr_cg_notify *n = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
+        tr_cg_notify_use_tick(n, t);
+        return n;
+}
+
 /* Whether some sync, with nothing changed here, was answered by the tick alone, m quiet
  * then.  Other programs change cgroups too: a sync after the tick moved counts every mark
  * as changed, and m is proven again (nothing changed in this cgroup) for the next try. */
@@ -225,16 +240,11 @@ static void run_cgroup(bool with_tick)
         if (!root_and_base(what))
                 return;
         tr_cg_notify *n = NULL;
-        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
         if (with_tick) {
-                tr_cg_tick *t = NULL;
-                int r = tr_cg_tick_new(&t);
-                if (r < 0) {
-                        ts_skip(what, "no cgroup tick here: %s", strerror(-r));
-                        tr_cg_notify_free(n);
+                if (!(n = notify_with_tick(what)))
                         return;
-                }
-                tr_cg_notify_use_tick(n, t);
+        } else {
+                CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
         }
         const tr_hierarchies *hs = ts_hierarchies();
         tr_cgroup *cg = make_cg(hs, with_tick ? "notify-tick" : "notify");
@@ -281,15 +291,9 @@ static void test_tick_foreign(void)
 {
         if (!ts_need_root("the tick beside a tmpfs watch"))
                 return;
-        tr_cg_tick *t = NULL;
-        int r = tr_cg_tick_new(&t);
-        if (r < 0) {
-                ts_skip("the tick beside a tmpfs watch", "no cgroup tick here: %s", strerror(-r));
+        tr_cg_notify *n = notify_with_tick("the tick beside a tmpfs watch");
+        if (!n)
                 return;
-        }
-        tr_cg_notify *n = NULL;
-        CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&n), 0);
-        tr_cg_notify_use_tick(n, t);
         tree tr;
         tree_make(&tr);
         tr_cg_mark m = TR_CG_MARK_INIT;
