@@ -158,6 +158,41 @@ int tr_parse_cpuacct_usage(const char *text, tr_usage *u)
         return 0;
 }
 
+/* cpuacct.usage_all: a "cpu user system" header, then "CPU USER_NS SYSTEM_NS" a CPU; the
+ * sums into cpu_user_usec and cpu_system_usec.  The same counters as cpuacct.usage_user
+ * and cpuacct.usage_sys (cpuacct_cpuusage_read, Linux 4.7+), in one read.  Kernel quirk
+ * (Linux 6.18, kernel/sched/cpuacct.c cpuacct_cpuusage_read; the fixture hybrid/usage_all):
+ * user and system are the tick-sampled cputime, while cpuacct.usage is the scheduler's
+ * exact runtime, so user + system is not the total: the total stays cpuacct.usage's. */
+int tr_parse_cpuacct_usage_all(const char *text, tr_usage *u)
+{
+        static const char header[] = "cpu user system\n";
+        if (!text || strncmp(text, header, sizeof header - 1) != 0)
+                return -EINVAL;
+        uint64_t sum[2] = { 0, 0 };
+        const char *p = text + sizeof header - 1;
+        if (!*p)
+                return -EINVAL; /* a CPU a line: none is a cut text */
+        while (*p) {
+                uint64_t v[3]; /* the CPU's number, user, system */
+                for (int k = 0; k < 3; k++) {
+                        int r = tr_take_u64(&p, &v[k]);
+                        if (r < 0)
+                                return r;
+                        if (*p != (k < 2 ? ' ' : '\n') && !(k == 2 && *p == '\0'))
+                                return -EINVAL;
+                        if (*p)
+                                p++;
+                }
+                for (int k = 0; k < 2; k++)
+                        if (__builtin_add_overflow(sum[k], v[k + 1], &sum[k]))
+                                return -ERANGE;
+        }
+        tr_u64_set(u, &u->cpu_user_usec, sum[0] / 1000u, TR_SRC_CGROUP_V1);
+        tr_u64_set(u, &u->cpu_system_usec, sum[1] / 1000u, TR_SRC_CGROUP_V1);
+        return 0;
+}
+
 /* Shared tail of both memory.stat parsers.  shmem is counted in the kernel's page cache
  * ("file" in v2, "cache" in v1) but cannot be dropped like cache: it belongs with rss. */
 static void set_memory(tr_usage *u, tr_source src, bool has_anon, uint64_t anon, bool has_file, uint64_t file,

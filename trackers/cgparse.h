@@ -21,6 +21,9 @@ int tr_parse_cpu_stat(const char *text, tr_usage *u);
 int tr_parse_cpuacct_stat(const char *text, long user_hz, tr_usage *u);
 /* v1 cpuacct.usage (nanoseconds) -> cpu_usec. */
 int tr_parse_cpuacct_usage(const char *text, tr_usage *u);
+/* v1 cpuacct.usage_all ("cpu user system" header, a line a CPU, ns) -> the sums as
+ * cpu_user_usec and cpu_system_usec.  -EINVAL when malformed, -ERANGE on overflow. */
+int tr_parse_cpuacct_usage_all(const char *text, tr_usage *u);
 /* v2 memory.stat: anon, file, shmem -> memory_*_bytes and rss_bytes = anon + shmem. */
 int tr_parse_memory_stat_v2(const char *text, tr_usage *u);
 /* v1 memory.stat: total_rss (+total_rss_huge is included in it), total_cache, total_shmem ->

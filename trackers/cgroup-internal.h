@@ -37,6 +37,7 @@ enum tr_cg_hot {
         H1_CPUACCT_USAGE,
         H1_CPUACCT_USER,
         H1_CPUACCT_SYS,
+        H1_CPUACCT_ALL,
         H1_CPUACCT_STAT,
         H1_BLKIO,
         H1_PIDS_CURRENT,
@@ -128,6 +129,8 @@ int tr_cg_hot_read(tr_cgroup *cg, enum tr_cg_hot h, char *buf, size_t size);
 bool tr_cg_hot_u64(tr_cgroup *cg, enum tr_cg_hot h, uint64_t *v);
 /* hot_read of a PSI file; EOPNOTSUPP drops it for good (see cgroup.c). */
 int tr_cg_psi_read(tr_cgroup *cg, enum tr_cg_hot h, char *buf, size_t size);
+/* The counter file's fd closed, the file taken as absent for the handle's life. */
+void tr_cg_hot_forget(tr_cgroup *cg, enum tr_cg_hot h);
 /* Closes the counter files and the descendants kept open. */
 void tr_cg_hot_close_all(tr_cgroup *cg);
 

@@ -39,11 +39,13 @@ static int add_pids(tr_pidset *set, const char *text)
 /* The text of cgroup.procs from fd into cg->procs_buf (pread from offset 0), pids into set.
  * Kernel quirk: cgroup.procs is a multi-record seq_file, so one read returns at most one
  * seq buffer (PAGE_SIZE, >= 4096 bytes) and a short read is not EOF by itself.  Each
- * request here is at least 4096 bytes, so with short_is_eof (a v2 file), a read that came
- * back short with room left in a 4096-byte buffer for another record (<= 12 bytes) ended
- * because the iterator did: EOF, without the extra pread that would return 0.  (A regular
- * file - the fixture trees - ends there too.)  v1 files are read to the 0. */
-static int read_procs_fd(tr_cgroup *cg, int fd, bool short_is_eof, tr_pidset *set)
+ * request here is at least 4096 bytes, so a read that came back short with room left in a
+ * 4096-byte buffer for another record (<= 12 bytes) ended because the iterator did: EOF,
+ * without the extra pread that would return 0.  v1's pid list iterates the same way
+ * (cgroup_pidlist_start/next under the same seq_read_iter), so a v1 file opened afresh
+ * ends there too: one read where there were two (issue 20).  (A regular file - the fixture
+ * trees - ends there as well.) */
+static int read_procs_fd(tr_cgroup *cg, int fd, tr_pidset *set)
 {
         size_t off = 0;
         for (;;) {
@@ -63,7 +65,7 @@ static int read_procs_fd(tr_cgroup *cg, int fd, bool short_is_eof, tr_pidset *se
                         return -errno;
                 }
                 off += (size_t) n;
-                if (n == 0 || (short_is_eof && (size_t) n < want && (size_t) n + 64 <= 4096))
+                if (n == 0 || ((size_t) n < want && (size_t) n + 64 <= 4096))
                         break;
         }
         cg->procs_buf[off] = '\0';
@@ -76,23 +78,22 @@ static int read_own_procs(tr_cgroup *cg, int i, bool v2, tr_pidset *set)
 {
         if (v2) {
                 int fd = tr_cg_hot_fd(cg, H_PROCS);
-                return fd < 0 ? fd : read_procs_fd(cg, fd, true, set);
+                return fd < 0 ? fd : read_procs_fd(cg, fd, set);
         }
         _cleanup_close_ int fd = openat(tr_cg_dirfd(cg, i), "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        return fd < 0 ? -errno : read_procs_fd(cg, fd, false, set);
+        return fd < 0 ? -errno : read_procs_fd(cg, fd, set);
 }
 
 typedef struct procs_visit {
         tr_cgroup *cg;
         tr_pidset *set;
         size_t n0; /* pids of the handle's own cgroup, before the descendants' */
-        bool v2;
 } procs_visit;
 
 static int visit_procs(int fd, void *ud)
 {
         procs_visit *pv = ud;
-        return read_procs_fd(pv->cg, fd, pv->v2, pv->set);
+        return read_procs_fd(pv->cg, fd, pv->set);
 }
 
 static void restart_procs(void *ud)
@@ -162,7 +163,7 @@ static int members_in(tr_cgroup *cg, int only, tr_pidset *out, tr_error *err)
                         continue;
                 if (r == 0) {
                         /* descendants through the cache: a v1 cgroup.procs is not kept open */
-                        procs_visit pv = { .cg = cg, .set = out, .n0 = out->n, .v2 = i == v2 };
+                        procs_visit pv = { .cg = cg, .set = out, .n0 = out->n };
                         tr_cg_subtree_visit v = { .file = "cgroup.procs", .keep_open = i == v2, .read = visit_procs,
                                                   .restart = restart_procs, .ud = &pv, .notify = cg->hs->notify };
                         r = tr_cg_subtree_each(&cg->procs_tree[i], tr_cg_dirfd(cg, i), &v);
@@ -245,8 +246,15 @@ static void usage_cpu(tr_cgroup *cg, tr_usage *u, char *buf, size_t size)
         uint64_t v;
         if (tr_cg_hot_u64(cg, H1_CPUACCT_USAGE, &v))
                 tr_u64_set(u, &u->cpu_usec, v / 1000u, TR_SRC_CGROUP_V1);
-        /* cpuacct.usage_user/_sys (ns, 4.x+) are finer than cpuacct.stat's USER_HZ ticks */
+        /* cpuacct.usage_user/_sys (ns, 4.7+) are finer than cpuacct.stat's USER_HZ ticks;
+         * cpuacct.usage_all holds both, a line a CPU, in one read where they are two (issue
+         * 20: a v1 GET_USAGE read 3 cpuacct files).  Past its buffer (~350 CPUs): the two. */
         uint64_t us, sy;
+        int r = tr_cg_hot_read(cg, H1_CPUACCT_ALL, buf, size);
+        if (r >= 0 && tr_parse_cpuacct_usage_all(buf, u) == 0)
+                return;
+        if (r == -EFBIG)
+                tr_cg_hot_forget(cg, H1_CPUACCT_ALL); /* too many CPUs for buf: not tried again */
         if (tr_cg_hot_u64(cg, H1_CPUACCT_USER, &us) && tr_cg_hot_u64(cg, H1_CPUACCT_SYS, &sy)) {
                 tr_u64_set(u, &u->cpu_user_usec, us / 1000u, TR_SRC_CGROUP_V1);
                 tr_u64_set(u, &u->cpu_system_usec, sy / 1000u, TR_SRC_CGROUP_V1);

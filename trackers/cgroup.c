@@ -57,6 +57,7 @@ static const struct {
         [H1_CPUACCT_USAGE] = { "cpuacct.usage", false, TR_CTRL_CPUACCT },
         [H1_CPUACCT_USER] = { "cpuacct.usage_user", false, TR_CTRL_CPUACCT },
         [H1_CPUACCT_SYS] = { "cpuacct.usage_sys", false, TR_CTRL_CPUACCT },
+        [H1_CPUACCT_ALL] = { "cpuacct.usage_all", false, TR_CTRL_CPUACCT }, /* 4.7+ */
         [H1_CPUACCT_STAT] = { "cpuacct.stat", false, TR_CTRL_CPUACCT },
         [H1_BLKIO] = { "blkio.throttle.io_service_bytes_recursive", false, TR_CTRL_BLKIO },
         [H1_PIDS_CURRENT] = { "pids.current", false, TR_CTRL_PIDS },
@@ -208,12 +209,16 @@ bool tr_cg_hot_u64(tr_cgroup *cg, enum tr_cg_hot h, uint64_t *v)
 int tr_cg_psi_read(tr_cgroup *cg, enum tr_cg_hot h, char *buf, size_t size)
 {
         int r = tr_cg_hot_read(cg, h, buf, size);
-        if (r == -EOPNOTSUPP) {
-                if (cg->hot[h] >= 0)
-                        close(cg->hot[h]);
-                cg->hot[h] = TR_CG_HOT_ABSENT;
-        }
+        if (r == -EOPNOTSUPP)
+                tr_cg_hot_forget(cg, h);
         return r;
+}
+
+void tr_cg_hot_forget(tr_cgroup *cg, enum tr_cg_hot h)
+{
+        if (cg->hot[h] >= 0)
+                close(cg->hot[h]);
+        cg->hot[h] = TR_CG_HOT_ABSENT;
 }
 
 void tr_cg_hot_close_all(tr_cgroup *cg)

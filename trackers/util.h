@@ -123,5 +123,6 @@ int tr_stat_untimed(int dirfd, const char *path, unsigned want, tr_stat *out);
 /* The same for fd itself, asked with a NULL path where the kernel takes one (Linux 6.11:
  * statx with AT_EMPTY_PATH and no path skips copying and looking up ""; 0.36 against
  * 0.46-0.50 us here, once a GET_USAGE: issue 20).  *null_path is the caller's to keep, true
- * to begin with: made false at the first EFAULT (an older kernel), "" from then on. */
+ * to begin with: made false at the first EFAULT (a kernel before 6.11), the fstat system
+ * call from then on (the times it returns cost nothing before 6.13: see util.c). */
 int tr_fstat_untimed(int fd, unsigned want, tr_stat *out, bool *null_path);

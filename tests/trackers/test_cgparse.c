@@ -227,6 +227,58 @@ static void test_hybrid_cpu(void)
         CU_ASSERT_EQUAL(tr_parse_cpuacct_usage("12a\n", &b), -EINVAL);
 }
 
+/* cpuacct.usage_all: its sums are usage_user and usage_sys, captured together; they are
+ * tick-sampled, so they do not add up to cpuacct.usage (cgparse.c) */
+static void test_hybrid_usage_all(void)
+{
+        _cleanup_free_ char *all = ts_read_fixture("hybrid/usage_all/cpuacct.usage_all");
+        _cleanup_free_ char *us = ts_read_fixture("hybrid/usage_all/cpuacct.usage");
+        _cleanup_free_ char *user = ts_read_fixture("hybrid/usage_all/cpuacct.usage_user");
+        _cleanup_free_ char *sys = ts_read_fixture("hybrid/usage_all/cpuacct.usage_sys");
+        uint64_t user_ns, sys_ns;
+        CU_ASSERT_FATAL(tr_parse_u64(user, &user_ns) == 0 && tr_parse_u64(sys, &sys_ns) == 0);
+        tr_usage u;
+        tr_usage_init(&u);
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpuacct_usage_all(all, &u), 0);
+        ASSERT_FIELD(u, cpu_user_usec, user_ns / 1000, TR_SRC_CGROUP_V1);
+        ASSERT_FIELD(u, cpu_system_usec, sys_ns / 1000, TR_SRC_CGROUP_V1);
+        CU_ASSERT_FALSE(u.cpu_usec.available); /* the total is cpuacct.usage's alone */
+        CU_ASSERT_EQUAL_FATAL(tr_parse_cpuacct_usage(us, &u), 0);
+        CU_ASSERT_NOT_EQUAL(u.cpu_usec.value, u.cpu_user_usec.value + u.cpu_system_usec.value);
+}
+
+static void check_usage_all(const char *text, int want, uint64_t user_usec, uint64_t system_usec)
+{
+        tr_usage u;
+        tr_usage_init(&u);
+        int r = tr_parse_cpuacct_usage_all(text, &u);
+        CU_ASSERT_EQUAL(r, want);
+        if (r != want)
+                fprintf(stderr, "usage_all %s: %d, want %d\n", text ? text : "(null)", r, want);
+        if (want == 0) {
+                CU_ASSERT_EQUAL(u.cpu_user_usec.value, user_usec);
+                CU_ASSERT_EQUAL(u.cpu_system_usec.value, system_usec);
+        } else {
+                CU_ASSERT_FALSE(u.cpu_user_usec.available || u.cpu_system_usec.available);
+        }
+}
+
+static void test_usage_all_forms(void)
+{
+        check_usage_all("cpu user system\n0 1000 2000\n1 3000 4000\n", 0, 4, 6);
+        check_usage_all("cpu user system\n0 1000 2000", 0, 1, 2); /* no last newline */
+        check_usage_all("cpu user system\n0 18446744073709551615 0\n", 0, 18446744073709551, 0);
+        check_usage_all("cpu user system\n0 18446744073709551615 0\n1 1 0\n", -ERANGE, 0, 0);
+        check_usage_all("cpu user system\n0 18446744073709551616 0\n", -ERANGE, 0, 0);
+        check_usage_all("cpu user system\n", -EINVAL, 0, 0);      /* cut after the header */
+        check_usage_all("cpu user system\n0 1000\n", -EINVAL, 0, 0); /* cut within a line */
+        check_usage_all("cpu user system\n0 1000 2000 5\n", -EINVAL, 0, 0);
+        check_usage_all("cpu user system\n0 -1 2000\n", -EINVAL, 0, 0);
+        check_usage_all("cpu system user\n0 1000 2000\n", -EINVAL, 0, 0); /* another layout */
+        check_usage_all("", -EINVAL, 0, 0);
+        check_usage_all(NULL, -EINVAL, 0, 0);
+}
+
 static void test_hybrid_memory(void)
 {
         tr_usage u;
@@ -424,6 +476,8 @@ int main(void)
                 { "pressure_v2_hybrid", test_pressure },
                 { "cgroup_events", test_cgroup_events },
                 { "hybrid_cpu", test_hybrid_cpu },
+                { "hybrid_usage_all", test_hybrid_usage_all },
+                { "usage_all_forms", test_usage_all_forms },
                 { "hybrid_memory", test_hybrid_memory },
                 { "hybrid_numa_stat", test_hybrid_numa_stat },
                 { "hybrid_blkio", test_hybrid_blkio },

@@ -386,6 +386,53 @@ static bool fd_open_on(const char *target)
         return false;
 }
 
+/* v1 CPU: user and system from cpuacct.usage_all where it is (one read for the two), the
+ * total from cpuacct.usage still; a usage_all past the read buffer (more CPUs than it
+ * holds) is dropped for the handle and cpuacct.stat answers. */
+static void test_v1_usage_all(void)
+{
+        char tmp[] = "/tmp/procd-cgfx.XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
+        char d[PATH_MAX], mi[2 * PATH_MAX], all[PATH_MAX + 32];
+        mkdirs(tmp, "cpu,cpuacct/job");
+        snprintf(d, sizeof d, "%s/cpu,cpuacct/job", tmp);
+        snprintf(all, sizeof all, "%s/cpuacct.usage_all", d);
+        put_fixture(d, "cpuacct.usage", "hybrid/usage_all/cpuacct.usage");
+        put_fixture(d, "cpuacct.usage_all", "hybrid/usage_all/cpuacct.usage_all");
+        put_fixture(d, "cpuacct.stat", "v1/cpuacct.stat");
+        put_file(d, "cgroup.procs", "11\n");
+        snprintf(mi, sizeof mi, "29 24 0:25 / %s/cpu\\054cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n", tmp);
+        tr_hierarchies hs;
+        CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, mi, NULL), 0);
+        tr_error err = { 0 };
+        tr_usage u;
+        _cleanup_cgroup_ tr_cgroup *cg = NULL;
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg, TR_WANT_CPU, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.cpu_usec.value, 1098318);
+        CU_ASSERT_EQUAL(u.cpu_user_usec.value, 1027983);
+        CU_ASSERT_EQUAL(u.cpu_system_usec.value, 68000);
+        tr_cgroup_free(TR_TAKE_PTR(cg)); /* its fd on the file closed */
+        /* 600 CPUs' lines: more than the 16 KiB read holds */
+        static char big[32768];
+        size_t n = (size_t) snprintf(big, sizeof big, "cpu user system\n");
+        for (int c = 0; c < 600; c++)
+                n += (size_t) snprintf(big + n, sizeof big - n, "%d 1000000000000 2000000000000\n", c);
+        CU_ASSERT_FATAL(n > 16384 && n < sizeof big);
+        put_file(d, "cpuacct.usage_all", big);
+        _cleanup_cgroup_ tr_cgroup *cg2 = NULL; /* hot files are looked for once per handle */
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg2, &err), 0);
+        for (int round = 0; round < 2; round++) {
+                CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg2, TR_WANT_CPU, &u, &err), 0);
+                CU_ASSERT_EQUAL(u.cpu_usec.value, 1098318);
+                if (sysconf(_SC_CLK_TCK) == 100)
+                        CU_ASSERT_EQUAL(u.cpu_user_usec.value, 47210000); /* cpuacct.stat's */
+                CU_ASSERT_FALSE(fd_open_on(all));                       /* dropped, not kept */
+        }
+        tr_cgroup_free(TR_TAKE_PTR(cg2));
+        rm_tree(tmp);
+}
+
 /* A handle at rest holds no fd, reads the same again and wakes into its budget; one whose
  * directory was replaced at its path since is not in that hierarchy any more; a budget
  * keeps the handles used last awake, the others at rest. */
@@ -657,6 +704,7 @@ int main(void)
         CU_TestInfo trees[] = {
                 { "pure_v2_tree", test_fixture_tree_v2 },
                 { "pure_v1_tree", test_fixture_tree_v1 },
+                { "v1_usage_all", test_v1_usage_all },
                 { "psi_unsupported", test_psi_unsupported },
                 { "rest_and_budget", test_rest_and_budget },
                 { "watched_own_procs", test_watched_own },

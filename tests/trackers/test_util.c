@@ -136,7 +136,7 @@ static void test_stat_untimed(void)
                 close(fd);
         CU_ASSERT(tr_stat_untimed(fd, NULL, STATX_TYPE, &st) == -EBADF);
         /* tr_fstat_untimed, with the NULL path (Linux 6.11+; an older kernel's EFAULT turns
-         * the flag off at once) and with "" (the flag off): the same answers */
+         * the flag off at once) and with fstat (the flag off): the same answers */
         for (int pass = 0; pass < 2; pass++) {
                 bool null_path = pass == 0;
                 int wfd = open(fifo, O_RDWR | O_CLOEXEC); /* no reader needed */
