@@ -28,7 +28,9 @@
 # a program that hangs is stopped after its bound (10-15 min).
 #
 # Environment: CONDOR_PROCD=<path of HTCondor's condor_procd> adds it to bench-classic and
-# bench-node; BENCH_ROUNDS=N repeats bench-classic's daemons N times in turn.
+# bench-node; BENCH_ROUNDS=N repeats bench-classic's daemons N times in turn;
+# BENCH_SETTLE_LOAD / BENCH_SETTLE_MAX_SEC: the wait for a quiet machine before each
+# program (settle, below).
 # BENCH_QUICK=1: the short modes (10 and 100 families, 1,000 background processes, bench-fds
 # at 1,000 families, bench-node 40 s): a check that every program runs, in a few minutes; its
 # times are not the issue's figures.
@@ -39,11 +41,28 @@ QUICK=${BENCH_QUICK:-}
 FAILED=()
 T0=$(date +%s)
 
+# settle: before each program, until the 1-min load average is below BENCH_SETTLE_LOAD
+# (default 1.5), for at most BENCH_SETTLE_MAX_SEC (default 120; 0: no wait).  The programs
+# themselves leave the load high behind them (bench-fds' 10,200 sleepers, 1,000 family
+# roots made and killed), and the average takes a minute or more to fall: without a wait,
+# the program after one of those ran at load 3-12 and warned that its figures were none
+# (2026-11-26).  What the wait took is printed; a load still above the bound is printed
+# beside the figures as before.
+settle() {
+        local bound=${BENCH_SETTLE_LOAD:-1.5} max=${BENCH_SETTLE_MAX_SEC:-120} waited=0
+        while [ "$waited" -lt "$max" ] && awk -v b="$bound" '{ exit !($1 >= b) }' /proc/loadavg; do
+                sleep 5
+                waited=$((waited + 5))
+        done
+        [ "$waited" -eq 0 ] || echo "==== waited ${waited} s for the 1-min load to fall below $bound (now $(cut -d' ' -f1 /proc/loadavg))"
+}
+
 # run SECONDS TITLE COMMAND...: a program that hangs is stopped after SECONDS (SIGTERM,
 # then SIGKILL 10 s later; exit 124) so that the others still run.
 run() {
         local limit=$1 title=$2
         shift 2
+        settle
         printf '\n==== %s\n==== %s  (%s UTC, load %s)\n' "$title" "$*" "$(date -u +%H:%M:%S)" \
                 "$(cut -d' ' -f1-3 /proc/loadavg)"
         timeout -k 10 "$limit" "$@" || {
