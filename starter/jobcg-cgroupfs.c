@@ -33,11 +33,11 @@ static int cgroupfs_setup(st_jobcg *jc, const st_options *o, tr_error *err)
 }
 
 static void cgroupfs_teardown(st_jobcg *jc) { (void) jc; }
-static void cgroupfs_drop_in_guard(st_jobcg *jc) { (void) jc; }
+static int cgroupfs_guard_drop_fd(const st_jobcg *jc) { (void) jc; return -1; }
 
 const st_jobcg_ops st_jobcg_cgroupfs_ops = {
         .name = "cgroupfs",
         .setup = cgroupfs_setup,
         .teardown = cgroupfs_teardown,
-        .drop_in_guard = cgroupfs_drop_in_guard,
+        .guard_drop_fd = cgroupfs_guard_drop_fd,
 };

@@ -536,18 +536,15 @@ static void systemd_teardown(st_jobcg *jc)
         jc->priv = NULL;
 }
 
-static void systemd_drop_in_guard(st_jobcg *jc)
+static int systemd_guard_drop_fd(const st_jobcg *jc)
 {
-        sd_state *s = jc->priv;
-        if (s && s->helper_wfd >= 0)
-                close(s->helper_wfd);
-        if (s)
-                s->helper_wfd = -1;
+        const sd_state *s = jc->priv;
+        return s ? s->helper_wfd : -1;
 }
 
 const st_jobcg_ops st_jobcg_systemd_ops = {
         .name = "systemd",
         .setup = systemd_setup,
         .teardown = systemd_teardown,
-        .drop_in_guard = systemd_drop_in_guard,
+        .guard_drop_fd = systemd_guard_drop_fd,
 };

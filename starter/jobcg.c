@@ -150,6 +150,15 @@ static bool systemd_wanted(const st_options *o)
         }
 }
 
+int st_jobcg_sweep(const tr_hierarchies *hs, const st_options *o)
+{
+        tr_error err = { 0 };
+        int r = st_orphans_sweep(hs, o->cgroup_base, &err);
+        if (r < 0)
+                fprintf(stderr, "procd-starter: warning: looking for job cgroups of dead starters: %s\n", err.msg);
+        return r;
+}
+
 int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o, tr_error *err)
 {
         memset(jc, 0, sizeof *jc);
@@ -159,10 +168,6 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
         int r;
         if (hs->mode == TR_MODE_NONE)
                 return tr_error_set(err, ENODEV, "no cgroup filesystem is mounted");
-        tr_error oerr = { 0 };
-        if (st_orphans_sweep(hs, o->cgroup_base, &oerr) < 0)
-                fprintf(stderr, "procd-starter: warning: looking for job cgroups of dead starters: %s\n", oerr.msg);
-
         /* the mask without the checks of <top> in v2 first (a superset): where <top> may be
          * made, so where it must not exist already and where it is new */
         jc->mask = job_hierarchies(hs, o, "", -1);
@@ -184,6 +189,12 @@ int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o,
         _cleanup_close_ int base_fd = -1;
         if (jc->ops == &st_jobcg_cgroupfs_ops) {
                 r = jc->ops->setup(jc, o, err);
+                /* <top> exists: if a dead starter left it, the sweep (which otherwise runs
+                 * once the job runs) takes it now, and <top> is tried again */
+                if (r == -EEXIST && st_jobcg_sweep(hs, o) > 0) {
+                        tr_error_clear(err);
+                        r = jc->ops->setup(jc, o, err);
+                }
                 if (r < 0)
                         return r;
                 /* <top> is made and locked under the base's shared lock: a sweep never

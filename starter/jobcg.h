@@ -28,9 +28,10 @@ typedef struct st_jobcg_ops {
         int (*setup)(st_jobcg *jc, const st_options *o, tr_error *err);
         /* After the job leaf is destroyed: release what setup made (helper, scope). */
         void (*teardown)(st_jobcg *jc);
-        /* In the guard (guard.h), just forked: let go of what must end with the starter
-         * (the systemd helper's pipe, which the helper reads until EOF). */
-        void (*drop_in_guard)(st_jobcg *jc);
+        /* The fd the guard (guard.h) closes at once, in its own fd table: what must end
+         * with the starter (the systemd helper's pipe, which the helper reads until EOF);
+         * -1: none. */
+        int (*guard_drop_fd)(const st_jobcg *jc);
 } st_jobcg_ops;
 
 extern const st_jobcg_ops st_jobcg_cgroupfs_ops;
@@ -58,9 +59,14 @@ struct st_jobcg {
 };
 
 /* Pick the strategy (systemd per o->systemd, falling back to cgroupfs with a warning),
- * build <top>/job (and <top>/starter), make v1 cpusets usable.  cgroupfs: first clean the
- * job cgroups of dead starters under the base, then hold <top>'s lock (starter/orphans.h). */
+ * build <top>/job (and <top>/starter), make v1 cpusets usable.  cgroupfs: hold <top>'s
+ * lock (starter/orphans.h); a <top> that exists already is swept first if a dead starter
+ * left it, then tried again. */
 int st_jobcg_create(st_jobcg *jc, const tr_hierarchies *hs, const st_options *o, tr_error *err);
+/* Clean the job cgroups of dead starters under --cgroup-base (st_orphans_sweep; a failure
+ * is a warning on stderr).  The starter runs it once its job runs, while the job's exec and
+ * startup take their time: off the launch's path (NOTES 14.30).  How many were cleaned. */
+int st_jobcg_sweep(const tr_hierarchies *hs, const st_options *o);
 
 /* Destroy the job leaf, then the rest (starter leaf, <top> where we made it, strategy
  * state).  Returns the number of cgroup directories that could not be removed. */

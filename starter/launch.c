@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clone-vm.h"
 #include "trackers/util.h"
 
 extern char **environ;
@@ -32,20 +33,6 @@ extern char **environ;
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
-
-struct st_clone_args {
-        uint64_t flags;
-        uint64_t pidfd;
-        uint64_t child_tid;
-        uint64_t parent_tid;
-        uint64_t exit_signal;
-        uint64_t stack;
-        uint64_t stack_size;
-        uint64_t tls;
-        uint64_t set_tid;
-        uint64_t set_tid_size;
-        uint64_t cgroup;
-};
 
 static int resolve_ids(st_launch *l, const st_options *o, tr_error *err)
 {
@@ -404,6 +391,63 @@ static __attribute__((noreturn)) void child(st_launch *l, int efd, bool join_v2,
         child_fail(efd, STAGE_EXEC);
 }
 
+/* The CLONE_VM child's stack: child() and what it calls use under 2 KiB (gcc
+ * -fstack-usage), libc's system call wrappers little more; the rest is margin. */
+#define VM_STACK_BYTES (64 * 1024)
+
+/* What a CLONE_VM child runs on: its own copy of the launch (the starter goes on closing
+ * and resetting fields of its own) and the exec-error pipe's write end. */
+struct vm_child_args {
+        st_launch l;
+        int efd;
+};
+
+static int vm_child(void *arg)
+{
+        struct vm_child_args *a = arg;
+        child(&a->l, a->efd, false, false, false);
+}
+
+/* Whether the child can be a CLONE_VM one (clone-vm.h): the build has it, the child starts
+ * no PID namespace (whose init would live on in this memory for the job's life), and its
+ * stack is mapped (once per launch object). */
+static bool vm_child_possible(st_launch *l)
+{
+        if (!st_clone3_vm_supported() || l->ns.pid_ns)
+                return false;
+        tr_error err = { 0 };
+        size_t bytes = VM_STACK_BYTES + sizeof(struct vm_child_args);
+        return l->vm_stack.map || st_vm_stack_map(&l->vm_stack, bytes, &err) == 0;
+}
+
+/* clone3 sharing the starter's memory: the pid, or -1 with errno set. */
+static pid_t clone_vm(st_launch *l, st_clone_args *args, int efd)
+{
+        struct vm_child_args *a = st_vm_stack_data(&l->vm_stack, sizeof *a);
+        a->l = *l;
+        a->l.n_v1 = 0; /* the starter writes it into its v1 cgroups (st_launch_start) */
+        a->efd = efd;
+        long r = st_clone3_vm(args, &l->vm_stack, sizeof *a, vm_child, a);
+        if (r < 0) {
+                errno = (int) -r;
+                return -1;
+        }
+        l->vm_child_live = true;
+        return (pid_t) r;
+}
+
+/* The starter writes the child into its v1 cgroups; 0 or the first write's errno (the
+ * child's own report, if it failed meanwhile, comes first: ESRCH then). */
+static int join_v1(const st_launch *l, pid_t pid)
+{
+        char s[16];
+        int len = snprintf(s, sizeof s, "%d", (int) pid);
+        for (int i = 0; i < l->n_v1; i++)
+                if (write(l->v1_procs_fds[i], s, (size_t) len) < 0)
+                        return errno;
+        return 0;
+}
+
 /* One struct child_fail from the child, or EOF (it exec'd, or died); EINTR retried. */
 static ssize_t read_child(int efd, struct child_fail *f)
 {
@@ -419,6 +463,7 @@ static int child_failed(st_launch *l, pid_t pid, int pidfd, const struct child_f
 {
         waitpid(pid, NULL, 0);
         close(pidfd);
+        l->vm_child_live = false;
         if (f->stage == STAGE_EXEC)
                 return tr_error_set(err, f->err ? f->err : EIO, "exec %s: %s", l->exec_path, strerror(f->err));
         /* not an exec failure: the caller must not turn it into 126/127 */
@@ -450,8 +495,9 @@ int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
         int pidfd = -1;
         pid_t pid = -1;
         l->used_fork = false;
+        bool vm = false;
         if (l->mode != ST_LAUNCH_FORK) {
-                struct st_clone_args args;
+                st_clone_args args;
                 memset(&args, 0, sizeof args);
                 args.flags = CLONE_PIDFD;
                 args.pidfd = (uint64_t) (uintptr_t) &pidfd;
@@ -462,7 +508,12 @@ int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
                 }
                 if (l->ns.pid_ns)
                         args.flags |= CLONE_NEWPID | CLONE_NEWNS;
-                pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+                vm = vm_child_possible(l);
+                if (vm)
+                        pid = clone_vm(l, &args, ep[1]);
+                else
+                        pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+                vm = vm && pid > 0;
                 if (pid == 0) {
                         close(ep[0]);
                         child(l, ep[1], false, l->ns.pid_ns, l->ns.pid_ns);
@@ -505,16 +556,27 @@ int st_launch_start(st_launch *l, pid_t *pidp, int *pidfdp, tr_error *err)
                 }
                 fcntl(pidfd, F_SETFD, FD_CLOEXEC);
         }
+        /* a CLONE_VM child runs no command before the gate and forks nothing (no PID
+         * namespace init): the starter writes it into its v1 cgroups while it starts on
+         * another CPU, and its "ready" is then mostly written already (NOTES 14.30) */
+        int v1_err = vm ? join_v1(l, pid) : 0;
         close(ep[1]);
         close_fd(&l->gate_r);
         struct child_fail f;
         ssize_t n = read_child(ep[0], &f);
+        if (v1_err && !(n == (ssize_t) sizeof f && f.stage != STAGE_READY)) {
+                st_launch_close_gate(l); /* it ends at the gate */
+                f = (struct child_fail) { v1_err, STAGE_V1 };
+                n = (ssize_t) sizeof f;
+        }
         if (n == (ssize_t) sizeof f && f.stage != STAGE_READY) {
                 close(ep[0]);
                 st_launch_close_gate(l);
                 return child_failed(l, pid, pidfd, &f, err);
         }
         /* ready at the gate; or EOF: it died before (killed): the wait loop sees its end */
+        if (n == 0)
+                l->vm_child_live = false; /* exited: its stack is free */
         l->efd = ep[0];
         *pidp = pid;
         *pidfdp = pidfd;
@@ -542,6 +604,10 @@ int st_launch_release(st_launch *l, pid_t pid, int *pidfdp, tr_error *err)
         struct child_fail f;
         ssize_t n = l->efd >= 0 ? read_child(l->efd, &f) : 0;
         close_fd(&l->efd);
+        /* EOF: the child exec'd (the pipe closes after its new address space is in place)
+         * or died: either way it is off the CLONE_VM stack */
+        if (n == 0)
+                l->vm_child_live = false;
         if (n == (ssize_t) sizeof f && f.stage != STAGE_READY) {
                 int r = child_failed(l, pid, *pidfdp, &f, err);
                 *pidfdp = -1;
@@ -567,6 +633,10 @@ void st_launch_free(st_launch *l)
         for (int i = 0; i < l->n_v1; i++)
                 close(l->v1_procs_fds[i]);
         st_launch_close_gate(l);
+        /* a child still on it (given up at the gate, not reaped) keeps it: a leak, not a
+         * crash */
+        if (!l->vm_child_live)
+                st_vm_stack_unmap(&l->vm_stack);
         memset(l, 0, sizeof *l);
         l->stdio[0] = l->stdio[1] = l->stdio[2] = -1;
         l->v2_procs_fd = -1;

@@ -1,12 +1,19 @@
 /* launch.h - start the job inside its cgroup.
  *
  * clone3(CLONE_INTO_CGROUP | CLONE_PIDFD) into the v2 leaf: the job never runs an instruction
- * outside it.  In hybrid/v1 the child also joins its v1 cgroups (writes "0" to cgroup.procs
- * fds the parent opened) before it drops privileges and execs; an exec-error pipe
- * (O_CLOEXEC) tells the parent that all of that happened (EOF) or what failed.  Without
- * clone3 (ENOSYS/E2BIG): fork, the child writes itself into the v2 leaf first.
- * Everything that allocates (passwd lookup, PATH search, environment) happens before the
- * fork; the child makes raw system calls only.
+ * outside it.  In hybrid/v1 it joins its v1 cgroups (cgroup.procs fds the parent opened)
+ * before the gate opens; an exec-error pipe (O_CLOEXEC) tells the parent that all of that
+ * happened (EOF) or what failed.  Without clone3 (ENOSYS/E2BIG): fork, the child writes
+ * itself into the v2 leaf first.  Everything that allocates (passwd lookup, PATH search,
+ * environment) happens before the clone; the child makes system calls only.
+ *
+ * Where clone-vm.h allows it and the job gets no PID namespace, the child is a CLONE_VM one
+ * on a stack of its own (a copy of this launch at its top): no page tables copied, no
+ * copy-on-write faults in the starter, nothing to tear down at the exec.  The starter then
+ * writes the child's pid into the v1 cgroup.procs itself, while the child starts; the child
+ * forks nothing before its exec, so nothing it makes is left behind.  With a PID namespace
+ * the child's init forks the command before the gate and lives on, so that child is a
+ * fork-style one that joins its v1 cgroups itself, before that fork.
  *
  * The gate: the job never runs its command untracked.  The child dies with the starter
  * (PR_SET_PDEATHSIG SIGKILL, set again after the ids change, which clears it; getppid()
@@ -26,6 +33,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "clone-vm.h"
 #include "jobns.h"
 #include "options.h"
 #include "trackers/cgroup.h"
@@ -56,6 +64,8 @@ typedef struct st_launch {
         int gate_r, gate_w;             /* the gate pipe: the child's end, the starter's */
         int efd;                        /* exec-error pipe's read end between start and release */
         st_jobns ns;                    /* private /tmp, PID namespace (jobns.h) */
+        st_vm_stack vm_stack;           /* the CLONE_VM child's stack (clone-vm.h) */
+        bool vm_child_live;             /* a CLONE_VM child may still run on it */
 } st_launch;
 
 /* Resolve user/group/command/environment/stdio.  Fails early, before any cgroup exists:

@@ -263,6 +263,9 @@ static const char *job_ender(const st_result *res, const loop_state *ls, bool pr
 
 int main(int argc, char **argv)
 {
+        /* the guard's cleanup, exec'd by a guard whose starter is gone (guard.h) */
+        if (argc > 1 && strcmp(argv[1], "--guard-cleanup") == 0)
+                return st_guard_cleanup_main(argc, argv);
         st_options o;
         tr_error err = { 0 };
         int r = st_options_parse(argc, argv, &o, &err);
@@ -344,7 +347,7 @@ int main(int argc, char **argv)
         memset(&t, 0, sizeof t);
         pid_t pid = -1;
         _cleanup_close_ int pidfd = -1;
-        st_guard guard = { .pid = -1, .pidfd = -1 };
+        st_guard guard = ST_GUARD_INIT;
         tr_dev_rules dev_rules = { 0 };
         tr_dev_filter *dev_filter = NULL;
         st_limits_record limits = { 0 };
@@ -359,8 +362,8 @@ int main(int argc, char **argv)
                 stage = "private tmp";
                 goto out;
         }
-        /* the guard closes its copy of the procd connection at once */
-        r = st_guard_start(&guard, &jc, &l.ns, st_pw_fd(pc), &err);
+        /* the procd connection must end with the starter, not with its guard (guard.h) */
+        r = st_guard_start(&guard, &jc, &l.ns, st_pw_fd(pc), "/proc/self/exe", &err);
         if (r < 0) {
                 stage = "guard";
                 goto out;
@@ -417,6 +420,8 @@ int main(int argc, char **argv)
                 pid = -1;
                 goto out;
         }
+        /* the job runs: the orphans of dead starters are swept while its exec goes on */
+        st_jobcg_sweep(&hs, &o);
 
         loop_state ls = { 0 };
         siginfo_t si;
@@ -496,6 +501,8 @@ int main(int argc, char **argv)
         res.tracker = t.ops->name; /* after the last procd call: "procd" only if it still tracked the job */
         res.tracker_reason = t.ops == NULL || strcmp(t.ops->name, "procd") != 0 ? t.reason : NULL;
         st_track_close(&t);
+        /* the job is over: the guard dies while the cgroups and directory go (guard.h) */
+        st_guard_dismiss(&guard);
         tr_dev_filter_free(dev_filter); /* detach the device program while the cgroup exists */
         dev_filter = NULL;
         st_jobns_remove_dir(&l.ns); /* before <top>, which carries its record */

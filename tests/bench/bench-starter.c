@@ -3,8 +3,8 @@
  *  1. plain fork + execve(/bin/true) + waitpid                           (baseline)
  *  2. the starter's path in-process, as starter/main.c runs it: job cgroup create + guard,
  *     clone3(CLONE_INTO_CGROUP) to the gate, register (embedded tr_family), open the gate,
- *     wait, end (kill when populated, final usage), cleanup (rmdir, guard stopped)
- *     (also split into its phases)
+ *     sweep the base's orphans (none here), wait, end (kill when populated, final usage),
+ *     cleanup (guard dismissed, rmdir, guard reaped) (also split into its phases)
  *  3. the procd-starter binary end to end (fork/exec of procd-starter -- /bin/true):
  *     embedded (--no-procd), and registered with a procd (build/procd/procd started here in
  *     a cgroup of its own, its socket and state file on a tmpfs mounted for the run, as
@@ -134,9 +134,9 @@ static int starter_once(bench *b, const char *name, char **cmd, phases *ph, bool
                 return -1;
         }
         st_jobcg jc;
-        st_guard guard = { .pid = -1, .pidfd = -1 };
+        st_guard guard = ST_GUARD_INIT;
         int rc = -1;
-        if (st_jobcg_create(&jc, &b->hs, &o, &err) < 0 || st_guard_start(&guard, &jc, &l.ns, -1, &err) < 0) {
+        if (st_jobcg_create(&jc, &b->hs, &o, &err) < 0 || st_guard_start(&guard, &jc, &l.ns, -1, b->starter, &err) < 0) {
                 fprintf(stderr, "cgroup/guard: %s\n", err.msg);
                 goto destroy;
         }
@@ -179,6 +179,7 @@ static int starter_once(bench *b, const char *name, char **cmd, phases *ph, bool
                         tr_family_free(t.family);
                 goto destroy;
         }
+        st_jobcg_sweep(&b->hs, &o); /* as main.c: while the job's exec goes on */
         uint64_t t3 = tr_now_usec();
         if (wait_members) {
                 /* a family of wait_members processes: wait until all are there, then kill */
@@ -230,6 +231,7 @@ static int starter_once(bench *b, const char *name, char **cmd, phases *ph, bool
         }
         uint64_t t5 = tr_now_usec();
         rc = 0;
+        st_guard_dismiss(&guard); /* as main.c: it dies while the cgroups go */
         if (st_jobcg_destroy(&jc, 5000000) != 0)
                 rc = -1;
         st_guard_stop(&guard);
@@ -509,10 +511,10 @@ int main(int argc, char **argv)
         row("starter path in-process (create+guard+clone3+register+gate+wait+end+cleanup)", mt, mp, 0, load_inproc);
         row("  job cgroup create + guard", bench_median(create, RUNS), 0, 0, "");
         row("  clone3 into the cgroup, to the gate", bench_median(launch, RUNS), 0, 0, "");
-        row("  register (embedded tr_family) + open the gate", bench_median(reg, RUNS), 0, 0, "");
+        row("  register (embedded tr_family) + open the gate + sweep", bench_median(reg, RUNS), 0, 0, "");
         row("  wait for /bin/true", bench_median(waitv, RUNS), 0, 0, "");
         row("  end (kill when populated + final usage)", bench_median(endv, RUNS), 0, 0, "");
-        row("  cleanup (rmdir, guard stopped)", bench_median(cleanupv, RUNS), 0, 0, "");
+        row("  cleanup (guard dismissed, rmdir, guard reaped)", bench_median(cleanupv, RUNS), 0, 0, "");
         if (have_bin) {
                 row("plain fork+exec+wait of /bin/true (after the binaries)", m_plain_bin, m_plain_bin, 0,
                     load_procd[0] ? load_procd : load_emb);
