@@ -10,7 +10,10 @@
 # which no memory hierarchy gives here).
 set -u
 starter=${1:?usage: test_starter_one_hierarchy.sh PROCD_STARTER}
-v1=$(awk '$9 == "cgroup" && $5 !~ /systemd$/ { print $5; exit }' /proc/self/mountinfo)
+# mountinfo's file system type is the field after the "-" (optional fields come before it;
+# $9 is the mount's source, "cgroup" for a tmpfs mounted as `mount -t tmpfs cgroup ...` too)
+fstype='function fstype(  i) { for (i = 7; i <= NF; i++) if ($i == "-") return $(i + 1); return "" }'
+v1=$(awk "$fstype"' fstype() == "cgroup" && $5 !~ /systemd$/ { print $5; exit }' /proc/self/mountinfo)
 [ -n "$v1" ] || { echo "SKIP: no cgroup v1 controller hierarchy is mounted here (pure v2): none to keep alone"; exit 77; }
 command -v unshare >/dev/null || { echo "SKIP: unshare(1) is missing"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (mount namespace, cgroups)"; exit 77; }
@@ -19,14 +22,15 @@ cleanup() { [ -d "$v1$base" ] && find "$v1$base" -depth -type d -exec rmdir {} +
 trap cleanup EXIT
 
 out=$(unshare -m --propagation private bash -c '
-  v1=$1 starter=$2 base=$3
-  for m in $(awk '\''$9 == "cgroup" || $9 == "cgroup2" { print $5 }'\'' /proc/self/mountinfo | sort -r); do
+  v1=$1 starter=$2 base=$3 fstype=$4
+  cgroup_mounts() { awk "$fstype"'\'' fstype() == "cgroup" || fstype() == "cgroup2" { print $5 }'\'' /proc/self/mountinfo; }
+  for m in $(cgroup_mounts | sort -r); do
     [ "$m" = "$v1" ] || umount "$m" || { echo "umount $m failed"; exit 90; }
   done
-  echo "hierarchies: $(awk '\''$9 == "cgroup" || $9 == "cgroup2" { print $5 }'\'' /proc/self/mountinfo | paste -sd " ")"
+  echo "hierarchies: $(cgroup_mounts | paste -sd " ")"
   "$starter" --no-procd --quiet --cgroup-base "$base" -- /bin/true
   echo "exit $?"
-' one-hierarchy "$v1" "$starter" "$base" 2>&1)
+' one-hierarchy "$v1" "$starter" "$base" "$fstype" 2>&1)
 echo "$out"
 fail=0
 grep -qx "hierarchies: $v1" <<<"$out" || { echo "FAIL: the namespace should show $v1 alone"; fail=1; }
