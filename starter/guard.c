@@ -3,7 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
+#include <stdint.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -28,6 +28,9 @@
 #endif
 #ifndef P_PIDFD
 #define P_PIDFD 3
+#endif
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
 #endif
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
