@@ -212,7 +212,7 @@ static int start_vm(st_guard *g, pid_t starter, const st_jobcg *jc, const st_job
         g->self_pidfd = (int) syscall(SYS_pidfd_open, starter, 0);
         if (g->self_pidfd < 0)
                 return tr_error_setx(err, errno, "guard: pidfd_open of the starter");
-        fcntl(g->self_pidfd, F_SETFD, FD_CLOEXEC);
+        /* close-on-exec already: pidfd_open(2) and CLONE_PIDFD always set it */
         g->cleanup_argv = cleanup_argv(starter, jc->top_lock_fd, jc, ns);
         if (!g->cleanup_argv)
                 return tr_error_set(err, ENOMEM, "guard: out of memory");
@@ -230,7 +230,6 @@ static int start_vm(st_guard *g, pid_t starter, const st_jobcg *jc, const st_job
                 return tr_error_setx(err, errno, "clone (guard)");
         g->pid = pid;
         g->pidfd = pidfd;
-        fcntl(pidfd, F_SETFD, FD_CLOEXEC);
         return 0;
 }
 

@@ -111,11 +111,17 @@ int tr_cg_v2_vacate(int dfd, tr_error *err)
  * field unavailable (then /proc answers). */
 static void enable_subtree(const tr_hierarchies *hs, int pfd, bool is_root)
 {
+        /* read only what can change the answer: nothing at a hybrid root, and no
+         * subtree_control where nothing is offered (a hybrid host's v2 cgroups below the
+         * root): 4 of a hybrid job start's 6 reads */
+        if (is_root && hs->mode != TR_MODE_V2)
+                return;
         uint32_t offered = controllers_mask(pfd, "cgroup.controllers");
-        uint32_t enabled = controllers_mask(pfd, "cgroup.subtree_control");
-        uint32_t want = offered & ~enabled;
         if (is_root)
-                want = hs->mode == TR_MODE_V2 ? (want & NEEDED_AT_ROOT) : 0;
+                offered &= NEEDED_AT_ROOT;
+        if (!offered)
+                return;
+        uint32_t want = offered & ~controllers_mask(pfd, "cgroup.subtree_control");
         if (!want)
                 return;
         if (!is_root)

@@ -46,9 +46,16 @@ const char *tr_cgroup_mode_name(tr_cgroup_mode m); /* "v2", "hybrid", "v1", "non
 
 #define TR_MAX_HIER 16
 
+/* The longest mount point or mount root a hierarchy may have, with its NUL: far above any
+ * real cgroup mount (/sys/fs/cgroup/..., a container's /kubepods/.../<64 hex digits> root),
+ * and a quarter of PATH_MAX, so tr_hierarchies is ~37 KB, not ~135 KB.  A longer one fails
+ * discovery (ENAMETOOLONG). */
+#define TR_MOUNT_PATH_MAX 1024
+
 /* The short fields first, and discovery writes each string only as long as it is and no
- * slot past n: a fresh process (procd-starter) faults in fewer of tr_hierarchies' ~34 pages
- * (procd-starter on a 10-hierarchy host: 237 -> 231 page faults per job). */
+ * slot past n: a fresh process (procd-starter) faults in few of tr_hierarchies' pages
+ * (procd-starter on a 13-hierarchy host: 111 -> ~90 page faults per job with
+ * TR_MOUNT_PATH_MAX, 237 -> 231 for the order). */
 typedef struct tr_hierarchy {
         bool is_v2;
         bool favordynmods;    /* v2 mounted with favordynmods (kernel 6.0+): a migration
@@ -56,8 +63,8 @@ typedef struct tr_hierarchy {
         uint32_t controllers; /* bit (1u << tr_controller); v2: from the mount root's
                                  cgroup.controllers when discovered live, else 0 */
         char key[256];      /* how /proc/PID/cgroup names it: "" (v2), "cpu,cpuacct", "name=systemd" */
-        char mount_point[PATH_MAX]; /* e.g. /sys/fs/cgroup/memory */
-        char mount_root[PATH_MAX];  /* mountinfo field 4, "/" unless a namespace/bind mount */
+        char mount_point[TR_MOUNT_PATH_MAX]; /* e.g. /sys/fs/cgroup/memory */
+        char mount_root[TR_MOUNT_PATH_MAX];  /* mountinfo field 4, "/" unless a namespace/bind mount */
 } tr_hierarchy;
 
 typedef struct tr_ancestry tr_ancestry; /* ancestry.h */

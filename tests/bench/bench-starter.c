@@ -6,7 +6,8 @@
  *     sweep the base's orphans (none here), wait, end (kill when populated, final usage),
  *     cleanup (guard dismissed, rmdir, guard reaped) (also split into its phases)
  *  3. the procd-starter binary end to end (fork/exec of procd-starter -- /bin/true):
- *     embedded (--no-procd), and registered with a procd (build/procd/procd started here in
+ *     embedded (--no-procd --quiet: no figure read but the OOM count), embedded with a
+ *     report (--report: every figure), and registered with a procd (build/procd/procd started here in
  *     a cgroup of its own, its socket and state file on a tmpfs mounted for the run, as
  *     /run is on a Debian node; procd-starter --socket ... --require-procd); with
  *     BENCH_SYSTEMD_ADDRESS=unix:path=..., also in a systemd scope
@@ -62,6 +63,7 @@ typedef struct bench {
         cc_daemon procd;            /* pid 0: not running */
         char state_dir[64];         /* tmpfs for procd's socket and state file ("": none) */
         char sock[96];
+        char report[64];            /* the report file of the --report runs */
         const char *volatile phase; /* what runs now, for the alarm */
         volatile int run;
         volatile pid_t child;       /* a procd-starter binary or guard in flight (0: none) */
@@ -161,7 +163,7 @@ static int starter_once(bench *b, const char *name, char **cmd, phases *ph, bool
                 r = st_track_open(&t, &o, &jc, pid, ticks, getuid(), NULL, &err);
         }
         /* tracked: the gate opens and the command runs (as main.c does) */
-        if (r < 0 || st_launch_release(&l, pid, &pidfd, &err) < 0) {
+        if (r < 0 || st_launch_release(&l, &err) < 0) {
                 fprintf(stderr, "track/release: %s\n", err.msg);
                 st_launch_close_gate(&l);
                 tr_kill_result kr;
@@ -212,10 +214,10 @@ static int starter_once(bench *b, const char *name, char **cmd, phases *ph, bool
                 tr_kill_result_free(&kr);
         }
         siginfo_t si;
-        if (pidfd >= 0) { /* -1: exec failed, the child was reaped by the release */
-                waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED);
-                close(pidfd);
-        }
+        waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED);
+        close(pidfd);
+        if (st_launch_exec_result(&l, &err) < 0) /* as main.c: once the child is gone */
+                fprintf(stderr, "exec: %s\n", err.msg);
         uint64_t t4 = tr_now_usec();
         if (!proc_only) {
                 /* main.c's end: kill only what is left (nothing, for /bin/true), final usage */
@@ -258,7 +260,7 @@ destroy:
         return -1;
 }
 
-typedef enum { BIN_EMBEDDED, BIN_PROCD, BIN_SYSTEMD } bin_mode;
+typedef enum { BIN_EMBEDDED, BIN_REPORT, BIN_PROCD, BIN_SYSTEMD } bin_mode;
 
 /* The procd-starter binary, end to end; 0 when it failed. */
 static uint64_t binary_once(bench *b, bin_mode mode, const char *systemd_address)
@@ -278,6 +280,9 @@ static uint64_t binary_once(bench *b, bin_mode mode, const char *systemd_address
                 else if (mode == BIN_PROCD)
                         execl(b->starter, "procd-starter", "--socket", b->sock, "--require-procd", "--systemd=no",
                               "--quiet", "--cgroup-base", b->jobs, "--name", name, "--", "/bin/true", (char *) NULL);
+                else if (mode == BIN_REPORT)
+                        execl(b->starter, "procd-starter", "--no-procd", "--systemd=no", "--quiet", "--report",
+                              b->report, "--cgroup-base", b->jobs, "--name", name, "--", "/bin/true", (char *) NULL);
                 else
                         execl(b->starter, "procd-starter", "--no-procd", "--systemd=no", "--quiet", "--cgroup-base",
                               b->jobs, "--name", name, "--", "/bin/true", (char *) NULL);
@@ -365,6 +370,8 @@ static void cleanup(bench *b)
                 cc_daemon_stop(&b->procd);
         bench_tmpfs_drop(b->state_dir);
         b->state_dir[0] = '\0';
+        if (b->report[0]) /* a --report run cut short */
+                unlink(b->report);
         tr_cgroup_free(b->svc_cg);
         b->svc_cg = NULL;
         tr_cgroup *top = NULL;
@@ -455,11 +462,17 @@ int main(int argc, char **argv)
         bench_load_note(load_inproc, sizeof load_inproc);
 
         bool have_bin = access(b.starter, X_OK) == 0;
-        uint64_t m_emb = 0, m_procd = 0, m_sd = 0, m_plain_bin = 0;
+        uint64_t m_emb = 0, m_rep = 0, m_procd = 0, m_sd = 0, m_plain_bin = 0;
+        char load_rep[96] = "";
         bool procd_up = false;
         if (have_bin) {
                 static uint64_t plain2[RUNS];
                 m_emb = binary_median(&b, BIN_EMBEDDED, "procd-starter --no-procd", NULL, load_emb, sizeof load_emb);
+                /* with a report every figure is read: the job's cgroup in v1 blkio and pids too */
+                snprintf(b.report, sizeof b.report, "/tmp/procd-bench-starter.%d.json", (int) getpid());
+                m_rep = binary_median(&b, BIN_REPORT, "procd-starter --no-procd --report", NULL, load_rep,
+                                      sizeof load_rep);
+                unlink(b.report);
                 procd_up = procd_start(&b) == 0;
                 if (procd_up)
                         m_procd = binary_median(&b, BIN_PROCD, "procd-starter with procd", NULL, load_procd,
@@ -520,6 +533,8 @@ int main(int argc, char **argv)
                     load_procd[0] ? load_procd : load_emb);
                 row("procd-starter binary end to end, embedded (--no-procd)", m_emb, m_plain_bin, TARGET_EMBEDDED_USEC,
                     load_emb);
+                row("procd-starter binary end to end, embedded with its report (--report: every figure)", m_rep,
+                    m_plain_bin, 0, load_rep);
                 if (procd_up)
                         row("procd-starter binary end to end, with procd (--socket, --require-procd)", m_procd,
                             m_plain_bin, TARGET_PROCD_USEC, load_procd);
@@ -533,7 +548,7 @@ int main(int argc, char **argv)
         uint64_t mk = bench_median(kcg, 3), mkp = bench_median(kproc, 3);
         row("kill-to-empty, 500 processes, job cgroup (embedded)", mk, mk, 0, load_kill);
         row("kill-to-empty, 500 processes, /proc tracker (spree)", mkp, mk, 0, load_kill);
-        bool bin_failed = have_bin && (!m_emb || (procd_up && !m_procd) || (sd_addr && !m_sd));
+        bool bin_failed = have_bin && (!m_emb || !m_rep || (procd_up && !m_procd) || (sd_addr && !m_sd));
         if (fails)
                 printf("(%d in-process runs failed)\n", fails);
         if (bin_failed)

@@ -411,6 +411,34 @@ static void test_limit_hierarchies(void)
         CU_ASSERT_TRUE(cg_gone("limhier"));
 }
 
+/* --no-procd --quiet without --report: nothing reads the job's io or pids figures, so on a
+ * hybrid host its cgroup is made in v2 and v1 memory only (memory's OOM kill count sets the
+ * exit code); without v2, in every hierarchy as always.  atomicity() checks the reporting
+ * case: memory, blkio and pids. */
+static void test_quiet_hierarchies(void)
+{
+        NEED_ROOT();
+        const tr_hierarchies *hs = ts_hierarchies();
+        const char *all[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "quiethier",
+                              "--quiet", "--", "/bin/cat", "/proc/self/cgroup", NULL };
+        run r;
+        finish(sr_spawn("quiethier", all), "quiethier", &r, 30000, tr_now_usec());
+        CU_ASSERT_EQUAL(r.code, 0);
+        char want[PATH_MAX], cg[PATH_MAX];
+        snprintf(want, sizeof want, "%s/job", ts_cgroup_path(cg, sizeof cg, "quiethier"));
+        static const struct {
+                const char *name;
+                tr_controller c;
+                bool made; /* on a host with v2 */
+        } ctrls[] = { { "memory", TR_CTRL_MEMORY, true }, { "blkio", TR_CTRL_BLKIO, false }, { "pids", TR_CTRL_PIDS, false } };
+        for (size_t k = 0; k < TR_ARRAY_SIZE(ctrls); k++) {
+                /* 0: no such v1 hierarchy; -1: the line names the starter's cgroup */
+                int expect = hs->v1_of[ctrls[k].c] < 0 ? 0 : ctrls[k].made || hs->v2 < 0 ? 1 : -1;
+                CU_ASSERT_EQUAL(ctrl_lines_in(r.out, ctrls[k].name, want), expect);
+        }
+        CU_ASSERT_TRUE(cg_gone("quiethier"));
+}
+
 static void test_atomicity_fork(void)
 {
         NEED_ROOT();
@@ -1475,6 +1503,7 @@ int main(int argc, char **argv)
                 { "launch atomicity (clone3)", test_atomicity_clone3 },
                 { "launch atomicity (fork fallback)", test_atomicity_fork },
                 { "limits: the job cgroup is made in their hierarchies", test_limit_hierarchies },
+                { "quiet without procd or report: no io or pids cgroups", test_quiet_hierarchies },
                 { "report JSON and exit status", test_report_and_status },
                 { "exec failures: 127/126/125, nothing left", test_exec_failures },
                 { "memory limit: OOM reported", test_memory_oom },

@@ -186,6 +186,24 @@ static void test_mode_none_and_malformed(void)
         CU_ASSERT_EQUAL(tr_hierarchies_parse(&hs, "1 2 0:3 / /c rw shared:4 master:5 - cgroup cgroup rw,pids\n", NULL), 0);
         CU_ASSERT_EQUAL(hs.mode, TR_MODE_V1);
         CU_ASSERT_EQUAL(hs.v1_of[TR_CTRL_PIDS], 0);
+        /* a cgroup mount path at the limit parses; one byte more is refused, saying why */
+        char longest[TR_MOUNT_PATH_MAX], line[2 * TR_MOUNT_PATH_MAX + 64];
+        memset(longest, 'a', sizeof longest - 1);
+        longest[0] = '/';
+        longest[sizeof longest - 1] = '\0';
+        snprintf(line, sizeof line, "1 2 0:3 / %s rw - cgroup2 cgroup2 rw\n", longest);
+        CU_ASSERT_EQUAL(tr_hierarchies_parse(&hs, line, NULL), 0);
+        CU_ASSERT_EQUAL(hs.mode, TR_MODE_V2);
+        CU_ASSERT_EQUAL(strlen(hs.h[0].mount_point), TR_MOUNT_PATH_MAX - 1);
+        snprintf(line, sizeof line, "1 2 0:3 / %sb rw - cgroup2 cgroup2 rw\n", longest);
+        tr_error_clear(&err);
+        CU_ASSERT_EQUAL(tr_hierarchies_parse(&hs, line, &err), -ENAMETOOLONG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "longer than 1023 bytes"));
+        snprintf(line, sizeof line, "1 2 0:3 %sb /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", longest);
+        CU_ASSERT_EQUAL(tr_hierarchies_parse(&hs, line, NULL), -ENAMETOOLONG);
+        /* a mount that is not a cgroup one is not held to it */
+        snprintf(line, sizeof line, "1 2 0:3 / %sb rw - tmpfs tmpfs rw\n", longest);
+        CU_ASSERT_EQUAL(tr_hierarchies_parse(&hs, line, NULL), 0);
 }
 
 static void test_pid_cgroups_v2(void)
