@@ -70,10 +70,10 @@ int st_cpuset_fill(const tr_hierarchies *hs, const char *path, tr_error *err)
  * cannot give here (memory, blkio, pids; cpuacct and freezer only where <top> in v2 has no
  * cpu.stat or cgroup.freeze); the hierarchies the requested limits are written in; v1
  * devices for device rules.  Without procd and without a report (--no-procd --quiet, no
- * --report) nobody reads the job's I/O or pids figures: only memory, whose OOM kill count
- * sets the exit code (st_track_usage_wanted; a mkdir, an rmdir, an open and a cgroup.procs
- * write fewer in each of blkio and pids, ~0.1 ms of a job start on a hybrid host).  Not cpu, cpuset, net_cls, perf_event, name=systemd... unless
- * a limit needs them: the job keeps the starter's cgroup there (a mkdir, an open, a
+ * --report) nobody reads the job's io or pids figures: of those three only memory, whose
+ * OOM kill count sets the exit code (st_track_usage_wanted; ~0.14 ms of a job start on a
+ * hybrid host, NOTES 14.32).  Not cpu, cpuset, net_cls, perf_event, name=systemd...
+ * unless a limit needs them: the job keeps the starter's cgroup there (a mkdir, an open, a
  * cgroup.procs write and an rmdir fewer each).  Without v2: every hierarchy.  top_v2_fd:
  * <top>'s directory in v2 when held (its files looked up there), else -1. */
 static uint32_t job_hierarchies(const tr_hierarchies *hs, const st_options *o, const char *top, int top_v2_fd)

@@ -184,8 +184,10 @@ static int parse_mount_line(tr_hierarchies *out, char *line, tr_error *err)
         unescape_octal(f[3]);
         unescape_octal(f[4]);
         if (strlen(f[3]) >= sizeof out->h[0].mount_root || strlen(f[4]) >= sizeof out->h[0].mount_point)
-                return tr_error_set(err, ENAMETOOLONG, "mountinfo: a cgroup mount's path is longer than %d bytes: %.60s...",
-                                    TR_MOUNT_PATH_MAX - 1, strlen(f[4]) >= sizeof out->h[0].mount_point ? f[4] : f[3]);
+                return tr_error_set(err, ENAMETOOLONG,
+                                    "mountinfo: a cgroup mount's path is longer than %d bytes: %.60s...",
+                                    TR_MOUNT_PATH_MAX - 1,
+                                    strlen(f[4]) >= sizeof out->h[0].mount_point ? f[4] : f[3]);
         if (out->n >= TR_MAX_HIER)
                 return 0;
         /* filled in the next free slot, counted once kept (no whole-struct copy: see

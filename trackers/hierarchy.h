@@ -54,7 +54,7 @@ const char *tr_cgroup_mode_name(tr_cgroup_mode m); /* "v2", "hybrid", "v1", "non
 
 /* The short fields first, and discovery writes each string only as long as it is and no
  * slot past n: a fresh process (procd-starter) faults in few of tr_hierarchies' pages
- * (procd-starter on a 13-hierarchy host: 111 -> ~90 page faults per job with
+ * (procd-starter on a 13-hierarchy host: 111 -> 94 page faults per job with
  * TR_MOUNT_PATH_MAX, 237 -> 231 for the order). */
 typedef struct tr_hierarchy {
         bool is_v2;
