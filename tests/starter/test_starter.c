@@ -390,24 +390,34 @@ static int ctrl_lines_in(const char *text, const char *ctrl, const char *want)
         return n;
 }
 
+/* Each controller's lines in the /proc/self/cgroup output `out` of job `tag`: in the job's
+ * cgroup (in_job 1) or in another (-1); none without such a v1 hierarchy. */
+typedef struct {
+        const char *name;
+        tr_controller c;
+        int in_job;
+} ctrl_want;
+
+static void check_ctrls(const char *out, const char *tag, const ctrl_want *w, size_t n)
+{
+        const tr_hierarchies *hs = ts_hierarchies();
+        char want[PATH_MAX], cg[PATH_MAX];
+        snprintf(want, sizeof want, "%s/job", ts_cgroup_path(cg, sizeof cg, tag));
+        for (size_t k = 0; k < n; k++)
+                CU_ASSERT_EQUAL(ctrl_lines_in(out, w[k].name, want), hs->v1_of[w[k].c] < 0 ? 0 : w[k].in_job);
+}
+
 /* The job cgroup is made in the v1 hierarchies of the limits asked (cpu, cpuset), not
  * only in those every job gets: the job runs there and the limits land. */
 static void test_limit_hierarchies(void)
 {
         NEED_ROOT();
-        const tr_hierarchies *hs = ts_hierarchies();
         run r;
         const char *args[] = { "--cpus", "0.5", "--cpuset-cpus", "0", "--", "/bin/cat", "/proc/self/cgroup", NULL };
         run_starter(&r, "limhier", 30000, args);
         CU_ASSERT_EQUAL(r.code, 0);
-        char want[PATH_MAX], cg[PATH_MAX];
-        snprintf(want, sizeof want, "%s/job", ts_cgroup_path(cg, sizeof cg, "limhier"));
-        static const struct {
-                const char *name;
-                tr_controller c;
-        } ctrls[] = { { "cpu", TR_CTRL_CPU }, { "cpuset", TR_CTRL_CPUSET } };
-        for (size_t k = 0; k < TR_ARRAY_SIZE(ctrls); k++)
-                CU_ASSERT_EQUAL(ctrl_lines_in(r.out, ctrls[k].name, want), hs->v1_of[ctrls[k].c] >= 0 ? 1 : 0);
+        static const ctrl_want w[] = { { "cpu", TR_CTRL_CPU, 1 }, { "cpuset", TR_CTRL_CPUSET, 1 } };
+        check_ctrls(r.out, "limhier", w, TR_ARRAY_SIZE(w));
         CU_ASSERT_TRUE(cg_gone("limhier"));
 }
 
@@ -418,24 +428,15 @@ static void test_limit_hierarchies(void)
 static void test_quiet_hierarchies(void)
 {
         NEED_ROOT();
-        const tr_hierarchies *hs = ts_hierarchies();
         const char *all[] = { "--no-procd", "--systemd=no", "--cgroup-base", ts_cgroup_base(), "--name", "quiethier",
                               "--quiet", "--", "/bin/cat", "/proc/self/cgroup", NULL };
         run r;
         finish(sr_spawn("quiethier", all), "quiethier", &r, 30000, tr_now_usec());
         CU_ASSERT_EQUAL(r.code, 0);
-        char want[PATH_MAX], cg[PATH_MAX];
-        snprintf(want, sizeof want, "%s/job", ts_cgroup_path(cg, sizeof cg, "quiethier"));
-        static const struct {
-                const char *name;
-                tr_controller c;
-                bool made; /* on a host with v2 */
-        } ctrls[] = { { "memory", TR_CTRL_MEMORY, true }, { "blkio", TR_CTRL_BLKIO, false }, { "pids", TR_CTRL_PIDS, false } };
-        for (size_t k = 0; k < TR_ARRAY_SIZE(ctrls); k++) {
-                /* 0: no such v1 hierarchy; -1: the line names the starter's cgroup */
-                int expect = hs->v1_of[ctrls[k].c] < 0 ? 0 : ctrls[k].made || hs->v2 < 0 ? 1 : -1;
-                CU_ASSERT_EQUAL(ctrl_lines_in(r.out, ctrls[k].name, want), expect);
-        }
+        int other = ts_hierarchies()->v2 < 0 ? 1 : -1; /* -1: the line names the starter's */
+        const ctrl_want w[] = { { "memory", TR_CTRL_MEMORY, 1 }, { "blkio", TR_CTRL_BLKIO, other },
+                                { "pids", TR_CTRL_PIDS, other } };
+        check_ctrls(r.out, "quiethier", w, TR_ARRAY_SIZE(w));
         CU_ASSERT_TRUE(cg_gone("quiethier"));
 }
 
