@@ -7,9 +7,9 @@
  *     cleanup (guard dismissed, rmdir, guard reaped) (also split into its phases)
  *  3. the procd-starter binary end to end (fork/exec of procd-starter -- /bin/true):
  *     embedded (--no-procd --quiet: no figure read but the OOM count), embedded with a
- *     report (--report: every figure), and registered with a procd (build/procd/procd started here in
- *     a cgroup of its own, its socket and state file on a tmpfs mounted for the run, as
- *     /run is on a Debian node; procd-starter --socket ... --require-procd); with
+ *     report (--report: every figure), and registered with a procd (build/procd/procd
+ *     started here in a cgroup of its own, its socket and state file on a tmpfs mounted for
+ *     the run, as /run is on a Debian node; procd-starter --socket ... --require-procd); with
  *     BENCH_SYSTEMD_ADDRESS=unix:path=..., also in a systemd scope
  *  4. kill-to-empty of a 500-process family: the embedded tracker through the job cgroup
  *     vs the same family tracked by /proc only (kill spree)
