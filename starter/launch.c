@@ -458,23 +458,17 @@ static ssize_t read_child(int efd, struct child_fail *f)
         return n;
 }
 
-/* What the child's report f says failed: execve's -errno, or -ECANCELED for an earlier
- * step (not an exec failure: the caller must not turn it into 126/127) */
-static int fail_error(const st_launch *l, const struct child_fail *f, tr_error *err)
-{
-        if (f->stage == STAGE_EXEC)
-                return tr_error_set(err, f->err ? f->err : EIO, "exec %s: %s", l->exec_path, strerror(f->err));
-        tr_error_set(err, ECANCELED, "%s: %s", stage_name(f->stage), strerror(f->err));
-        return -ECANCELED;
-}
-
 /* The child failed before exec and exited (f says where): reap it, say why. */
 static int child_failed(st_launch *l, pid_t pid, int pidfd, const struct child_fail *f, tr_error *err)
 {
         waitpid(pid, NULL, 0);
         close(pidfd);
         l->vm_child_live = false;
-        return fail_error(l, f, err);
+        if (f->stage == STAGE_EXEC)
+                return tr_error_set(err, f->err ? f->err : EIO, "exec %s: %s", l->exec_path, strerror(f->err));
+        /* not an exec failure: the caller must not turn it into 126/127 */
+        tr_error_set(err, ECANCELED, "%s: %s", stage_name(f->stage), strerror(f->err));
+        return -ECANCELED;
 }
 
 static void close_fd(int *fd)
@@ -596,7 +590,7 @@ void st_launch_close_gate(st_launch *l)
         close_fd(&l->efd);
 }
 
-int st_launch_release(st_launch *l, tr_error *err)
+int st_launch_release(st_launch *l, pid_t pid, int *pidfdp, tr_error *err)
 {
         if (l->gate_w < 0)
                 return tr_error_set(err, EBADF, "the job's gate is closed");
@@ -607,19 +601,22 @@ int st_launch_release(st_launch *l, tr_error *err)
         while (w < 0 && errno == EINTR);
         /* EPIPE: the child is gone (killed at the gate): the wait loop sees its end */
         close_fd(&l->gate_w);
-        return 0;
-}
-
-int st_launch_exec_result(st_launch *l, tr_error *err)
-{
+        /* wait here for the exec, doing nothing else: until it, a CLONE_VM child may still
+         * set errno (a failed execve), which it shares with the starter (clone-vm.h).
+         * Reading this after the job instead was tried and dropped (NOTES 14.32). */
         struct child_fail f;
         ssize_t n = l->efd >= 0 ? read_child(l->efd, &f) : 0;
         close_fd(&l->efd);
-        /* the child is gone: it is off the CLONE_VM stack whatever it did */
-        l->vm_child_live = false;
-        if (n != (ssize_t) sizeof f || f.stage == STAGE_READY)
-                return 0; /* EOF: it exec'd (or died at the gate) */
-        return fail_error(l, &f, err);
+        /* EOF: the child exec'd (the pipe closes after its new address space is in place)
+         * or died: either way it is off the CLONE_VM stack */
+        if (n == 0)
+                l->vm_child_live = false;
+        if (n == (ssize_t) sizeof f && f.stage != STAGE_READY) {
+                int r = child_failed(l, pid, *pidfdp, &f, err);
+                *pidfdp = -1;
+                return r;
+        }
+        return 0;
 }
 
 void st_launch_free(st_launch *l)

@@ -62,7 +62,7 @@ typedef struct st_launch {
         bool used_fork;                 /* what st_launch_start did */
         pid_t starter_pid;              /* the child's parent, checked after its prctl */
         int gate_r, gate_w;             /* the gate pipe: the child's end, the starter's */
-        int efd;                        /* exec-error pipe's read end from start to exec result */
+        int efd;                        /* exec-error pipe's read end between start and release */
         st_jobns ns;                    /* private /tmp, PID namespace (jobns.h) */
         st_vm_stack vm_stack;           /* the CLONE_VM child's stack (clone-vm.h) */
         bool vm_child_live;             /* a CLONE_VM child may still run on it */
@@ -80,15 +80,10 @@ int st_launch_place(st_launch *l, tr_cgroup *job, tr_error *err);
  * On failure the child (if any) is reaped and -errno returned: -ECANCELED when a step in
  * the child failed (cgroup join, ids, chdir; err says which and why). */
 int st_launch_start(st_launch *l, pid_t *pid, int *pidfd, tr_error *err);
-/* Open the gate once the job is tracked: the child execs.  Returns at once, without waiting
- * for the exec: the starter's next steps (the sweep, the wait) overlap it, and the starter
- * wakes no more on the job's CPU while the command's loader runs there. */
-int st_launch_release(st_launch *l, tr_error *err);
-/* Once the child has ended (reaped): 0 when it exec'd (or died at the gate), else what
- * failed, as st_launch_start says it: execve's -errno (a 127 for the job's exit, which the
- * caller reports as a launch failure) or -ECANCELED.  Frees the child's CLONE_VM stack for
- * st_launch_free. */
-int st_launch_exec_result(st_launch *l, tr_error *err);
+/* Open the gate once the job is tracked: the child execs.  0 when it did (or died at the
+ * gate: the wait loop sees that end); when exec failed the child is reaped, *pidfd closed
+ * and set to -1, and execve's -errno returned. */
+int st_launch_release(st_launch *l, pid_t pid, int *pidfd, tr_error *err);
 /* Give up on the job before the gate opened: the child ends without exec.  Idempotent. */
 void st_launch_close_gate(st_launch *l);
 

@@ -413,7 +413,7 @@ int main(int argc, char **argv)
                 goto out;
         }
         /* tracked (procd's watcher, or this starter and its guard): the command may run */
-        r = st_launch_release(&l, &err);
+        r = st_launch_release(&l, pid, &pidfd, &err);
         if (r < 0) {
                 stage = "launch";
                 code = launch_exit_code(r);
@@ -433,13 +433,6 @@ int main(int argc, char **argv)
                 bool empty;
                 tr_error kerr = { 0 };
                 t.ops->kill(&t, END_KILL_TIMEOUT_USEC, &empty, &kerr);
-                goto out;
-        }
-        /* whether the command was exec'd at all, read now that the child is gone */
-        r = st_launch_exec_result(&l, &err);
-        if (r < 0) {
-                stage = "launch";
-                code = launch_exit_code(r);
                 goto out;
         }
 

@@ -246,7 +246,7 @@ static void finish(tr_hierarchies *out)
 
 int tr_hierarchies_parse(tr_hierarchies *out, const char *mountinfo, tr_error *err)
 {
-        /* not memset whole: ~135 KB, ~34 pages a fresh process faults in (tr_hierarchy) */
+        /* not memset whole: ~37 KB, ~10 pages a fresh process would fault in (tr_hierarchy) */
         out->mode = TR_MODE_NONE;
         out->n = 0;
         out->ancestry = NULL;

@@ -70,7 +70,7 @@ static uint64_t launch_once(tr_cgroup *cg, const char *const *opts)
         uint64_t t0 = tr_now_usec();
         if (st_launch_prepare(&l, &o, &err) < 0 || st_devices_apply(cg, &o, &rules, &f, &err) < 0 ||
             st_launch_place(&l, cg, &err) < 0 || st_launch_start(&l, &pid, &pidfd, &err) < 0 ||
-            st_launch_release(&l, &err) < 0) { /* the gate: the child waits for it to exec */
+            st_launch_release(&l, pid, &pidfd, &err) < 0) { /* the gate: the child waits for it to exec */
                 fprintf(stderr, "launch: %s\n", err.msg);
                 exit(1);
         }
@@ -78,10 +78,6 @@ static uint64_t launch_once(tr_cgroup *cg, const char *const *opts)
         waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED);
         uint64_t dt = tr_now_usec() - t0;
         close(pidfd);
-        if (st_launch_exec_result(&l, &err) < 0) {
-                fprintf(stderr, "launch: %s\n", err.msg);
-                exit(1);
-        }
         tr_dev_filter_free(f);
         tr_dev_rules_free(&rules);
         st_launch_free(&l);

@@ -163,7 +163,7 @@ static int starter_once(bench *b, const char *name, char **cmd, phases *ph, bool
                 r = st_track_open(&t, &o, &jc, pid, ticks, getuid(), NULL, &err);
         }
         /* tracked: the gate opens and the command runs (as main.c does) */
-        if (r < 0 || st_launch_release(&l, &err) < 0) {
+        if (r < 0 || st_launch_release(&l, pid, &pidfd, &err) < 0) {
                 fprintf(stderr, "track/release: %s\n", err.msg);
                 st_launch_close_gate(&l);
                 tr_kill_result kr;
@@ -214,10 +214,10 @@ static int starter_once(bench *b, const char *name, char **cmd, phases *ph, bool
                 tr_kill_result_free(&kr);
         }
         siginfo_t si;
-        waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED);
-        close(pidfd);
-        if (st_launch_exec_result(&l, &err) < 0) /* as main.c: once the child is gone */
-                fprintf(stderr, "exec: %s\n", err.msg);
+        if (pidfd >= 0) { /* -1: exec failed, the child was reaped by the release */
+                waitid((idtype_t) P_PIDFD, (id_t) pidfd, &si, WEXITED);
+                close(pidfd);
+        }
         uint64_t t4 = tr_now_usec();
         if (!proc_only) {
                 /* main.c's end: kill only what is left (nothing, for /bin/true), final usage */

@@ -535,7 +535,7 @@ static void run_watched_own(bool watched)
         put_file(fam, "cgroup.procs", "");
         put_file(leaf, "cgroup.procs", "100\n");
         snprintf(mi, sizeof mi, "26 22 0:23 / %s rw,relatime - cgroup2 cgroup2 rw\n", root);
-        static tr_hierarchies hs; /* ~135 KB: not on the stack */
+        static tr_hierarchies hs; /* ~37 KB: not on the stack */
         CU_ASSERT_EQUAL_FATAL(tr_hierarchies_parse(&hs, mi, NULL), 0);
         if (watched)
                 CU_ASSERT_EQUAL_FATAL(tr_cg_notify_new(&hs.notify), 0);
