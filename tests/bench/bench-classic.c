@@ -252,13 +252,15 @@ static bool root_execd(pid_t pid)
  * process into the family cgroup itself or made a sub-cgroup there: the family cgroup's own
  * cgroup.procs and two directory fstats):
  *   CPU: v2 cpu.stat (core accounting, in every v2 cgroup: hybrid too), else v1
- *        cpuacct.usage, cpuacct.usage_user, cpuacct.usage_sys;
+ *        cpuacct.usage and cpuacct.usage_all (the user and system split in one read);
  *   memory: v2 memory.current, memory.peak, memory.stat (anon: RSS); v1
  *        memory.numa_stat (anon and all LRU pages) and memory.max_usage_in_bytes;
- *   processes: the leaf's cgroup.procs (pids.current counts threads).
- * The floor keeps every file open; on v1 a kept cgroup.procs rereads a pid list the kernel
- * caches for up to 1 s, so an exact v1 reader opens it each time (procd does): there the
- * figure is a bound on cost, lower than any exact reader's.
+ *   processes: the leaf's cgroup.procs (pids.current counts threads);
+ *   block I/O: v2 io.stat where the io controller is enabled in the family's cgroup (v1
+ *        blkio is not read: procd reads it only when a throttle rule asks, cgroup-stats.c).
+ * The floor keeps every file open but a v1 cgroup.procs: a kept one rereads a pid list the
+ * kernel caches for up to 1 s, so an exact v1 reader opens it each time, as procd does and
+ * the floor does too ("@" in the list: classic-floor.c).
  * The list goes into the environment the daemon inherits; 0, or -1 with the reason printed. */
 static int exact_reads_setup(const tr_hierarchies *hs, const char *base, pid_t sleeper, tr_cgroup **out)
 {
@@ -275,16 +277,24 @@ static int exact_reads_setup(const tr_hierarchies *hs, const char *base, pid_t s
         struct {
                 int i;
                 const char *cg, *files;
+                bool if_there; /* only where the file exists (io.stat: io enabled there) */
         } want[] = {
                 { hs->v2 >= 0 ? hs->v2 : cpuacct, fam,
-                  hs->v2 >= 0 ? "cpu.stat" : "cpuacct.usage cpuacct.usage_user cpuacct.usage_sys" },
+                  hs->v2 >= 0 ? "cpu.stat" : "cpuacct.usage cpuacct.usage_all", false },
                 { mem, fam,
                   mem >= 0 && hs->h[mem].is_v2 ? "memory.current memory.peak memory.stat"
-                                               : "memory.numa_stat memory.max_usage_in_bytes" },
-                { procs, leaf, "cgroup.procs" },
+                                               : "memory.numa_stat memory.max_usage_in_bytes",
+                  false },
+                { procs, leaf, hs->v2 >= 0 ? "cgroup.procs" : "@cgroup.procs", false },
+                { hs->v2, fam, "io.stat", true }, /* the record's block I/O bytes */
         };
         for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
-                if (want[k].i < 0 || tr_hierarchy_fs_path(&hs->h[want[k].i], want[k].cg, dir, sizeof dir, &err) < 0) {
+                bool found = want[k].i >= 0 && tr_hierarchy_fs_path(&hs->h[want[k].i], want[k].cg, dir, sizeof dir, &err) == 0;
+                char file[PATH_MAX + 16];
+                if (want[k].if_there &&
+                    (!found || snprintf(file, sizeof file, "%s/%s", dir, want[k].files) < 0 || access(file, F_OK) < 0))
+                        continue;
+                if (!found) {
                         fprintf(stderr, "bench-classic: --exact-reads: no hierarchy for %s\n", want[k].files);
                         return -1;
                 }
@@ -292,7 +302,9 @@ static int exact_reads_setup(const tr_hierarchies *hs, const char *base, pid_t s
                 snprintf(files, sizeof files, "%s", want[k].files);
                 for (char *save = NULL, *f = strtok_r(files, " ", &save); f; f = strtok_r(NULL, " ", &save)) {
                         size_t used = strlen(list);
-                        snprintf(list + used, sizeof list - used, "%s%s/%s", used ? " " : "", dir, f);
+                        bool each_time = f[0] == '@';
+                        snprintf(list + used, sizeof list - used, "%s%s%s/%s", used ? " " : "", each_time ? "@" : "", dir,
+                                 f + each_time);
                 }
         }
         printf("bench-classic: --exact-reads: classic-floor reads per GET_USAGE: %s\n", list);

@@ -12,11 +12,16 @@
  * says (a dummy writer on the command FIFO, the watchdog's write end kept), and readiness is
  * stderr closed.  Only the fixed-size commands are understood; any other request ends it.
  * With CLASSIC_FLOOR_READS set (bench-classic --exact-reads), each GET_USAGE also reads
- * the files it names: the floor under any daemon that reads the counters per request.
+ * the files it names: the floor under any daemon that reads the counters per request.  A
+ * name that begins with '@' is opened, read once and closed per request instead of kept
+ * open: a v1 cgroup.procs, whose kept fd rereads a pid list the kernel caches for up to
+ * 1 s, so that an exact reader opens it each time (a fresh open's first read returns the
+ * whole list when it fits the buffer).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,22 +82,31 @@ int main(int argc, char **argv)
                 return 1;
         }
         /* CLASSIC_FLOOR_READS="FILE ...": per GET_USAGE, a pread of each FILE (opened once
-         * here, at most MAX_READS), the kernel files an exact answer needs, unparsed: the
-         * floor plus the counters (bench-classic --exact-reads) */
-        int reads[MAX_READS], n_reads = 0;
+         * here; "@FILE" opened, read and closed each time; at most MAX_READS in all), the
+         * kernel files an exact answer needs, unparsed: the floor plus the counters
+         * (bench-classic --exact-reads) */
+        int reads[MAX_READS], n_reads = 0, n_fresh = 0;
+        const char *fresh[MAX_READS]; /* into list, kept for the program's life */
         char rbuf[16384];
         const char *env = getenv("CLASSIC_FLOOR_READS");
         char *list = env ? strdup(env) : NULL;
         for (char *save = NULL, *t = list ? strtok_r(list, " ", &save) : NULL; t; t = strtok_r(NULL, " ", &save)) {
-                int fd = n_reads < MAX_READS ? open(t, O_RDONLY | O_CLOEXEC) : -1;
+                bool each_time = t[0] == '@';
+                t += each_time;
+                bool room = n_reads + n_fresh < MAX_READS;
+                int fd = room ? open(t, O_RDONLY | O_CLOEXEC) : -1;
                 if (fd < 0) {
                         fprintf(stderr, "classic-floor: CLASSIC_FLOOR_READS: %s: %s\n", t,
-                                n_reads < MAX_READS ? strerror(errno) : "too many files");
+                                room ? strerror(errno) : "too many files");
                         return 1;
                 }
-                reads[n_reads++] = fd;
+                if (each_time) {
+                        close(fd); /* it exists: opened again per request */
+                        fresh[n_fresh++] = t;
+                } else {
+                        reads[n_reads++] = fd;
+                }
         }
-        free(list);
         int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
         if (devnull < 0 || dup2(devnull, 2) < 0) /* readiness: the launcher's pipe sees EOF */
                 return 1;
@@ -124,6 +138,12 @@ int main(int argc, char **argv)
                         for (int r = 0; hdr[2] == 9 && r < n_reads; r++)
                                 if (pread(reads[r], rbuf, sizeof rbuf, 0) < 0)
                                         return 1;
+                        for (int r = 0; hdr[2] == 9 && r < n_fresh; r++) {
+                                int ffd = open(fresh[r], O_RDONLY | O_CLOEXEC);
+                                if (ffd < 0 || read(ffd, rbuf, sizeof rbuf) < 0)
+                                        return 1;
+                                close(ffd);
+                        }
                         size_t len = hdr[2] == 9 ? sizeof reply : 4;
                         if (write(fd, reply, len) != (ssize_t) len)
                                 fprintf(stderr, "classic-floor: short reply\n");
