@@ -237,30 +237,31 @@ static void restart_oom(void *ud)
         ov->sum = ov->own;
 }
 
-static void usage_cpu(tr_cgroup *cg, tr_usage *u, char *buf, size_t size)
+static void usage_cpu(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, size_t size)
 {
         /* cpu.stat is core accounting in v2: present in every v2 cgroup without the cpu
          * controller, so on hybrid hosts it comes from the v2 tree too. */
         if (tr_cg_hot_read(cg, H_CPU_STAT, buf, size) >= 0 && tr_parse_cpu_stat(buf, u) == 0 && u->cpu_usec.available)
                 return;
-        uint64_t v;
-        if (tr_cg_hot_u64(cg, H1_CPUACCT_USAGE, &v))
-                tr_u64_set(u, &u->cpu_usec, v / 1000u, TR_SRC_CGROUP_V1);
         /* cpuacct.usage_user/_sys (ns, 4.7+) are finer than cpuacct.stat's USER_HZ ticks;
          * cpuacct.usage_all holds both, a line a CPU, in one read where they are two (issue
          * 20: a v1 GET_USAGE read 3 cpuacct files).  Past its buffer (~350 CPUs): the two. */
-        uint64_t us, sy;
+        uint64_t us, sy, v;
         int r = tr_cg_hot_read(cg, H1_CPUACCT_ALL, buf, size);
-        if (r >= 0 && tr_parse_cpuacct_usage_all(buf, u) == 0)
-                return;
-        if (r == -EFBIG)
+        bool split = r >= 0 && tr_parse_cpuacct_usage_all(buf, u) == 0;
+        if (!split && r == -EFBIG)
                 tr_cg_hot_forget(cg, H1_CPUACCT_ALL); /* too many CPUs for buf: not tried again */
-        if (tr_cg_hot_u64(cg, H1_CPUACCT_USER, &us) && tr_cg_hot_u64(cg, H1_CPUACCT_SYS, &sy)) {
+        if (!split && tr_cg_hot_u64(cg, H1_CPUACCT_USER, &us) && tr_cg_hot_u64(cg, H1_CPUACCT_SYS, &sy)) {
                 tr_u64_set(u, &u->cpu_user_usec, us / 1000u, TR_SRC_CGROUP_V1);
                 tr_u64_set(u, &u->cpu_system_usec, sy / 1000u, TR_SRC_CGROUP_V1);
-        } else if (tr_cg_hot_read(cg, H1_CPUACCT_STAT, buf, size) >= 0) {
-                (void) tr_parse_cpuacct_stat(buf, sysconf(_SC_CLK_TCK), u);
+                split = true;
+        } else if (!split && tr_cg_hot_read(cg, H1_CPUACCT_STAT, buf, size) >= 0) {
+                split = tr_parse_cpuacct_stat(buf, sysconf(_SC_CLK_TCK), u) == 0 && u->cpu_user_usec.available;
         }
+        /* the total (the scheduler's runtime; the split above is tick-sampled on 6.18, so
+         * the two need not add up): asked for, or the only CPU figure there is */
+        if (((want & TR_WANT_CPU) || !split) && tr_cg_hot_u64(cg, H1_CPUACCT_USAGE, &v))
+                tr_u64_set(u, &u->cpu_usec, v / 1000u, TR_SRC_CGROUP_V1);
 }
 
 /* v2 when the handle's v2 cgroup has memory.current, else v1. */
@@ -375,8 +376,8 @@ int tr_cgroup_usage_want(tr_cgroup *cg, unsigned want, tr_usage *out, tr_error *
         char buf[16384];
         tr_usage_init(out);
         sync_changes(cg);
-        if (want & TR_WANT_CPU)
-                usage_cpu(cg, out, buf, sizeof buf);
+        if (want & (TR_WANT_CPU | TR_WANT_CPU_SPLIT))
+                usage_cpu(cg, want, out, buf, sizeof buf);
         if (want & (TR_WANT_MEMORY | TR_WANT_MEMORY_STAT | TR_WANT_RSS | TR_WANT_OOM))
                 usage_memory(cg, want, out, buf, sizeof buf);
         usage_pids_io(cg, want, out, buf, sizeof buf);

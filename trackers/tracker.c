@@ -129,6 +129,8 @@ static bool core_field_missing(const tr_usage *u, unsigned want, const char **wh
 {
         if ((want & TR_WANT_CPU) && !u->cpu_usec.available)
                 *which = "cpu_usec";
+        else if ((want & TR_WANT_CPU_SPLIT) && !u->cpu_user_usec.available && !u->cpu_usec.available)
+                *which = "cpu_user_usec";
         else if ((want & (TR_WANT_MEMORY_STAT | TR_WANT_RSS)) && !u->rss_bytes.available)
                 *which = "rss_bytes";
         else if ((want & TR_WANT_PROCS) && !u->num_procs.available)

@@ -83,7 +83,13 @@ enum tr_usage_want {
          * hierarchical LRU counts (~3 us against ~6.5 us for the ~40 formatted lines of v1
          * memory.stat on 6.18: NOTES 14.13).  With TR_WANT_MEMORY_STAT memory.stat answers. */
         TR_WANT_RSS = 1u << 9,
-        TR_WANT_ALL = 0x3ffu,
+        /* cpu_user_usec and cpu_system_usec alone (cpu_usec too where the same file gives
+         * it), from the fewest files that have them: v2 cpu.stat, v1 cpuacct.usage_all.  On
+         * v1 the total, cpuacct.usage, is one more read, and the classic record has no total
+         * (issue 20); it is read only when no file gives the split.  With TR_WANT_CPU every
+         * CPU field. */
+        TR_WANT_CPU_SPLIT = 1u << 10,
+        TR_WANT_ALL = 0x7ffu,
 };
 
 void tr_usage_init(tr_usage *u); /* every field unavailable */

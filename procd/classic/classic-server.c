@@ -259,8 +259,9 @@ static void h_get_usage(creq *q)
         procd_error err = { 0 };
         tr_usage u;
         pd_usage_reading m;
-        /* only what the 112-byte record carries (no PSI, pids or OOM reads) */
-        unsigned want = TR_WANT_CPU | TR_WANT_MEMORY | TR_WANT_RSS | TR_WANT_PROCS | TR_WANT_IO;
+        /* only what the 112-byte record carries (no PSI, pids or OOM reads, and no CPU
+         * total: its user and system times) */
+        unsigned want = TR_WANT_CPU_SPLIT | TR_WANT_MEMORY | TR_WANT_RSS | TR_WANT_PROCS | TR_WANT_IO;
         procd_status st = pd_cmd_get_usage(q->s->cm, &q->who, q->r.pid, want, &u, &m, &err);
         pd_cl_error e = pd_cl_error_from_status(q->r.command, st);
         if (e != PD_CL_SUCCESS) {

@@ -252,7 +252,8 @@ static bool root_execd(pid_t pid)
  * process into the family cgroup itself or made a sub-cgroup there: the family cgroup's own
  * cgroup.procs and two directory fstats):
  *   CPU: v2 cpu.stat (core accounting, in every v2 cgroup: hybrid too), else v1
- *        cpuacct.usage and cpuacct.usage_all (the user and system split in one read);
+ *        cpuacct.usage_all (the user and system times a CPU, in one read; the record has
+ *        no total, so cpuacct.usage is not read: TR_WANT_CPU_SPLIT);
  *   memory: v2 memory.current, memory.peak, memory.stat (anon: RSS); v1
  *        memory.numa_stat (anon and all LRU pages) and memory.max_usage_in_bytes;
  *   processes: the leaf's cgroup.procs (pids.current counts threads);
@@ -280,7 +281,7 @@ static int exact_reads_setup(const tr_hierarchies *hs, const char *base, pid_t s
                 bool if_there; /* only where the file exists (io.stat: io enabled there) */
         } want[] = {
                 { hs->v2 >= 0 ? hs->v2 : cpuacct, fam,
-                  hs->v2 >= 0 ? "cpu.stat" : "cpuacct.usage cpuacct.usage_all", false },
+                  hs->v2 >= 0 ? "cpu.stat" : "cpuacct.usage_all", false },
                 { mem, fam,
                   mem >= 0 && hs->h[mem].is_v2 ? "memory.current memory.peak memory.stat"
                                                : "memory.numa_stat memory.max_usage_in_bytes",

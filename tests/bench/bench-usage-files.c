@@ -142,7 +142,7 @@ int main(int argc, char **argv)
                 tr_cgroup_members(fam_cg, &members, NULL);
         uint64_t t2 = cpu_ns();
         /* what the classic GET_USAGE record needs (procd/classic/classic-server.c) */
-        unsigned classic = TR_WANT_CPU | TR_WANT_MEMORY | TR_WANT_RSS | TR_WANT_PROCS | TR_WANT_IO;
+        unsigned classic = TR_WANT_CPU_SPLIT | TR_WANT_MEMORY | TR_WANT_RSS | TR_WANT_PROCS | TR_WANT_IO;
         for (int i = 0; i < reads; i++)
                 tr_cgroup_usage_want(fam_cg, classic, &u, NULL);
         uint64_t t3 = cpu_ns();

@@ -328,9 +328,11 @@ static void test_fixture_tree_v1(void)
         CU_ASSERT_EQUAL(u.io_read_bytes.value, 1048576 + 524288);
         /* the classic record's reads: without memory.numa_stat (no CONFIG_NUMA) memory.stat
          * answers; with it, its hierarchical LRU counts do */
-        unsigned classic = TR_WANT_CPU | TR_WANT_MEMORY | TR_WANT_RSS | TR_WANT_PROCS | TR_WANT_IO;
+        unsigned classic = TR_WANT_CPU_SPLIT | TR_WANT_MEMORY | TR_WANT_RSS | TR_WANT_PROCS | TR_WANT_IO;
         CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg, classic, &u, &err), 0);
         CU_ASSERT_EQUAL(u.rss_bytes.value, 524288000 + 16777216);
+        CU_ASSERT_TRUE(u.cpu_user_usec.available && u.cpu_system_usec.available); /* cpuacct.stat's */
+        CU_ASSERT_FALSE(u.cpu_usec.available);                                    /* no total read */
         CU_ASSERT_EQUAL(u.memory_current_bytes.value, 524288000 + 115343360);
         snprintf(d, sizeof d, "%s/memory/job", tmp);
         put_fixture(d, "memory.numa_stat", "hybrid/numa/memory.numa_stat");
@@ -412,6 +414,16 @@ static void test_v1_usage_all(void)
         CU_ASSERT_EQUAL(u.cpu_usec.value, 1098318);
         CU_ASSERT_EQUAL(u.cpu_user_usec.value, 1027983);
         CU_ASSERT_EQUAL(u.cpu_system_usec.value, 68000);
+        /* the classic record's CPU: the split from usage_all, the total not read */
+        char usage[PATH_MAX + 32];
+        snprintf(usage, sizeof usage, "%s/cpuacct.usage", d);
+        tr_cgroup_free(TR_TAKE_PTR(cg));
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg, TR_WANT_CPU_SPLIT, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.cpu_user_usec.value, 1027983);
+        CU_ASSERT_EQUAL(u.cpu_system_usec.value, 68000);
+        CU_ASSERT_FALSE(u.cpu_usec.available);
+        CU_ASSERT_FALSE(fd_open_on(usage)); /* never opened */
         tr_cgroup_free(TR_TAKE_PTR(cg)); /* its fd on the file closed */
         /* 600 CPUs' lines: more than the 16 KiB read holds */
         static char big[32768];
@@ -429,6 +441,15 @@ static void test_v1_usage_all(void)
                         CU_ASSERT_EQUAL(u.cpu_user_usec.value, 47210000); /* cpuacct.stat's */
                 CU_ASSERT_FALSE(fd_open_on(all));                       /* dropped, not kept */
         }
+        tr_cgroup_free(TR_TAKE_PTR(cg2));
+        /* no file with the split: the total is the CPU figure there is, asked for or not */
+        CU_ASSERT_EQUAL(unlink(all), 0);
+        snprintf(all, sizeof all, "%s/cpuacct.stat", d);
+        CU_ASSERT_EQUAL(unlink(all), 0);
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg2, &err), 0);
+        CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg2, TR_WANT_CPU_SPLIT, &u, &err), 0);
+        CU_ASSERT_EQUAL(u.cpu_usec.value, 1098318);
+        CU_ASSERT_FALSE(u.cpu_user_usec.available);
         tr_cgroup_free(TR_TAKE_PTR(cg2));
         rm_tree(tmp);
 }
