@@ -473,6 +473,7 @@ int main(int argc, char **argv)
                 m_rep = binary_median(&b, BIN_REPORT, "procd-starter --no-procd --report", NULL, load_rep,
                                       sizeof load_rep);
                 unlink(b.report);
+                b.report[0] = '\0'; /* gone: nothing for cleanup() */
                 procd_up = procd_start(&b) == 0;
                 if (procd_up)
                         m_procd = binary_median(&b, BIN_PROCD, "procd-starter with procd", NULL, load_procd,

@@ -443,9 +443,10 @@ static void test_v1_usage_all(void)
         }
         tr_cgroup_free(TR_TAKE_PTR(cg2));
         /* no file with the split: the total is the CPU figure there is, asked for or not */
+        char stat_file[PATH_MAX + 32];
+        snprintf(stat_file, sizeof stat_file, "%s/cpuacct.stat", d);
         CU_ASSERT_EQUAL(unlink(all), 0);
-        snprintf(all, sizeof all, "%s/cpuacct.stat", d);
-        CU_ASSERT_EQUAL(unlink(all), 0);
+        CU_ASSERT_EQUAL(unlink(stat_file), 0);
         CU_ASSERT_EQUAL_FATAL(tr_cgroup_open(&hs, "/job", 0, &cg2, &err), 0);
         CU_ASSERT_EQUAL_FATAL(tr_cgroup_usage_want(cg2, TR_WANT_CPU_SPLIT, &u, &err), 0);
         CU_ASSERT_EQUAL(u.cpu_usec.value, 1098318);
