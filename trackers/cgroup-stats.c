@@ -249,14 +249,17 @@ static void usage_cpu(tr_cgroup *cg, unsigned want, tr_usage *u, char *buf, size
         uint64_t us, sy, v;
         int r = tr_cg_hot_read(cg, H1_CPUACCT_ALL, buf, size);
         bool split = r >= 0 && tr_parse_cpuacct_usage_all(buf, u) == 0;
-        if (!split && r == -EFBIG)
-                tr_cg_hot_forget(cg, H1_CPUACCT_ALL); /* too many CPUs for buf: not tried again */
-        if (!split && tr_cg_hot_u64(cg, H1_CPUACCT_USER, &us) && tr_cg_hot_u64(cg, H1_CPUACCT_SYS, &sy)) {
-                tr_u64_set(u, &u->cpu_user_usec, us / 1000u, TR_SRC_CGROUP_V1);
-                tr_u64_set(u, &u->cpu_system_usec, sy / 1000u, TR_SRC_CGROUP_V1);
-                split = true;
-        } else if (!split && tr_cg_hot_read(cg, H1_CPUACCT_STAT, buf, size) >= 0) {
-                split = tr_parse_cpuacct_stat(buf, sysconf(_SC_CLK_TCK), u) == 0 && u->cpu_user_usec.available;
+        if (!split) {
+                if (r == -EFBIG)
+                        tr_cg_hot_forget(cg, H1_CPUACCT_ALL); /* too many CPUs for buf: not tried again */
+                if (tr_cg_hot_u64(cg, H1_CPUACCT_USER, &us) && tr_cg_hot_u64(cg, H1_CPUACCT_SYS, &sy)) {
+                        tr_u64_set(u, &u->cpu_user_usec, us / 1000u, TR_SRC_CGROUP_V1);
+                        tr_u64_set(u, &u->cpu_system_usec, sy / 1000u, TR_SRC_CGROUP_V1);
+                        split = true;
+                } else if (tr_cg_hot_read(cg, H1_CPUACCT_STAT, buf, size) >= 0) {
+                        split = tr_parse_cpuacct_stat(buf, sysconf(_SC_CLK_TCK), u) == 0 &&
+                                u->cpu_user_usec.available;
+                }
         }
         /* the total (the scheduler's runtime; the split above is tick-sampled on 6.18, so
          * the two need not add up): asked for, or the only CPU figure there is */
